@@ -1,0 +1,106 @@
+# lab: see README.md. `make` builds ./lab, `make test` runs every test that
+# can run on this machine, `make deps` installs what they need (Debian 12).
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share/lab
+MANDIR ?= $(PREFIX)/share/man
+COMPLDIR ?= $(PREFIX)/share/bash-completion/completions
+VERSION := 0.1
+
+CC ?= cc
+PKGS := yaml-0.1
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lyaml)
+WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wmissing-prototypes \
+	-Wstrict-prototypes -Wvla -Wno-missing-field-initializers
+BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilab $(PKG_CFLAGS) \
+	-DLAB_VERSION='"$(VERSION)"' -DLAB_DATADIR='"$(DATADIR)"'
+CFLAGS ?= -O2 -g
+LIBS := $(PKG_LIBS) -lm
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+LIB_SRC := $(sort $(wildcard lab/util/*.c lab/spec/*.c lab/plan/*.c))
+CMD_SRC := lab/main.c $(sort $(wildcard lab/cmd-*.c))
+HDRS := $(wildcard lab/*.h lab/*/*.h)
+UNIT_SRC := $(sort $(wildcard tests/unit/test-*.c))
+
+B := build/release
+A := build/asan
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+CMD_OBJ := $(CMD_SRC:%.c=$(B)/%.o)
+ALIB_OBJ := $(LIB_SRC:%.c=$(A)/%.o)
+ACMD_OBJ := $(CMD_SRC:%.c=$(A)/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(A)/tests/%)
+
+# The binary is build/lab: ./lab is the source folder.
+LAB_BIN := build/lab
+
+.PHONY: all test fuzz deps install uninstall clean regen
+all: $(LAB_BIN)
+
+$(LAB_BIN): $(LIB_OBJ) $(CMD_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(A)/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
+
+$(A)/lab: $(ALIB_OBJ) $(ACMD_OBJ)
+	$(CC) $(SAN) -o $@ $^ $(LIBS)
+
+$(A)/tests/%: tests/unit/%.c $(ALIB_OBJ) tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Wno-missing-prototypes -O1 -g $(SAN) -o $@ $< $(ALIB_OBJ) $(LIBS) -lcmocka
+
+# Replays the committed fuzz corpus through the loader under ASan+UBSan.
+$(A)/fuzz-replay: tests/fuzz/fuzz-spec.c tests/fuzz/replay.c $(ALIB_OBJ)
+	$(CC) $(BASE_CFLAGS) -Wno-missing-prototypes -O1 -g $(SAN) -o $@ $^ $(LIBS)
+
+# The fuzzer itself (clang's libFuzzer): make fuzz FUZZ_SECONDS=300
+FUZZ_SECONDS ?= 60
+build/fuzz/fuzz-spec: tests/fuzz/fuzz-spec.c $(LIB_SRC) $(HDRS)
+	@mkdir -p $(dir $@)
+	clang $(BASE_CFLAGS) -Wno-missing-prototypes -O1 -g -fsanitize=fuzzer,address,undefined \
+		-o $@ tests/fuzz/fuzz-spec.c $(LIB_SRC) $(LIBS)
+fuzz: build/fuzz/fuzz-spec
+	mkdir -p build/fuzz/new
+	cd tests/fuzz && ../../build/fuzz/fuzz-spec -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+		-dict=yaml.dict ../../build/fuzz/new corpus
+
+test: $(A)/lab $(UNIT_BIN) $(A)/fuzz-replay $(LAB_BIN)
+	@LAB=$(CURDIR)/$(A)/lab LAB_RELEASE=$(CURDIR)/$(LAB_BIN) LAB_BUILD=$(CURDIR)/$(A) \
+		tests/run-all $(UNIT_BIN) tests/t/t[0-9]*.sh
+
+# Rewrite golden files from the current output (then review the diff).
+regen: $(A)/lab
+	LAB_TEST_REGENERATE=1 LAB=$(CURDIR)/$(A)/lab tests/t/t0100-golden.sh
+
+DEB_PKGS := build-essential pkg-config libyaml-dev libcmocka-dev clang libclang-rt-14-dev \
+	valgrind python3 perl
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "all Debian packages present"; fi
+
+install: $(LAB_BIN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLDIR) $(DESTDIR)$(DATADIR)
+	install -m 755 $(LAB_BIN) $(DESTDIR)$(BINDIR)/lab
+	install -m 644 doc/lab.1 $(DESTDIR)$(MANDIR)/man1/lab.1
+	install -m 644 doc/lab.bash-completion $(DESTDIR)$(COMPLDIR)/lab
+	install -m 644 lab.yaml $(DESTDIR)$(DATADIR)/lab.yaml
+	cp -R images kernels workloads $(DESTDIR)$(DATADIR)/
+
+uninstall:
+	rm -rf $(DESTDIR)$(BINDIR)/lab $(DESTDIR)$(MANDIR)/man1/lab.1 $(DESTDIR)$(COMPLDIR)/lab $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -rf build

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmd.h"
+#include "util/alloc.h"
+#include "util/json.h"
+#include "util/path.h"
+#include "util/banned.h"
+
+#ifndef LAB_DATADIR
+#define LAB_DATADIR "/usr/local/share/lab"
+#endif
+
+void cmd_write(const struct strbuf *sb)
+{
+	fwrite(sb->buf, 1, sb->len, stdout);
+	fflush(stdout);
+}
+
+static void json_error(const char *msg, const struct diags *d)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct json j;
+
+	json_init(&j, &sb, true);
+	json_object_begin(&j);
+	json_kv_string(&j, "error", msg);
+	if (d) {
+		json_key(&j, "errors");
+		json_array_begin(&j);
+		for (size_t i = 0; i < d->n; i++) {
+			json_object_begin(&j);
+			json_kv_string(&j, "file", *d->v[i].file ? d->v[i].file : NULL);
+			json_kv_uint(&j, "line", d->v[i].line);
+			json_kv_uint(&j, "column", d->v[i].col);
+			json_kv_string(&j, "message", d->v[i].msg);
+			json_object_end(&j);
+		}
+		json_array_end(&j);
+	}
+	json_object_end(&j);
+	json_finish(&j);
+	cmd_write(&sb);
+}
+
+void cmd_error(const struct lab_ctx *ctx, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	if (ctx && ctx->json)
+		json_error(msg, NULL);
+	else
+		fprintf(stderr, "lab: %s\n", msg);
+}
+
+void cmd_report_diags(const struct lab_ctx *ctx, struct diags *d)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	diags_sort(d);
+	if (ctx->json) {
+		_cleanup_free_ char *msg = xasprintf("%zu error%s", d->n, d->n == 1 ? "" : "s");
+
+		json_error(msg, d);
+		return;
+	}
+	diags_format(d, &sb);
+	fwrite(sb.buf, 1, sb.len, stderr);
+}
+
+const struct command *command_find(const char *name)
+{
+	for (size_t i = 0; i < ncommands; i++)
+		if (streq(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+void command_usage(const struct command *cmd, FILE *out)
+{
+	fprintf(out, "usage: lab [global options] %s%s%s\n\n%s\n", cmd->name, *cmd->args ? " " : "", cmd->args,
+		cmd->summary);
+}
+
+int cmd_parse_options(struct lab_ctx *ctx, const struct command *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c, npos;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			ctx->json = true;
+			break;
+		case 'h':
+			command_usage(cmd, stdout);
+			return -2;
+		default:
+			cmd_error(ctx, "%s: unknown option '%s'", cmd->name, argv[optind - 1]);
+			return -1;
+		}
+	}
+	npos = argc - optind;
+	if (npos < cmd->min_args || (cmd->max_args >= 0 && npos > cmd->max_args)) {
+		cmd_error(ctx, "%s: wrong number of arguments (usage: lab %s %s)", cmd->name, cmd->name, cmd->args);
+		return -1;
+	}
+	return optind;
+}
+
+int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	int r;
+
+	if (!path_is_file(path)) {
+		if (ctx->file_given || !streq(path, "lab.yaml"))
+			cmd_error(ctx, "cannot read '%s': %s", path, strerror(errno ? errno : ENOENT));
+		else
+			cmd_error(ctx, "no lab.yaml here (use -f FILE, -C DIR, or 'lab init' to create one)");
+		return -ENOENT;
+	}
+	r = spec_load(path, NULL, ret, &d);
+	if (r < 0)
+		cmd_report_diags(ctx, &d);
+	return r;
+}
+
+char *lab_datadir(void)
+{
+	const char *env = getenv("LAB_DATADIR");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env)
+		return xstrdup(env);
+	/* run from a checkout: the data sits beside the binary */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		_cleanup_free_ char *dir = NULL, *probe = NULL;
+
+		exe[n] = '\0';
+		dir = path_dirname(exe);
+		/* installed: PREFIX/bin/lab beside PREFIX/share/lab */
+		probe = path_join(dir, "../share/lab/lab.yaml");
+		if (path_is_file(probe))
+			return path_join(dir, "../share/lab");
+		for (int up = 0; up < 3; up++) {
+			free(probe);
+			probe = path_join(dir, "workloads");
+			if (path_is_dir(probe)) {
+				free(probe);
+				probe = path_join(dir, "lab.yaml");
+				if (path_is_file(probe))
+					return TAKE_PTR(dir);
+			}
+			char *parent = path_dirname(dir);
+
+			free(dir);
+			dir = parent;
+		}
+	}
+	return xstrdup(LAB_DATADIR);
+}

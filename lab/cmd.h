@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command layer: each `lab <noun>` is a function in lab/cmd-<noun>.c
+ * that parses its arguments, calls the library layers and prints. Only
+ * this layer prints or decides exit codes.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include "util/diag.h"
+#include "util/strbuf.h"
+#include "spec/spec.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILED = 1, /* a run failed or an expectation was not met */
+	EXIT_USAGE = 2,  /* bad input or usage */
+};
+
+struct lab_ctx {
+	const char *file; /* -f, default lab.yaml */
+	bool file_given;
+	bool json;
+	int verbosity; /* -1 quiet, 0 normal, 1+ verbose */
+};
+
+struct command {
+	const char *name;
+	int (*fn)(struct lab_ctx *ctx, int argc, char **argv);
+	int min_args, max_args; /* positional arguments; -1: unlimited */
+	const char *args;       /* synopsis after the name */
+	const char *summary;
+};
+
+extern const struct command commands[];
+extern const size_t ncommands;
+
+int cmd_init(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_validate(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_plan(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_unimplemented(struct lab_ctx *ctx, int argc, char **argv);
+
+/* Shared helpers of the command layer (lab/cmd-common.c). */
+void cmd_error(const struct lab_ctx *ctx, const char *fmt, ...) _printf_(2, 3);
+/* Print sorted diagnostics: stderr as text, or a JSON error object on stdout. */
+void cmd_report_diags(const struct lab_ctx *ctx, struct diags *d);
+void cmd_write(const struct strbuf *sb);
+/* Parse the common per-command options (--json, -h); returns the index of the first operand or -1. */
+int cmd_parse_options(struct lab_ctx *ctx, const struct command *cmd, int argc, char **argv);
+const struct command *command_find(const char *name);
+void command_usage(const struct command *cmd, FILE *out);
+/* Load ctx->file; on failure the errors are already reported. */
+int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret);
+/* Where lab's shipped data (lab.yaml, workloads/, kernels/, images/) lives. */
+char *lab_datadir(void);

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lab: build base and patched kernels, boot them on the same machine shape,
+ * run the same workloads on both and compare. This file holds the command
+ * table; `lab --help`, the man page and bash completion follow it (a test
+ * keeps them in sync).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmd.h"
+#include "util/strv.h"
+#include "util/banned.h"
+
+#ifndef LAB_VERSION
+#define LAB_VERSION "0.1"
+#endif
+
+const struct command commands[] = {
+	{ "init", cmd_init, 0, 1, "[--force] [DIR]", "Write a commented lab.yaml and the folders it uses into DIR" },
+	{ "validate", cmd_validate, 0, 1, "[FILE]", "Check lab.yaml: prints nothing and exits 0 when valid" },
+	{ "plan", cmd_plan, 0, -1, "[EXPERIMENT...]", "List the runs experiments expand to, in execution order" },
+	{ "kernel", cmd_unimplemented, 0, -1, "build|list|show|config VARIANT...", "Build and inspect kernel variants" },
+	{ "image", cmd_unimplemented, 0, -1, "build|list NAME", "Build and list guest images" },
+	{ "vm", cmd_unimplemented, 0, -1, "up|ssh|console|down|ls|xml ...", "Boot and drive a VM on a topology" },
+	{ "host", cmd_unimplemented, 0, -1, "check|trust|restore HOST", "Manage bare-metal hosts" },
+	{ "run", cmd_unimplemented, 0, -1, "[--resume RUN_ID] [EXPERIMENT...]", "Run experiments and store results" },
+	{ "ls", cmd_unimplemented, 0, -1, "", "List stored runs" },
+	{ "report", cmd_unimplemented, 0, -1, "RUN_ID [--format text|md|html|json]", "Compare variants of a run" },
+	{ "compare", cmd_unimplemented, 0, -1, "RUN_A RUN_B", "Compare two stored runs" },
+	{ "bundle", cmd_unimplemented, 0, -1, "RUN_ID [-o FILE]", "Pack a run into a shareable bundle" },
+	{ "fetch", cmd_unimplemented, 0, -1, "RUN_ID|PATH|ssh://HOST/RUN_ID [-o DIR]", "Bring a bundle back and index it" },
+	{ "doctor", cmd_unimplemented, 0, -1, "", "Check this host for what lab needs" },
+	{ "gc", cmd_unimplemented, 0, -1, "[--reindex]", "Remove what a killed lab left behind" },
+};
+const size_t ncommands = ELEMENTSOF(commands);
+
+/* Commands this build implements; the rest are reserved names. */
+static bool implemented(const struct command *c)
+{
+	return c->fn != cmd_unimplemented;
+}
+
+int cmd_unimplemented(struct lab_ctx *ctx, int argc, char **argv)
+{
+	(void)argc;
+	cmd_error(ctx, "'%s' is not implemented yet", argv[0]);
+	return EXIT_USAGE;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: lab [-f FILE] [-C DIR] [--json] [-v|-q] <command> [args]\n"
+		"       lab --help | --version | help <command>\n"
+		"\n"
+		"Global options:\n"
+		"  -f, --file FILE   experiment file (default: ./lab.yaml)\n"
+		"  -C DIR            run as if started in DIR\n"
+		"      --json        machine-readable output; errors as {\"error\": ...}\n"
+		"  -v, --verbose     more detail\n"
+		"  -q, --quiet       only errors\n"
+		"  -h, --help        this help\n"
+		"      --version     print the version\n"
+		"\n"
+		"Commands:\n");
+	for (size_t i = 0; i < ncommands; i++)
+		fprintf(out, "  %-10s %s%s\n", commands[i].name, commands[i].summary,
+			implemented(&commands[i]) ? "" : " (not implemented yet)");
+	fprintf(out,
+		"\n"
+		"Exit status: 0 ok, 1 a run failed or an expectation was not met, 2 bad input or usage.\n"
+		"See lab(1) for lab.yaml and the commands.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "file", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	struct lab_ctx ctx = { .file = "lab.yaml" };
+	const struct command *cmd;
+	const char *name;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+f:C:vqh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			ctx.file = optarg;
+			ctx.file_given = true;
+			break;
+		case 'C':
+			if (chdir(optarg) < 0) {
+				cmd_error(&ctx, "cannot change to '%s': %s", optarg, strerror(errno));
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			ctx.json = true;
+			break;
+		case 'v':
+			ctx.verbosity++;
+			break;
+		case 'q':
+			ctx.verbosity = -1;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("lab %s\n", LAB_VERSION);
+			return EXIT_OK;
+		case ':':
+			cmd_error(&ctx, "option '%s' needs an argument", argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			cmd_error(&ctx, "unknown option '%s' (see 'lab --help')", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	name = argv[optind];
+	if (streq(name, "help")) {
+		if (optind + 1 < argc && (cmd = command_find(argv[optind + 1]))) {
+			command_usage(cmd, stdout);
+			return EXIT_OK;
+		}
+		if (optind + 1 < argc) {
+			cmd_error(&ctx, "no command '%s'", argv[optind + 1]);
+			return EXIT_USAGE;
+		}
+		usage(stdout);
+		return EXIT_OK;
+	}
+	cmd = command_find(name);
+	if (!cmd) {
+		const char *names[ELEMENTSOF(commands)];
+		const char *hint;
+
+		for (size_t i = 0; i < ncommands; i++)
+			names[i] = commands[i].name;
+		hint = str_suggest(name, names, ncommands);
+		if (hint)
+			cmd_error(&ctx, "no command '%s' (did you mean '%s'?)", name, hint);
+		else
+			cmd_error(&ctx, "no command '%s' (see 'lab --help')", name);
+		return EXIT_USAGE;
+	}
+	return cmd->fn(&ctx, argc - optind, argv + optind);
+}

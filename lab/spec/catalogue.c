@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The workload and monitor catalogue: workloads/<name>/workload.yaml and
+ * workloads/monitors/<name>/monitor.yaml. Only the declarations are read
+ * here (name, parameters with types and defaults, packages, timeout); the
+ * scripts beside them run in the guest and are never compiled into lab.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../util/alloc.h"
+#include "../util/path.h"
+#include "../util/units.h"
+#include "spec.h"
+#include "../util/banned.h"
+
+static const char *const entry_keys[] = {
+	"name", "description", "packages", "timeout", "params", "metrics", "provides",
+};
+static const char *const param_keys[] = { "type", "default", "values", "description" };
+
+static void report_unknown(struct diags *d, const struct node *map, const char *const *keys, size_t n,
+			   const char *what)
+{
+	for (size_t i = 0; i < map->n; i++) {
+		const char *k = map->keys[i]->scalar, *hint;
+		size_t j;
+
+		for (j = 0; j < n; j++)
+			if (streq(k, keys[j]))
+				break;
+		if (j < n)
+			continue;
+		hint = str_suggest(k, keys, n);
+		if (hint)
+			diags_add(d, &map->keys[i]->pos, "unknown key '%s' in %s (did you mean '%s'?)", k, what, hint);
+		else
+			diags_add(d, &map->keys[i]->pos, "unknown key '%s' in %s", k, what);
+	}
+}
+
+static int load_param(struct catalogue_param *p, const struct node *key, const struct node *n, struct diags *d)
+{
+	const struct node *t, *def, *vals, *desc;
+	size_t i;
+
+	p->name = xstrdup(key->scalar);
+	if (n->kind != NODE_MAP) {
+		diags_add(d, &n->pos, "parameter '%s' must be a mapping with 'type'", key->scalar);
+		return -EINVAL;
+	}
+	report_unknown(d, n, param_keys, ELEMENTSOF(param_keys), "a parameter");
+	t = node_map_get(n, "type");
+	if (!t || t->kind != NODE_SCALAR) {
+		diags_add(d, &n->pos, "parameter '%s' needs a 'type'", key->scalar);
+		return -EINVAL;
+	}
+	for (i = 0; i <= PARAM_CPULIST; i++)
+		if (streq(t->scalar, param_type_name((enum param_type)i)))
+			break;
+	if (i > PARAM_CPULIST) {
+		diags_add(d, &t->pos,
+			  "parameter type '%s' is not one of string, int, uint, bool, duration, size, cpus, percent, enum, cpulist",
+			  t->scalar);
+		return -EINVAL;
+	}
+	p->type = (enum param_type)i;
+	vals = node_map_get(n, "values");
+	if (p->type == PARAM_ENUM) {
+		if (!vals || vals->kind != NODE_SEQ || !vals->n) {
+			diags_add(d, &n->pos, "enum parameter '%s' needs a list of 'values'", key->scalar);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < vals->n; j++) {
+			if (vals->items[j]->kind != NODE_SCALAR) {
+				diags_add(d, &vals->items[j]->pos, "values must be scalars");
+				return -EINVAL;
+			}
+			strv_push(&p->values, vals->items[j]->scalar);
+		}
+	} else if (vals) {
+		diags_add(d, &vals->pos, "only enum parameters take 'values'");
+		return -EINVAL;
+	}
+	def = node_map_get(n, "default");
+	if (def) {
+		const char *why;
+
+		if (def->kind != NODE_SCALAR) {
+			diags_add(d, &def->pos, "the default of '%s' must be a scalar", key->scalar);
+			return -EINVAL;
+		}
+		p->def = xstrdup(def->scalar);
+		if (!(p->type == PARAM_STRING && !*p->def) && (why = catalogue_param_check(p, p->def))) {
+			diags_add(d, &def->pos, "the default of '%s' must be %s, not '%s'", key->scalar, why, p->def);
+			return -EINVAL;
+		}
+	}
+	desc = node_map_get(n, "description");
+	if (desc && desc->kind == NODE_SCALAR)
+		p->description = xstrdup(desc->scalar);
+	return 0;
+}
+
+static int load_entry(struct spec *s, struct catalogue_entry *w, const char *name, const char *dir,
+		      const char *file, bool monitor, struct diags *d)
+{
+	_cleanup_node_ struct node *root = node_parse_file(&s->files, file, d);
+	const struct node *v;
+	const char *what = monitor ? "a monitor" : "a workload";
+
+	w->name = xstrdup(name);
+	w->dir = xstrdup(dir);
+	w->monitor = monitor;
+	w->timeout_usec = 3600ULL * 1000000;
+	if (!root)
+		return -EINVAL;
+	if (root->kind != NODE_MAP) {
+		diags_add(d, &root->pos, "%s declaration must be a mapping", what);
+		return -EINVAL;
+	}
+	report_unknown(d, root, entry_keys, ELEMENTSOF(entry_keys), what);
+	v = node_map_get(root, "name");
+	if (!v || v->kind != NODE_SCALAR || !streq(v->scalar, name))
+		diags_add(d, v ? &v->pos : &root->pos, "%s in folder '%s' must say 'name: %s'", what, name, name);
+	if ((v = node_map_get(root, "description")) && v->kind == NODE_SCALAR)
+		w->description = xstrdup(v->scalar);
+	if ((v = node_map_get(root, "packages"))) {
+		if (v->kind != NODE_SEQ)
+			diags_add(d, &v->pos, "packages must be a list of Debian package names");
+		else
+			for (size_t i = 0; i < v->n; i++)
+				if (v->items[i]->kind == NODE_SCALAR)
+					strv_push(&w->packages, v->items[i]->scalar);
+	}
+	if ((v = node_map_get(root, "timeout")) &&
+	    (v->kind != NODE_SCALAR || parse_duration(v->scalar, &w->timeout_usec) < 0))
+		diags_add(d, &v->pos, "timeout must be a duration such as 10m");
+	if ((v = node_map_get(root, "params"))) {
+		if (v->kind != NODE_MAP) {
+			diags_add(d, &v->pos, "params must be a mapping of parameter names");
+			return -EINVAL;
+		}
+		w->params = xcalloc(v->n, sizeof(*w->params));
+		for (size_t i = 0; i < v->n; i++)
+			load_param(&w->params[w->nparams++], v->keys[i], v->items[i], d);
+	}
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void scan(struct spec *s, const char *dir, const char *decl, bool monitor, size_t *alloc, struct diags *d)
+{
+	_cleanup_strv_ struct strv names = STRV_INIT;
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+
+	if (!dh)
+		return;
+	while ((de = readdir(dh))) {
+		_cleanup_free_ char *sub = NULL, *file = NULL;
+
+		if (de->d_name[0] == '.')
+			continue;
+		sub = path_join(dir, de->d_name);
+		file = path_join(sub, decl);
+		if (path_is_file(file))
+			strv_push(&names, de->d_name);
+	}
+	closedir(dh);
+	/* readdir order is the filesystem's: sort so errors come out the same everywhere */
+	if (names.n)
+		qsort(names.v, names.n, sizeof(char *), name_cmp);
+	for (size_t i = 0; i < names.n; i++) {
+		_cleanup_free_ char *sub = path_join(dir, names.v[i]);
+		_cleanup_free_ char *file = path_join(sub, decl);
+
+		GROW(s->catalogue, *alloc, s->ncatalogue + 1);
+		load_entry(s, &s->catalogue[s->ncatalogue++], names.v[i], sub, file, monitor, d);
+	}
+}
+
+int catalogue_load(struct spec *s, struct diags *d)
+{
+	_cleanup_free_ char *mon = path_join(s->settings.catalogue, "monitors");
+	size_t alloc = 0;
+
+	/* a missing catalogue shows up as unknown workloads where one is named */
+	if (!path_is_dir(s->settings.catalogue))
+		return -ENOENT;
+	scan(s, s->settings.catalogue, "workload.yaml", false, &alloc, d);
+	scan(s, mon, "monitor.yaml", true, &alloc, d);
+	return 0;
+}

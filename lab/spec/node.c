@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <string.h>
+#include <yaml.h>
+#include "../util/alloc.h"
+#include "node.h"
+#include "../util/banned.h"
+
+/* Nodes one document may expand to through aliases. */
+#define NODE_BUDGET 200000
+#define MAX_DEPTH 64
+
+const char *node_kind_name(enum node_kind k)
+{
+	switch (k) {
+	case NODE_SCALAR: return "a scalar";
+	case NODE_MAP: return "a mapping";
+	case NODE_SEQ: return "a sequence";
+	}
+	return "?";
+}
+
+const char *node_files_intern(struct node_files *f, const char *name)
+{
+	ssize_t i = strv_index(&f->names, name);
+
+	if (i >= 0)
+		return f->names.v[i];
+	strv_push(&f->names, name);
+	return f->names.v[f->names.n - 1];
+}
+
+void node_files_release(struct node_files *f)
+{
+	strv_release(&f->names);
+}
+
+struct node *node_new(enum node_kind kind, const struct pos *pos)
+{
+	struct node *n = xcalloc(1, sizeof(*n));
+
+	n->kind = kind;
+	if (pos)
+		n->pos = *pos;
+	return n;
+}
+
+void node_free(struct node *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->n; i++) {
+		if (n->keys)
+			node_free(n->keys[i]);
+		node_free(n->items[i]);
+	}
+	free(n->keys);
+	free(n->items);
+	free(n->scalar);
+	free(n);
+}
+
+static struct node *copy_counted(const struct node *n, size_t *budget)
+{
+	struct node *c;
+
+	if (!*budget)
+		return NULL;
+	(*budget)--;
+	c = node_new(n->kind, &n->pos);
+	c->plain = n->plain;
+	if (n->scalar)
+		c->scalar = xstrdup(n->scalar);
+	for (size_t i = 0; i < n->n; i++) {
+		struct node *k = NULL, *v;
+
+		if (n->keys) {
+			k = copy_counted(n->keys[i], budget);
+			if (!k) {
+				node_free(c);
+				return NULL;
+			}
+		}
+		v = copy_counted(n->items[i], budget);
+		if (!v) {
+			node_free(k);
+			node_free(c);
+			return NULL;
+		}
+		if (n->kind == NODE_MAP)
+			node_map_append(c, k, v);
+		else
+			node_seq_append(c, v);
+	}
+	return c;
+}
+
+struct node *node_copy(const struct node *n)
+{
+	size_t budget = (size_t)-1;
+
+	return copy_counted(n, &budget);
+}
+
+void node_map_append(struct node *map, struct node *key, struct node *value)
+{
+	size_t a = map->alloc;
+
+	GROW(map->items, map->alloc, map->n + 1);
+	GROW(map->keys, a, map->n + 1);
+	map->keys[map->n] = key;
+	map->items[map->n] = value;
+	map->n++;
+}
+
+void node_seq_append(struct node *seq, struct node *item)
+{
+	GROW(seq->items, seq->alloc, seq->n + 1);
+	seq->items[seq->n++] = item;
+}
+
+long node_map_index(const struct node *map, const char *key)
+{
+	if (!map || map->kind != NODE_MAP)
+		return -1;
+	for (size_t i = 0; i < map->n; i++)
+		if (streq(map->keys[i]->scalar, key))
+			return (long)i;
+	return -1;
+}
+
+struct node *node_map_get(const struct node *map, const char *key)
+{
+	long i = node_map_index(map, key);
+
+	return i < 0 ? NULL : map->items[i];
+}
+
+bool node_is_null(const struct node *n)
+{
+	return n->kind == NODE_SCALAR && n->plain &&
+	       (!*n->scalar || streq(n->scalar, "~") || streq(n->scalar, "null") ||
+		streq(n->scalar, "Null") || streq(n->scalar, "NULL"));
+}
+
+/* ---- parser ---- */
+
+struct anchor {
+	char *name;
+	struct node *node; /* borrowed: lives in the tree */
+};
+
+struct parser {
+	yaml_parser_t yp;
+	const char *file;
+	struct diags *d;
+	struct anchor *anchors;
+	size_t nanchors, anchors_alloc;
+	size_t budget;
+	bool failed;
+};
+
+static struct pos mark_pos(const struct parser *p, const yaml_mark_t *m)
+{
+	return (struct pos){ .file = p->file, .line = (unsigned)m->line + 1, .col = (unsigned)m->column + 1 };
+}
+
+static void syntax_error(struct parser *p)
+{
+	struct pos pos = mark_pos(p, &p->yp.problem_mark);
+	const char *problem = p->yp.problem ? p->yp.problem : "invalid YAML";
+
+	if (p->yp.context) {
+		struct pos ctx = mark_pos(p, &p->yp.context_mark);
+
+		diags_add(p->d, &pos, "yaml syntax error: %s %s (line %u, column %u)", problem,
+			  p->yp.context, ctx.line, ctx.col);
+	} else {
+		diags_add(p->d, &pos, "yaml syntax error: %s", problem);
+	}
+	p->failed = true;
+}
+
+static bool next_event(struct parser *p, yaml_event_t *ev)
+{
+	if (!yaml_parser_parse(&p->yp, ev)) {
+		syntax_error(p);
+		return false;
+	}
+	return true;
+}
+
+static void anchor_add(struct parser *p, const yaml_char_t *name, struct node *n)
+{
+	if (!name)
+		return;
+	/* a later anchor of the same name shadows the earlier one */
+	GROW(p->anchors, p->anchors_alloc, p->nanchors + 1);
+	p->anchors[p->nanchors].name = xstrdup((const char *)name);
+	p->anchors[p->nanchors].node = n;
+	p->nanchors++;
+}
+
+static struct node *anchor_find(struct parser *p, const char *name)
+{
+	for (size_t i = p->nanchors; i-- > 0;)
+		if (streq(p->anchors[i].name, name))
+			return p->anchors[i].node;
+	return NULL;
+}
+
+static struct node *parse_node(struct parser *p, yaml_event_t *ev, unsigned depth);
+
+static bool spend(struct parser *p, const struct pos *pos)
+{
+	if (!p->budget) {
+		if (!p->failed)
+			diags_add(p->d, pos, "document too large (more than %d nodes after alias expansion)",
+				  NODE_BUDGET);
+		p->failed = true;
+		return false;
+	}
+	p->budget--;
+	return true;
+}
+
+/* Apply a "<<" merge: copy keys of src (a map) not already in dst. */
+static void merge_into(struct parser *p, struct node *dst, const struct node *src,
+		       const struct pos *pos)
+{
+	if (src->kind != NODE_MAP) {
+		diags_add(p->d, pos, "'<<' merges a mapping or a list of mappings, not %s",
+			  node_kind_name(src->kind));
+		p->failed = true;
+		return;
+	}
+	for (size_t i = 0; i < src->n; i++) {
+		struct node *k, *v;
+
+		if (node_map_index(dst, src->keys[i]->scalar) >= 0)
+			continue;
+		k = copy_counted(src->keys[i], &p->budget);
+		v = k ? copy_counted(src->items[i], &p->budget) : NULL;
+		if (!v) {
+			node_free(k);
+			spend(p, pos);
+			return;
+		}
+		node_map_append(dst, k, v);
+	}
+}
+
+static struct node *parse_mapping(struct parser *p, yaml_event_t *start, unsigned depth)
+{
+	struct pos pos = mark_pos(p, &start->start_mark);
+	struct node *map = node_new(NODE_MAP, &pos);
+	struct node **merges = NULL;
+	size_t nmerges = 0, merges_alloc = 0;
+
+	anchor_add(p, start->data.mapping_start.anchor, map);
+	for (;;) {
+		yaml_event_t ev;
+		struct node *key, *value;
+
+		if (!next_event(p, &ev))
+			goto fail;
+		if (ev.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&ev);
+			break;
+		}
+		key = parse_node(p, &ev, depth + 1);
+		yaml_event_delete(&ev);
+		if (!key)
+			goto fail;
+		if (!next_event(p, &ev)) {
+			node_free(key);
+			goto fail;
+		}
+		value = parse_node(p, &ev, depth + 1);
+		yaml_event_delete(&ev);
+		if (!value) {
+			node_free(key);
+			goto fail;
+		}
+		if (key->kind != NODE_SCALAR) {
+			diags_add(p->d, &key->pos, "mapping keys must be scalars, not %s",
+				  node_kind_name(key->kind));
+			p->failed = true;
+			node_free(key);
+			node_free(value);
+			continue;
+		}
+		if (key->plain && streq(key->scalar, "<<")) {
+			GROW(merges, merges_alloc, nmerges + 1);
+			merges[nmerges++] = value;
+			node_free(key);
+			continue;
+		}
+		if (node_map_index(map, key->scalar) >= 0) {
+			const struct node *first = map->keys[node_map_index(map, key->scalar)];
+
+			diags_add(p->d, &key->pos, "duplicate key '%s' (first at line %u, column %u)",
+				  key->scalar, first->pos.line, first->pos.col);
+			p->failed = true;
+			node_free(key);
+			node_free(value);
+			continue;
+		}
+		node_map_append(map, key, value);
+	}
+	/* explicit keys win over merged ones, whatever their order */
+	for (size_t i = 0; i < nmerges; i++) {
+		if (merges[i]->kind == NODE_SEQ) {
+			for (size_t j = 0; j < merges[i]->n; j++)
+				merge_into(p, map, merges[i]->items[j], &merges[i]->pos);
+		} else {
+			merge_into(p, map, merges[i], &merges[i]->pos);
+		}
+		node_free(merges[i]);
+	}
+	free(merges);
+	return map;
+fail:
+	for (size_t i = 0; i < nmerges; i++)
+		node_free(merges[i]);
+	free(merges);
+	node_free(map);
+	return NULL;
+}
+
+static struct node *parse_sequence(struct parser *p, yaml_event_t *start, unsigned depth)
+{
+	struct pos pos = mark_pos(p, &start->start_mark);
+	struct node *seq = node_new(NODE_SEQ, &pos);
+
+	anchor_add(p, start->data.sequence_start.anchor, seq);
+	for (;;) {
+		yaml_event_t ev;
+		struct node *item;
+
+		if (!next_event(p, &ev)) {
+			node_free(seq);
+			return NULL;
+		}
+		if (ev.type == YAML_SEQUENCE_END_EVENT) {
+			yaml_event_delete(&ev);
+			return seq;
+		}
+		item = parse_node(p, &ev, depth + 1);
+		yaml_event_delete(&ev);
+		if (!item) {
+			node_free(seq);
+			return NULL;
+		}
+		node_seq_append(seq, item);
+	}
+}
+
+static struct node *parse_node(struct parser *p, yaml_event_t *ev, unsigned depth)
+{
+	struct pos pos = mark_pos(p, &ev->start_mark);
+	struct node *n, *target;
+
+	if (depth > MAX_DEPTH) {
+		diags_add(p->d, &pos, "nesting deeper than %d levels", MAX_DEPTH);
+		p->failed = true;
+		return NULL;
+	}
+	if (!spend(p, &pos))
+		return NULL;
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		n = node_new(NODE_SCALAR, &pos);
+		n->scalar = xstrndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+		if (strlen(n->scalar) != ev->data.scalar.length) {
+			diags_add(p->d, &pos, "scalar contains a NUL character");
+			p->failed = true;
+		}
+		n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag;
+		anchor_add(p, ev->data.scalar.anchor, n);
+		return n;
+	case YAML_MAPPING_START_EVENT:
+		return parse_mapping(p, ev, depth);
+	case YAML_SEQUENCE_START_EVENT:
+		return parse_sequence(p, ev, depth);
+	case YAML_ALIAS_EVENT:
+		target = anchor_find(p, (const char *)ev->data.alias.anchor);
+		if (!target) {
+			diags_add(p->d, &pos, "unknown alias '*%s'", (const char *)ev->data.alias.anchor);
+			p->failed = true;
+			return NULL;
+		}
+		n = copy_counted(target, &p->budget);
+		if (!n)
+			spend(p, &pos);
+		return n;
+	default:
+		diags_add(p->d, &pos, "unexpected yaml event");
+		p->failed = true;
+		return NULL;
+	}
+}
+
+struct node *node_parse(struct node_files *files, const char *file, const char *data,
+			size_t len, struct diags *d)
+{
+	struct parser p = { .file = node_files_intern(files, file), .d = d, .budget = NODE_BUDGET };
+	struct node *root = NULL;
+	yaml_event_t ev;
+	bool done = false;
+
+	if (!yaml_parser_initialize(&p.yp))
+		abort();
+	yaml_parser_set_input_string(&p.yp, (const unsigned char *)data, len);
+	while (!done && next_event(&p, &ev)) {
+		switch (ev.type) {
+		case YAML_STREAM_START_EVENT:
+		case YAML_DOCUMENT_END_EVENT:
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			if (root) {
+				struct pos pos = mark_pos(&p, &ev.start_mark);
+
+				diags_add(d, &pos, "more than one yaml document in the file");
+				p.failed = true;
+				done = true;
+			}
+			break;
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		default:
+			root = parse_node(&p, &ev, 0);
+			if (!root)
+				done = true;
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p.yp);
+	for (size_t i = 0; i < p.nanchors; i++)
+		free(p.anchors[i].name);
+	free(p.anchors);
+	if (p.failed) {
+		node_free(root);
+		return NULL;
+	}
+	if (!root || node_is_null(root)) {
+		struct pos pos = { .file = p.file, .line = 1, .col = 1 };
+
+		node_free(root);
+		root = node_new(NODE_MAP, &pos);
+	}
+	return root;
+}
+
+struct node *node_parse_file(struct node_files *files, const char *path, struct diags *d)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int r = strbuf_read_file(&sb, path, 16 << 20);
+
+	if (r < 0) {
+		struct pos pos = { .file = node_files_intern(files, path) };
+
+		diags_add(d, &pos, "cannot read: %s", strerror(-r));
+		return NULL;
+	}
+	return node_parse(files, path, sb.buf, sb.len, d);
+}

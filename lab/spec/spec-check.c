@@ -1,0 +1,633 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Rules that span entries of lab.yaml: references resolve, `from:` chains
+ * end, NUMA cells partition the vCPUs and the memory, distance matrices are
+ * square and symmetric unless declared otherwise, files exist, workload
+ * parameters match what the catalogue declares. Also the model's
+ * destructor and lookups.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../util/alloc.h"
+#include "../util/path.h"
+#include "../util/units.h"
+#include "spec.h"
+#include "../util/banned.h"
+
+static const struct spec_source default_source = {
+	.name = (char *)"debian",
+	.type = SOURCE_DEBIAN,
+	.package = (char *)"linux-source-6.1",
+};
+
+/* ---- lookups ---- */
+
+const struct spec_kernel *spec_find_kernel(const struct spec *s, const char *name)
+{
+	for (size_t i = 0; i < s->nkernels; i++)
+		if (streq(s->kernels[i].name, name))
+			return &s->kernels[i];
+	return NULL;
+}
+
+const struct spec_topology *spec_find_topology(const struct spec *s, const char *name)
+{
+	for (size_t i = 0; i < s->ntopologies; i++)
+		if (streq(s->topologies[i].name, name))
+			return &s->topologies[i];
+	return NULL;
+}
+
+const struct spec_experiment *spec_find_experiment(const struct spec *s, const char *name)
+{
+	for (size_t i = 0; i < s->nexperiments; i++)
+		if (streq(s->experiments[i].name, name))
+			return &s->experiments[i];
+	return NULL;
+}
+
+static const struct spec_source *find_source(const struct spec *s, const char *name)
+{
+	for (size_t i = 0; i < s->nsources; i++)
+		if (streq(s->sources[i].name, name))
+			return &s->sources[i];
+	return NULL;
+}
+
+static bool has_image(const struct spec *s, const char *name)
+{
+	for (size_t i = 0; i < s->nimages; i++)
+		if (streq(s->images[i].name, name))
+			return true;
+	return false;
+}
+
+static bool has_host(const struct spec *s, const char *name)
+{
+	for (size_t i = 0; i < s->nhosts; i++)
+		if (streq(s->hosts[i].name, name))
+			return true;
+	return streq(name, "local");
+}
+
+const struct catalogue_entry *spec_find_catalogue(const struct spec *s, const char *name, bool monitor)
+{
+	for (size_t i = 0; i < s->ncatalogue; i++)
+		if (s->catalogue[i].monitor == monitor && streq(s->catalogue[i].name, name))
+			return &s->catalogue[i];
+	return NULL;
+}
+
+unsigned spec_topology_vcpus(const struct spec_topology *t)
+{
+	return t->sockets * t->dies * t->cores * t->threads;
+}
+
+void spec_experiment_variants(const struct spec *s, const struct spec_experiment *e, struct strv *ret)
+{
+	for (size_t i = 0; i < e->kernels.n; i++) {
+		const struct spec_kernel *k = spec_find_kernel(s, e->kernels.v[i].name);
+
+		if (k && k->nsweep) {
+			for (size_t j = 0; j < k->nsweep; j++)
+				strv_push_take(ret, xasprintf("%s@%u", k->name, k->sweep[j]));
+		} else {
+			strv_push(ret, e->kernels.v[i].name);
+		}
+	}
+}
+
+/* ---- parameter types ---- */
+
+static const char *const param_type_names[] = {
+	[PARAM_STRING] = "string", [PARAM_INT] = "int", [PARAM_UINT] = "uint",
+	[PARAM_BOOL] = "bool", [PARAM_DURATION] = "duration", [PARAM_SIZE] = "size",
+	[PARAM_CPUS] = "cpus", [PARAM_PERCENT] = "percent", [PARAM_ENUM] = "enum",
+	[PARAM_CPULIST] = "cpulist",
+};
+
+const char *param_type_name(enum param_type t)
+{
+	return param_type_names[t];
+}
+
+const char *catalogue_param_check(const struct catalogue_param *p, const char *value)
+{
+	uint64_t u;
+	double f;
+	bool b;
+
+	switch (p->type) {
+	case PARAM_STRING:
+		return NULL;
+	case PARAM_INT:
+		if (*value == '-')
+			value++;
+		/* fallthrough */
+	case PARAM_UINT:
+		return parse_uint(value, INT64_MAX, &u) < 0 ? "a whole number" : NULL;
+	case PARAM_BOOL:
+		return streq(value, "true") || streq(value, "false") || streq(value, "yes") ||
+				       streq(value, "no")
+			       ? NULL
+			       : "true or false";
+	case PARAM_DURATION:
+		return parse_duration(value, &u) < 0 ? "a duration such as 30s or 5m" : NULL;
+	case PARAM_SIZE:
+		return parse_size(value, &u) < 0 ? "a size such as 512M or 4G" : NULL;
+	case PARAM_CPUS:
+		return parse_count_or_percent(value, &b, &f) < 0 ? "a CPU count such as 8 or a share such as 75%"
+								  : NULL;
+	case PARAM_PERCENT:
+		return parse_percent(value, &f) < 0 ? "a percentage such as 50%" : NULL;
+	case PARAM_ENUM:
+		return strv_contains(&p->values, value) ? NULL : "one of the listed values";
+	case PARAM_CPULIST: {
+		uint8_t bits[SPEC_MAX_VCPUS / 8] = { 0 };
+
+		return parse_cpulist(value, bits, SPEC_MAX_VCPUS, NULL) < 0 ? "a cpu list such as 0-3,8" : NULL;
+	}
+	}
+	return "?";
+}
+
+/* ---- kernels ---- */
+
+static size_t count_patches(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (str_endswith(de->d_name, ".patch") || str_endswith(de->d_name, ".mbox") ||
+		    str_endswith(de->d_name, ".diff"))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void check_kernels(struct spec *s, const struct spec_load_opts *opts, struct diags *d)
+{
+	for (size_t i = 0; i < s->nkernels; i++) {
+		struct spec_kernel *k = &s->kernels[i];
+		const struct spec_kernel *cur = k;
+		size_t hops = 0;
+
+		if (k->source.name && !find_source(s, k->source.name))
+			diags_add(d, &k->source.pos, "kernel '%s' uses source '%s', which is not defined in sources",
+				  k->name, k->source.name);
+		if (k->from.name && !spec_find_kernel(s, k->from.name))
+			diags_add(d, &k->from.pos, "kernel '%s' starts from '%s', which is not a defined kernel",
+				  k->name, k->from.name);
+		/* follow `from` to the variant that names the source */
+		while (cur && cur->from.name) {
+			if (++hops > s->nkernels) {
+				diags_add(d, &k->from.pos, "kernel '%s' is part of a 'from' cycle", k->name);
+				cur = NULL;
+				break;
+			}
+			cur = spec_find_kernel(s, cur->from.name);
+		}
+		if (cur)
+			k->root_source = cur->source.name ? find_source(s, cur->source.name) : &default_source;
+
+		if (opts && opts->no_filesystem)
+			continue;
+		if (k->patches.n && k->patches_dir && !path_is_dir(k->patches.v[0]))
+			diags_add(d, &k->patches_pos, "patch folder '%s' does not exist", k->patches.v[0]);
+		else if (k->patches.n && !k->patches_dir)
+			for (size_t j = 0; j < k->patches.n; j++)
+				if (!path_is_file(k->patches.v[j]))
+					diags_add(d, &k->patches_pos, "patch '%s' does not exist", k->patches.v[j]);
+		for (size_t j = 0; j < k->configs.n; j++)
+			if (!path_is_file(k->configs.v[j]))
+				diags_add(d, &k->configs_pos, "config fragment '%s' does not exist", k->configs.v[j]);
+		if (k->nsweep && k->patches_dir && path_is_dir(k->patches.v[0])) {
+			size_t have = count_patches(k->patches.v[0]);
+
+			if (have && k->sweep[k->nsweep - 1] > have)
+				diags_add(d, &k->sweep_pos, "sweep step %u is beyond the %zu patches in '%s'",
+					  k->sweep[k->nsweep - 1], have, k->patches.v[0]);
+		}
+	}
+}
+
+/* ---- topologies ---- */
+
+static bool bit(const uint8_t *bits, size_t i)
+{
+	return bits[i / 8] & (1u << (i % 8));
+}
+
+static void check_topology(const struct spec_topology *t, struct diags *d)
+{
+	unsigned vcpus = spec_topology_vcpus(t);
+	uint64_t mem = 0;
+
+	if ((uint64_t)t->sockets * t->dies * t->cores * t->threads > SPEC_MAX_VCPUS) {
+		diags_add(d, &t->pos, "topology '%s' has %llu vCPUs; lab supports at most %d", t->name,
+			  (unsigned long long)t->sockets * t->dies * t->cores * t->threads, SPEC_MAX_VCPUS);
+		return;
+	}
+	for (size_t i = 0; i < t->ncells; i++) {
+		const struct spec_cell *c = &t->cells[i];
+
+		mem += c->memory;
+		if (!c->cpulist)
+			continue;
+		for (size_t cpu = 0; cpu < SPEC_MAX_VCPUS; cpu++) {
+			if (!bit(c->cpus, cpu))
+				continue;
+			if (cpu >= vcpus) {
+				diags_add(d, &c->pos, "numa cell %zu names vCPU %zu, but topology '%s' has %u vCPUs (0-%u)",
+					  i, cpu, t->name, vcpus, vcpus - 1);
+				break;
+			}
+			for (size_t j = 0; j < i; j++)
+				if (t->cells[j].cpulist && bit(t->cells[j].cpus, cpu)) {
+					diags_add(d, &c->pos, "numa cells %zu and %zu overlap: vCPU %zu is in both", j, i, cpu);
+					goto next_cell;
+				}
+		}
+next_cell:;
+	}
+	if (t->ncells) {
+		for (unsigned cpu = 0; cpu < vcpus; cpu++) {
+			size_t i;
+
+			for (i = 0; i < t->ncells; i++)
+				if (t->cells[i].cpulist && bit(t->cells[i].cpus, cpu))
+					break;
+			if (i == t->ncells) {
+				diags_add(d, &t->pos, "numa cells of topology '%s' leave vCPU %u out of every cell",
+					  t->name, cpu);
+				break;
+			}
+		}
+		if (t->memory && mem != t->memory) {
+			_cleanup_free_ char *a = format_size(mem), *b = format_size(t->memory);
+
+			diags_add(d, &t->pos, "numa cells of topology '%s' add up to %s of memory, not the %s it declares",
+				  t->name, a, b);
+		}
+	}
+	if (t->distances) {
+		size_t m = t->ncells;
+
+		if (!m) {
+			diags_add(d, &t->pos, "topology '%s' gives distances but no numa cells", t->name);
+			return;
+		}
+		for (size_t i = 0; i < m; i++) {
+			for (size_t j = 0; j < m; j++) {
+				unsigned x = t->distances[i * m + j], y = t->distances[j * m + i];
+
+				if (!x)
+					continue; /* a malformed row, already reported */
+				if (i == j && x != 10)
+					diags_add(d, &t->pos, "distance from cell %zu to itself must be 10, not %u", i, x);
+				else if (i != j && x <= 10)
+					diags_add(d, &t->pos, "distance from cell %zu to cell %zu must be above 10, not %u",
+						  i, j, x);
+				else if (i < j && y && x != y && !t->asymmetric)
+					diags_add(d, &t->pos,
+						  "distances of topology '%s' are asymmetric (%zu->%zu is %u, %zu->%zu is %u); say 'asymmetric: true' if that is intended",
+						  t->name, i, j, x, j, i, y);
+			}
+		}
+	}
+	if (t->pin == PIN_LIST) {
+		uint8_t bits[SPEC_MAX_VCPUS / 8] = { 0 };
+		unsigned n = 0;
+
+		parse_cpulist(t->pin_cpus, bits, SPEC_MAX_VCPUS, NULL);
+		for (size_t i = 0; i < SPEC_MAX_VCPUS; i++)
+			n += bit(bits, i);
+		if (n < vcpus)
+			diags_add(d, &t->pos, "pinning lists %u host CPUs for the %u vCPUs of topology '%s'", n, vcpus,
+				  t->name);
+	}
+}
+
+/* ---- experiments ---- */
+
+static const struct spec_kernel *find_variant(const struct spec *s, const char *name, unsigned *ret_step)
+{
+	const char *at = strchr(name, '@');
+	_cleanup_free_ char *base = NULL;
+	const struct spec_kernel *k;
+	uint64_t step;
+
+	*ret_step = 0;
+	if (!at)
+		return spec_find_kernel(s, name);
+	base = xstrndup(name, (size_t)(at - name));
+	k = spec_find_kernel(s, base);
+	if (!k || parse_uint(at + 1, 999, &step) < 0)
+		return NULL;
+	for (size_t i = 0; i < k->nsweep; i++)
+		if (k->sweep[i] == step) {
+			*ret_step = (unsigned)step;
+			return k;
+		}
+	return NULL;
+}
+
+static void suggest_ref(struct diags *d, const struct spec_ref *r, const char *what, const char *const *cands,
+			size_t n)
+{
+	const char *hint = str_suggest(r->name, cands, n);
+
+	if (hint)
+		diags_add(d, &r->pos, "unknown %s '%s' (did you mean '%s'?)", what, r->name, hint);
+	else
+		diags_add(d, &r->pos, "unknown %s '%s'", what, r->name);
+}
+
+#define NAMES(arr, count, field)                                              \
+	({                                                                    \
+		const char **v_ = xcalloc((count) + 1, sizeof(char *));       \
+		for (size_t i_ = 0; i_ < (count); i_++)                       \
+			v_[i_] = (arr)[i_].field;                             \
+		v_;                                                           \
+	})
+
+static void check_job(const struct spec *s, const struct spec_experiment *e, const struct spec_job *job,
+		      const struct spec_load_opts *opts, struct diags *d)
+{
+	const struct catalogue_entry *w;
+
+	if (!job->workload.name)
+		return;
+	for (size_t i = 0; i < job->nexpect; i++) {
+		const char *m = job->expect[i].metric;
+
+		if (!strchr(m, '.') || m[0] == '.' || str_endswith(m, "."))
+			diags_add(d, &job->expect[i].pos,
+				  "metric '%s' is not a dotted name such as sysbench.tps or stress-ng.switch.ops_per_sec", m);
+	}
+	if (job->nexpect && e->kernels.n < 2)
+		diags_add(d, &job->pos, "expectations need at least two kernels to compare in experiment '%s'",
+			  e->name);
+	if (opts && opts->no_filesystem)
+		return;
+	for (size_t i = 0; i < job->monitors.n; i++)
+		if (!spec_find_catalogue(s, job->monitors.v[i].name, true))
+			diags_add(d, &job->monitors.v[i].pos, "unknown monitor '%s' (no %s/monitors/%s/monitor.yaml)",
+				  job->monitors.v[i].name, s->settings.catalogue, job->monitors.v[i].name);
+	w = spec_find_catalogue(s, job->workload.name, false);
+	if (!w) {
+		diags_add(d, &job->workload.pos, "unknown workload '%s' (no %s/%s/workload.yaml)", job->workload.name,
+			  s->settings.catalogue, job->workload.name);
+		return;
+	}
+	for (size_t i = 0; i < job->nparams; i++) {
+		const struct spec_param *p = &job->params[i];
+		const struct catalogue_param *cp = NULL;
+
+		for (size_t j = 0; j < w->nparams; j++)
+			if (streq(w->params[j].name, p->key))
+				cp = &w->params[j];
+		if (!cp) {
+			_cleanup_free_ const char **names = NAMES(w->params, w->nparams, name);
+			const char *hint = str_suggest(p->key, names, w->nparams);
+
+			if (hint)
+				diags_add(d, &p->pos, "workload '%s' has no parameter '%s' (did you mean '%s'?)", w->name,
+					  p->key, hint);
+			else
+				diags_add(d, &p->pos, "workload '%s' has no parameter '%s'", w->name, p->key);
+			continue;
+		}
+		for (size_t j = 0; j < p->nvalues; j++) {
+			const char *why = catalogue_param_check(cp, p->values[j]);
+
+			if (why)
+				diags_add(d, &p->value_pos[j], "parameter '%s' of workload '%s' must be %s (%s), not '%s'",
+					  p->key, w->name, why, param_type_name(cp->type), p->values[j]);
+		}
+	}
+	for (size_t j = 0; j < w->nparams; j++) {
+		size_t i;
+
+		if (w->params[j].def)
+			continue;
+		for (i = 0; i < job->nparams; i++)
+			if (streq(job->params[i].key, w->params[j].name))
+				break;
+		if (i == job->nparams)
+			diags_add(d, &job->pos, "workload '%s' needs parameter '%s'", w->name, w->params[j].name);
+	}
+}
+
+static void check_experiment(const struct spec *s, const struct spec_experiment *e,
+			     const struct spec_load_opts *opts, struct diags *d)
+{
+	const struct spec_source *src = NULL;
+	const struct spec_kernel *first = NULL;
+
+	for (size_t i = 0; i < e->kernels.n; i++) {
+		unsigned step;
+		const struct spec_kernel *k = find_variant(s, e->kernels.v[i].name, &step);
+
+		if (!k) {
+			_cleanup_free_ const char **names = NAMES(s->kernels, s->nkernels, name);
+
+			suggest_ref(d, &e->kernels.v[i], "kernel", names, s->nkernels);
+			continue;
+		}
+		if (!k->root_source)
+			continue;
+		if (!src) {
+			src = k->root_source;
+			first = k;
+		} else if (src != k->root_source) {
+			diags_add(d, &e->kernels.v[i].pos,
+				  "kernel '%s' builds from source '%s' but '%s' from '%s': variants compared in one experiment must share a source",
+				  k->name, k->root_source->name, first->name, src->name);
+		}
+	}
+	if (e->topology.name && !spec_find_topology(s, e->topology.name)) {
+		_cleanup_free_ const char **names = NAMES(s->topologies, s->ntopologies, name);
+
+		suggest_ref(d, &e->topology, "topology", names, s->ntopologies);
+	}
+	if (e->image.name && !has_image(s, e->image.name)) {
+		_cleanup_free_ const char **names = NAMES(s->images, s->nimages, name);
+
+		suggest_ref(d, &e->image, "image", names, s->nimages);
+	}
+	for (size_t i = 0; i < e->hosts.n; i++)
+		if (!has_host(s, e->hosts.v[i].name)) {
+			_cleanup_free_ const char **names = NAMES(s->hosts, s->nhosts, name);
+
+			suggest_ref(d, &e->hosts.v[i], "host", names, s->nhosts);
+		}
+	if (!(opts && opts->no_filesystem))
+		for (size_t i = 0; i < e->monitors.n; i++)
+			if (!spec_find_catalogue(s, e->monitors.v[i].name, true))
+				diags_add(d, &e->monitors.v[i].pos, "unknown monitor '%s' (no %s/monitors/%s/monitor.yaml)",
+					  e->monitors.v[i].name, s->settings.catalogue, e->monitors.v[i].name);
+	for (size_t i = 0; i < e->njobs; i++)
+		check_job(s, e, &e->jobs[i], opts, d);
+}
+
+void spec_check(struct spec *s, const struct spec_load_opts *opts, struct diags *d)
+{
+	if (!s->settings.catalogue)
+		s->settings.catalogue = path_join(s->dir, "workloads");
+	if (!(opts && opts->no_filesystem)) {
+		for (size_t i = 0; i < s->nimages; i++)
+			if (s->images[i].recipe && !path_is_file(s->images[i].recipe))
+				diags_add(d, &s->images[i].pos, "image recipe '%s' does not exist", s->images[i].recipe);
+		for (size_t i = 0; i < s->nsources; i++) {
+			const struct spec_source *src = &s->sources[i];
+
+			if (src->type == SOURCE_DIRECTORY && src->path && !path_is_dir(src->path))
+				diags_add(d, &src->pos, "source folder '%s' does not exist", src->path);
+			if (src->type == SOURCE_TARBALL && src->path && !path_is_file(src->path))
+				diags_add(d, &src->pos, "source tarball '%s' does not exist", src->path);
+		}
+		catalogue_load(s, d);
+	}
+	check_kernels(s, opts, d);
+	for (size_t i = 0; i < s->ntopologies; i++)
+		check_topology(&s->topologies[i], d);
+	for (size_t i = 0; i < s->nexperiments; i++)
+		check_experiment(s, &s->experiments[i], opts, d);
+}
+
+/* ---- destructor ---- */
+
+static void refs_release(struct spec_refs *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->v[i].name);
+	free(r->v);
+}
+
+void spec_free(struct spec *s)
+{
+	if (!s)
+		return;
+	free(s->settings.cache);
+	free(s->settings.results);
+	free(s->settings.catalogue);
+	for (size_t i = 0; i < s->nsources; i++) {
+		struct spec_source *x = &s->sources[i];
+
+		free(x->name);
+		free(x->package);
+		free(x->path);
+		free(x->url);
+		free(x->ref);
+	}
+	free(s->sources);
+	for (size_t i = 0; i < s->nkernels; i++) {
+		struct spec_kernel *k = &s->kernels[i];
+
+		free(k->name);
+		free(k->source.name);
+		free(k->from.name);
+		strv_release(&k->patches);
+		strv_release(&k->configs);
+		for (size_t j = 0; j < k->nrequire; j++) {
+			free(k->require[j].symbol);
+			free(k->require[j].value);
+		}
+		free(k->require);
+		free(k->cmdline);
+		free(k->sweep);
+	}
+	free(s->kernels);
+	for (size_t i = 0; i < s->ntopologies; i++) {
+		struct spec_topology *t = &s->topologies[i];
+
+		free(t->name);
+		for (size_t j = 0; j < t->ncells; j++)
+			free(t->cells[j].cpulist);
+		free(t->cells);
+		free(t->distances);
+		free(t->pin_cpus);
+		free(t->cpu);
+		free(t->hugepages);
+	}
+	free(s->topologies);
+	for (size_t i = 0; i < s->nimages; i++) {
+		free(s->images[i].name);
+		free(s->images[i].recipe);
+	}
+	free(s->images);
+	for (size_t i = 0; i < s->nhosts; i++) {
+		struct spec_host *h = &s->hosts[i];
+
+		free(h->name);
+		free(h->uri);
+		free(h->user);
+		free(h->address);
+		free(h->identity);
+		strv_release(&h->power_cycle);
+		free(h->cmdline);
+	}
+	free(s->hosts);
+	for (size_t i = 0; i < s->nexperiments; i++) {
+		struct spec_experiment *e = &s->experiments[i];
+
+		free(e->name);
+		free(e->description);
+		refs_release(&e->kernels);
+		free(e->topology.name);
+		free(e->image.name);
+		refs_release(&e->hosts);
+		refs_release(&e->monitors);
+		for (size_t j = 0; j < e->nsysctl; j++) {
+			free(e->sysctl[j].key);
+			free(e->sysctl[j].value);
+		}
+		free(e->sysctl);
+		for (size_t j = 0; j < e->njobs; j++) {
+			struct spec_job *job = &e->jobs[j];
+
+			free(job->workload.name);
+			for (size_t k = 0; k < job->nparams; k++) {
+				for (size_t l = 0; l < job->params[k].nvalues; l++)
+					free(job->params[k].values[l]);
+				free(job->params[k].values);
+				free(job->params[k].value_pos);
+				free(job->params[k].key);
+			}
+			free(job->params);
+			refs_release(&job->monitors);
+			for (size_t k = 0; k < job->nexpect; k++)
+				free(job->expect[k].metric);
+			free(job->expect);
+		}
+		free(e->jobs);
+	}
+	free(s->experiments);
+	for (size_t i = 0; i < s->ncatalogue; i++) {
+		struct catalogue_entry *w = &s->catalogue[i];
+
+		free(w->name);
+		free(w->dir);
+		free(w->description);
+		strv_release(&w->packages);
+		for (size_t j = 0; j < w->nparams; j++) {
+			free(w->params[j].name);
+			free(w->params[j].def);
+			free(w->params[j].description);
+			strv_release(&w->params[j].values);
+		}
+		free(w->params);
+	}
+	free(s->catalogue);
+	free(s->path);
+	free(s->dir);
+	node_files_release(&s->files);
+	free(s);
+}

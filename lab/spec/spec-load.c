@@ -1,0 +1,1202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lab.yaml -> struct spec. Three passes over the node tree: includes are
+ * merged, ${vars} substituted, then each section is read into the typed
+ * model with its keys, types and units checked. Cross references and
+ * semantic rules are in spec-check.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../util/alloc.h"
+#include "../util/path.h"
+#include "../util/units.h"
+#include "spec.h"
+#include "../util/banned.h"
+
+#define MAX_INCLUDE_DEPTH 16
+
+struct ctx {
+	struct spec *s;
+	struct diags *d;
+	const struct spec_load_opts *opts;
+	struct node *vars; /* merged "vars" map, borrowed */
+};
+
+#define err(c, node, ...) diags_add((c)->d, &(node)->pos, __VA_ARGS__)
+
+/* ---- small typed getters ---- */
+
+static bool want_kind(struct ctx *c, const struct node *n, enum node_kind k, const char *what)
+{
+	if (n->kind == k)
+		return true;
+	err(c, n, "%s must be %s, not %s", what, node_kind_name(k), node_kind_name(n->kind));
+	return false;
+}
+
+static void check_keys(struct ctx *c, const struct node *map, const char *const *allowed,
+		       size_t nallowed, const char *what)
+{
+	for (size_t i = 0; i < map->n; i++) {
+		const char *k = map->keys[i]->scalar;
+		const char *hint;
+		size_t j;
+
+		for (j = 0; j < nallowed; j++)
+			if (streq(k, allowed[j]))
+				break;
+		if (j < nallowed)
+			continue;
+		hint = str_suggest(k, allowed, nallowed);
+		if (hint)
+			err(c, map->keys[i], "unknown key '%s' in %s (did you mean '%s'?)", k, what, hint);
+		else
+			err(c, map->keys[i], "unknown key '%s' in %s", k, what);
+	}
+}
+
+/* `at`: the node to point at, usually the key that names the entry. */
+static void require_key(struct ctx *c, const struct node *map, const struct node *at, const char *key,
+			const char *what)
+{
+	if (!node_map_get(map, key))
+		err(c, at, "%s needs '%s'", what, key);
+}
+
+static char *get_string(struct ctx *c, const struct node *n, const char *what)
+{
+	if (!want_kind(c, n, NODE_SCALAR, what))
+		return NULL;
+	if (node_is_null(n)) {
+		err(c, n, "%s must not be empty", what);
+		return NULL;
+	}
+	return xstrdup(n->scalar);
+}
+
+static int get_uint(struct ctx *c, const struct node *n, const char *what, uint64_t min, uint64_t max,
+		    unsigned *ret)
+{
+	uint64_t v;
+
+	if (!want_kind(c, n, NODE_SCALAR, what))
+		return -EINVAL;
+	if (parse_uint(n->scalar, max, &v) < 0 || v < min) {
+		err(c, n, "%s must be a whole number from %llu to %llu, not '%s'", what,
+		    (unsigned long long)min, (unsigned long long)max, n->scalar);
+		return -EINVAL;
+	}
+	*ret = (unsigned)v;
+	return 0;
+}
+
+static int get_size(struct ctx *c, const struct node *n, const char *what, uint64_t *ret)
+{
+	if (!want_kind(c, n, NODE_SCALAR, what))
+		return -EINVAL;
+	if (parse_size(n->scalar, ret) < 0 || *ret == 0) {
+		err(c, n, "%s must be a size such as 512M or 4G, not '%s'", what, n->scalar);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int get_duration(struct ctx *c, const struct node *n, const char *what, uint64_t *ret)
+{
+	if (!want_kind(c, n, NODE_SCALAR, what))
+		return -EINVAL;
+	if (parse_duration(n->scalar, ret) < 0) {
+		err(c, n, "%s must be a duration such as 30s, 5m or 1h30m, not '%s'", what, n->scalar);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int get_bool(struct ctx *c, const struct node *n, const char *what, bool *ret)
+{
+	static const char *const yes[] = { "true", "yes", "on", "True", "Yes", "On", "TRUE", "YES", "ON" };
+	static const char *const no[] = { "false", "no", "off", "False", "No", "Off", "FALSE", "NO", "OFF" };
+
+	if (!want_kind(c, n, NODE_SCALAR, what))
+		return -EINVAL;
+	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+		if (streq(n->scalar, yes[i])) {
+			*ret = true;
+			return 0;
+		}
+		if (streq(n->scalar, no[i])) {
+			*ret = false;
+			return 0;
+		}
+	}
+	err(c, n, "%s must be true or false, not '%s'", what, n->scalar);
+	return -EINVAL;
+}
+
+static char *resolve_path(const struct node *n)
+{
+	_cleanup_free_ char *dir = path_dirname(n->pos.file);
+
+	return path_join(dir, n->scalar);
+}
+
+static void refs_push(struct spec_refs *r, const struct node *n)
+{
+	GROW(r->v, r->alloc, r->n + 1);
+	r->v[r->n].name = xstrdup(n->scalar);
+	r->v[r->n].pos = n->pos;
+	r->n++;
+}
+
+/* A name or a list of names; each checked to be a plain identifier. */
+static void get_refs(struct ctx *c, const struct node *n, const char *what, struct spec_refs *ret)
+{
+	if (n->kind == NODE_SCALAR) {
+		if (node_is_null(n))
+			err(c, n, "%s must not be empty", what);
+		else
+			refs_push(ret, n);
+		return;
+	}
+	if (!want_kind(c, n, NODE_SEQ, what))
+		return;
+	for (size_t i = 0; i < n->n; i++) {
+		const struct node *it = n->items[i];
+
+		if (!want_kind(c, it, NODE_SCALAR, what) || node_is_null(it)) {
+			if (it->kind == NODE_SCALAR)
+				err(c, it, "%s must not be empty", what);
+			continue;
+		}
+		for (size_t j = 0; j < ret->n; j++)
+			if (streq(ret->v[j].name, it->scalar)) {
+				err(c, it, "'%s' is listed twice in %s", it->scalar, what);
+				goto next;
+			}
+		refs_push(ret, it);
+next:;
+	}
+}
+
+static void ref_set(struct spec_ref *r, const struct node *n)
+{
+	r->name = xstrdup(n->scalar);
+	r->pos = n->pos;
+}
+
+static bool check_name(struct ctx *c, const struct node *key, const char *what)
+{
+	if (str_is_name(key->scalar) && !strchr(key->scalar, '@'))
+		return true;
+	err(c, key, "%s name '%s' must start with a letter or digit and use only letters, digits, '-', '_' and '.'",
+	    what, key->scalar);
+	return false;
+}
+
+/* ---- includes and vars ---- */
+
+static const char *const top_keys[] = {
+	"version", "include", "vars", "settings", "sources", "kernels",
+	"topologies", "images", "hosts", "experiments",
+};
+
+/* Sections whose entries are named objects: includes add entries. */
+static bool is_named_section(const char *k)
+{
+	return streq(k, "sources") || streq(k, "kernels") || streq(k, "topologies") ||
+	       streq(k, "images") || streq(k, "hosts") || streq(k, "experiments") || streq(k, "vars");
+}
+
+static void merge_section(struct ctx *c, struct node *into, struct node *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		long j = node_map_index(into, from->keys[i]->scalar);
+
+		if (j >= 0) {
+			const struct pos *p = &into->keys[j]->pos;
+
+			err(c, from->keys[i], "'%s' is already defined at %s:%u:%u", from->keys[i]->scalar,
+			    p->file, p->line, p->col);
+			continue;
+		}
+		node_map_append(into, from->keys[i], from->items[i]);
+		from->keys[i] = from->items[i] = NULL;
+	}
+}
+
+static void load_includes(struct ctx *c, struct node *root, struct strv *stack, unsigned depth);
+
+/* Merge an included document's sections into root. */
+static void merge_document(struct ctx *c, struct node *root, struct node *doc)
+{
+	for (size_t i = 0; i < doc->n; i++) {
+		struct node *k = doc->keys[i], *v = doc->items[i];
+		long j = node_map_index(root, k->scalar);
+
+		if (streq(k->scalar, "include"))
+			continue; /* handled recursively before the merge */
+		if (streq(k->scalar, "version")) {
+			continue; /* checked in the included file itself */
+		}
+		if (j < 0) {
+			node_map_append(root, k, v);
+			doc->keys[i] = doc->items[i] = NULL;
+			continue;
+		}
+		if (is_named_section(k->scalar) && v->kind == NODE_MAP && root->items[j]->kind == NODE_MAP) {
+			merge_section(c, root->items[j], v);
+			continue;
+		}
+		err(c, k, "'%s' is already set at %s:%u:%u; only named sections can be merged by include",
+		    k->scalar, root->keys[j]->pos.file, root->keys[j]->pos.line, root->keys[j]->pos.col);
+	}
+}
+
+static void load_includes(struct ctx *c, struct node *root, struct strv *stack, unsigned depth)
+{
+	long idx = node_map_index(root, "include");
+	struct node *inc;
+	struct node *list;
+
+	if (idx < 0)
+		return;
+	inc = root->items[idx];
+	if (inc->kind == NODE_SCALAR) {
+		list = node_new(NODE_SEQ, &inc->pos);
+		node_seq_append(list, node_copy(inc));
+	} else if (inc->kind == NODE_SEQ) {
+		list = node_copy(inc);
+	} else {
+		err(c, inc, "include must be a file name or a list of file names");
+		return;
+	}
+	for (size_t i = 0; i < list->n; i++) {
+		struct node *it = list->items[i];
+		_cleanup_free_ char *path = NULL;
+		_cleanup_node_ struct node *doc = NULL;
+
+		if (it->kind != NODE_SCALAR || node_is_null(it)) {
+			err(c, it, "include must list file names");
+			continue;
+		}
+		if (c->opts && c->opts->no_include) {
+			err(c, it, "include is not allowed here");
+			continue;
+		}
+		path = resolve_path(it);
+		if (strv_contains(stack, path)) {
+			err(c, it, "include cycle: '%s' includes itself", it->scalar);
+			continue;
+		}
+		if (depth >= MAX_INCLUDE_DEPTH) {
+			err(c, it, "includes nested deeper than %d", MAX_INCLUDE_DEPTH);
+			continue;
+		}
+		if (!path_is_file(path)) {
+			err(c, it, "included file '%s' does not exist", it->scalar);
+			continue;
+		}
+		doc = node_parse_file(&c->s->files, path, c->d);
+		if (!doc)
+			continue;
+		if (doc->kind != NODE_MAP) {
+			err(c, doc, "an included file must be a mapping of lab.yaml sections");
+			continue;
+		}
+		strv_push(stack, path);
+		load_includes(c, doc, stack, depth + 1);
+		free(stack->v[--stack->n]);
+		stack->v[stack->n] = NULL;
+		check_keys(c, doc, top_keys, ELEMENTSOF(top_keys), "an included file");
+		merge_document(c, root, doc);
+	}
+	node_free(list);
+}
+
+static const struct node *var_lookup(struct ctx *c, const char *name, size_t len)
+{
+	if (!c->vars)
+		return NULL;
+	for (size_t i = 0; i < c->vars->n; i++)
+		if (strlen(c->vars->keys[i]->scalar) == len && strneq(c->vars->keys[i]->scalar, name, len))
+			return c->vars->items[i];
+	return NULL;
+}
+
+/* Expand ${name} and ${env:NAME} in s; "$${" is a literal "${". */
+static char *expand(struct ctx *c, const struct node *n, const char *s, unsigned depth)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const char *p = s;
+
+	while (*p) {
+		const char *end, *name;
+		size_t len;
+
+		if (p[0] == '$' && p[1] == '$' && p[2] == '{') {
+			strbuf_addstr(&sb, "${");
+			p += 3;
+			continue;
+		}
+		if (p[0] != '$' || p[1] != '{') {
+			strbuf_addch(&sb, *p++);
+			continue;
+		}
+		name = p + 2;
+		end = strchr(name, '}');
+		if (!end) {
+			err(c, n, "unterminated '${' in '%s'", s);
+			return NULL;
+		}
+		len = (size_t)(end - name);
+		if (len > 4 && strneq(name, "env:", 4)) {
+			_cleanup_free_ char *ev = xstrndup(name + 4, len - 4);
+			const char *val = getenv(ev);
+
+			if (!val) {
+				err(c, n, "environment variable '%s' is not set", ev);
+				return NULL;
+			}
+			strbuf_addstr(&sb, val);
+		} else {
+			const struct node *v = var_lookup(c, name, len);
+			_cleanup_free_ char *sub = NULL;
+
+			if (!v) {
+				_cleanup_free_ char *nm = xstrndup(name, len);
+				const char **cands = xcalloc(c->vars ? c->vars->n + 1 : 1, sizeof(char *));
+				const char *hint;
+
+				for (size_t i = 0; c->vars && i < c->vars->n; i++)
+					cands[i] = c->vars->keys[i]->scalar;
+				hint = str_suggest(nm, cands, c->vars ? c->vars->n : 0);
+				if (hint)
+					err(c, n, "undefined variable '%s' (did you mean '%s'?)", nm, hint);
+				else
+					err(c, n, "undefined variable '%s'", nm);
+				free(cands);
+				return NULL;
+			}
+			if (v->kind != NODE_SCALAR) {
+				err(c, n, "variable '%.*s' is not a scalar", (int)len, name);
+				return NULL;
+			}
+			if (depth > 8) {
+				err(c, n, "variables refer to each other too deeply (a cycle?)");
+				return NULL;
+			}
+			sub = expand(c, n, v->scalar, depth + 1);
+			if (!sub)
+				return NULL;
+			strbuf_addstr(&sb, sub);
+		}
+		p = end + 1;
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+static void substitute(struct ctx *c, struct node *n)
+{
+	if (n->kind == NODE_SCALAR) {
+		char *x;
+
+		if (!strchr(n->scalar, '$'))
+			return;
+		x = expand(c, n, n->scalar, 0);
+		if (x) {
+			free(n->scalar);
+			n->scalar = x;
+		}
+		return;
+	}
+	for (size_t i = 0; i < n->n; i++)
+		substitute(c, n->items[i]);
+}
+
+/* ---- sections ---- */
+
+static void load_settings(struct ctx *c, const struct node *n)
+{
+	static const char *const keys[] = { "cache", "results", "workloads" };
+
+	if (!want_kind(c, n, NODE_MAP, "settings"))
+		return;
+	check_keys(c, n, keys, ELEMENTSOF(keys), "settings");
+	for (size_t i = 0; i < n->n; i++) {
+		const char *k = n->keys[i]->scalar;
+		const struct node *v = n->items[i];
+		char **dst = streq(k, "cache") ? &c->s->settings.cache
+			     : streq(k, "results") ? &c->s->settings.results
+			     : streq(k, "workloads") ? &c->s->settings.catalogue : NULL;
+		_cleanup_free_ char *what = NULL;
+		_cleanup_free_ char *val = NULL;
+
+		if (!dst)
+			continue;
+		what = xasprintf("settings.%s", k);
+		val = get_string(c, v, what);
+		if (val)
+			*dst = resolve_path(v);
+	}
+}
+
+static void load_source(struct ctx *c, struct spec_source *src, const struct node *key, const struct node *n)
+{
+	static const char *const keys[] = { "type", "package", "path", "url", "ref" };
+	static const char *const types[] = { "debian", "tarball", "directory", "git" };
+	const struct node *t;
+	_cleanup_free_ char *what = xasprintf("source '%s'", key->scalar);
+
+	src->name = xstrdup(key->scalar);
+	src->pos = key->pos;
+	src->type = SOURCE_DEBIAN;
+	if (!want_kind(c, n, NODE_MAP, what))
+		return;
+	check_keys(c, n, keys, ELEMENTSOF(keys), what);
+	t = node_map_get(n, "type");
+	if (t) {
+		size_t i;
+
+		for (i = 0; i < ELEMENTSOF(types); i++)
+			if (t->kind == NODE_SCALAR && streq(t->scalar, types[i]))
+				break;
+		if (i == ELEMENTSOF(types)) {
+			const char *hint = t->kind == NODE_SCALAR ? str_suggest(t->scalar, types, ELEMENTSOF(types)) : NULL;
+
+			err(c, t, "source type must be debian, tarball, directory or git%s%s%s",
+			    hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+			return;
+		}
+		src->type = (enum source_type)i;
+	} else if (node_map_get(n, "url")) {
+		src->type = SOURCE_GIT;
+	} else if (node_map_get(n, "path")) {
+		src->type = SOURCE_DIRECTORY;
+	}
+	for (size_t i = 0; i < n->n; i++) {
+		const char *k = n->keys[i]->scalar;
+		const struct node *v = n->items[i];
+
+		if (streq(k, "package"))
+			src->package = get_string(c, v, "package");
+		else if (streq(k, "path")) {
+			_cleanup_free_ char *p = get_string(c, v, "path");
+
+			if (p)
+				src->path = resolve_path(v);
+		} else if (streq(k, "url"))
+			src->url = get_string(c, v, "url");
+		else if (streq(k, "ref"))
+			src->ref = get_string(c, v, "ref");
+	}
+	switch (src->type) {
+	case SOURCE_DEBIAN:
+		if (!src->package)
+			src->package = xstrdup("linux-source-6.1");
+		if (src->path || src->url)
+			err(c, key, "a debian source takes 'package', not 'path' or 'url'");
+		break;
+	case SOURCE_TARBALL:
+	case SOURCE_DIRECTORY:
+		require_key(c, n, key, "path", what);
+		break;
+	case SOURCE_GIT:
+		require_key(c, n, key, "url", what);
+		require_key(c, n, key, "ref", what);
+		break;
+	}
+}
+
+static void load_require(struct ctx *c, struct spec_kernel *k, const struct node *n)
+{
+	if (!want_kind(c, n, NODE_MAP, "require"))
+		return;
+	k->require = xcalloc(n->n, sizeof(*k->require));
+	for (size_t i = 0; i < n->n; i++) {
+		const struct node *key = n->keys[i], *v = n->items[i];
+		const char *sym = key->scalar;
+		bool ok = str_startswith(sym, "CONFIG_") && sym[7];
+
+		for (const char *p = sym; ok && *p; p++)
+			ok = (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+			     (*p >= 'a' && *p <= 'z');
+		if (!ok) {
+			err(c, key, "require takes kernel config symbols such as CONFIG_FAIR_GROUP_SCHED, not '%s'", sym);
+			continue;
+		}
+		if (v->kind != NODE_SCALAR || node_is_null(v)) {
+			err(c, v, "the required value of %s must be y, m, n or a literal value", sym);
+			continue;
+		}
+		k->require[k->nrequire].symbol = xstrdup(sym);
+		/* YAML 1.1 readers would turn y/n into booleans; lab keeps Kconfig's words */
+		k->require[k->nrequire].value = xstrdup(v->scalar);
+		k->require[k->nrequire].pos = key->pos;
+		k->nrequire++;
+	}
+}
+
+static void load_paths(struct ctx *c, const struct node *n, const char *what, struct strv *ret,
+		       struct pos *ret_pos)
+{
+	*ret_pos = n->pos;
+	if (n->kind == NODE_SCALAR) {
+		if (node_is_null(n)) {
+			err(c, n, "%s must not be empty", what);
+			return;
+		}
+		strv_push_take(ret, resolve_path(n));
+		return;
+	}
+	if (!want_kind(c, n, NODE_SEQ, what))
+		return;
+	for (size_t i = 0; i < n->n; i++) {
+		if (n->items[i]->kind != NODE_SCALAR || node_is_null(n->items[i])) {
+			err(c, n->items[i], "%s must list file names", what);
+			continue;
+		}
+		strv_push_take(ret, resolve_path(n->items[i]));
+	}
+}
+
+static void load_kernel(struct ctx *c, struct spec_kernel *k, const struct node *key, const struct node *n)
+{
+	static const char *const keys[] = { "source", "from", "patches", "config", "require", "cmdline", "sweep" };
+	_cleanup_free_ char *what = xasprintf("kernel '%s'", key->scalar);
+
+	k->name = xstrdup(key->scalar);
+	k->pos = key->pos;
+	if (!want_kind(c, n, NODE_MAP, what))
+		return;
+	check_keys(c, n, keys, ELEMENTSOF(keys), what);
+	for (size_t i = 0; i < n->n; i++) {
+		const char *kk = n->keys[i]->scalar;
+		const struct node *v = n->items[i];
+
+		if (streq(kk, "source") || streq(kk, "from")) {
+			_cleanup_free_ char *s = get_string(c, v, kk);
+
+			if (s)
+				ref_set(streq(kk, "source") ? &k->source : &k->from, v);
+		} else if (streq(kk, "patches")) {
+			load_paths(c, v, "patches", &k->patches, &k->patches_pos);
+			k->patches_dir = v->kind == NODE_SCALAR;
+		} else if (streq(kk, "config")) {
+			load_paths(c, v, "config", &k->configs, &k->configs_pos);
+		} else if (streq(kk, "require")) {
+			load_require(c, k, v);
+		} else if (streq(kk, "cmdline")) {
+			k->cmdline = get_string(c, v, "cmdline");
+		} else if (streq(kk, "sweep")) {
+			k->sweep_pos = v->pos;
+			if (!want_kind(c, v, NODE_SEQ, "sweep"))
+				continue;
+			k->sweep = xcalloc(v->n, sizeof(unsigned));
+			for (size_t j = 0; j < v->n; j++) {
+				unsigned step;
+
+				if (get_uint(c, v->items[j], "a sweep step", 1, 999, &step) < 0)
+					continue;
+				if (k->nsweep && step <= k->sweep[k->nsweep - 1]) {
+					err(c, v->items[j], "sweep steps must increase: %u after %u", step,
+					    k->sweep[k->nsweep - 1]);
+					continue;
+				}
+				k->sweep[k->nsweep++] = step;
+			}
+		}
+	}
+	if (k->source.name && k->from.name)
+		err(c, key, "%s has both 'source' and 'from'; a variant starts from one of them", what);
+	if (k->nsweep && !k->patches.n)
+		err(c, node_map_get(n, "sweep"), "%s sweeps a patch series but has no 'patches'", what);
+}
+
+static void load_cells(struct ctx *c, struct spec_topology *t, const struct node *n)
+{
+	static const char *const keys[] = { "cpus", "memory" };
+
+	if (!want_kind(c, n, NODE_SEQ, "numa"))
+		return;
+	if (n->n == 0 || n->n > SPEC_MAX_CELLS) {
+		err(c, n, "numa must list from 1 to %d cells", SPEC_MAX_CELLS);
+		return;
+	}
+	t->cells = xcalloc(n->n, sizeof(*t->cells));
+	for (size_t i = 0; i < n->n; i++) {
+		const struct node *cell = n->items[i], *cpus, *mem;
+		struct spec_cell *x = &t->cells[t->ncells++];
+
+		x->pos = cell->pos;
+		if (!want_kind(c, cell, NODE_MAP, "a numa cell"))
+			continue;
+		check_keys(c, cell, keys, ELEMENTSOF(keys), "a numa cell");
+		require_key(c, cell, cell, "cpus", "a numa cell");
+		require_key(c, cell, cell, "memory", "a numa cell");
+		cpus = node_map_get(cell, "cpus");
+		mem = node_map_get(cell, "memory");
+		if (cpus && want_kind(c, cpus, NODE_SCALAR, "cpus")) {
+			int r = parse_cpulist(cpus->scalar, x->cpus, SPEC_MAX_VCPUS, NULL);
+
+			if (r == -ERANGE)
+				err(c, cpus, "cpus '%s' names a vCPU above %d", cpus->scalar, SPEC_MAX_VCPUS - 1);
+			else if (r < 0)
+				err(c, cpus, "cpus must be a cpu list such as 0-3,8, not '%s'", cpus->scalar);
+			else
+				x->cpulist = xstrdup(cpus->scalar);
+		}
+		if (mem)
+			get_size(c, mem, "memory", &x->memory);
+	}
+}
+
+static void load_distances(struct ctx *c, struct spec_topology *t, const struct node *n)
+{
+	size_t m = n->kind == NODE_SEQ ? n->n : 0;
+
+	if (!want_kind(c, n, NODE_SEQ, "distances"))
+		return;
+	t->distances = xcalloc(m * m + 1, sizeof(unsigned));
+	for (size_t i = 0; i < m; i++) {
+		const struct node *row = n->items[i];
+
+		if (!want_kind(c, row, NODE_SEQ, "a row of distances"))
+			continue;
+		if (row->n != m) {
+			err(c, row, "distances must be a %zux%zu matrix: row %zu has %zu entries", m, m, i + 1, row->n);
+			continue;
+		}
+		for (size_t j = 0; j < m; j++)
+			get_uint(c, row->items[j], "a distance", 10, 255, &t->distances[i * m + j]);
+	}
+}
+
+static void load_topology(struct ctx *c, struct spec_topology *t, const struct node *key, const struct node *n)
+{
+	static const char *const keys[] = { "sockets", "dies", "cores", "threads", "memory", "numa",
+					    "distances", "asymmetric", "pinning", "cpu", "hugepages" };
+	_cleanup_free_ char *what = xasprintf("topology '%s'", key->scalar);
+	const struct node *v;
+
+	t->name = xstrdup(key->scalar);
+	t->pos = key->pos;
+	t->sockets = t->dies = t->cores = t->threads = 1;
+	t->cpu = xstrdup("auto");
+	if (!want_kind(c, n, NODE_MAP, what))
+		return;
+	check_keys(c, n, keys, ELEMENTSOF(keys), what);
+	require_key(c, n, key, "memory", what);
+	if ((v = node_map_get(n, "sockets")))
+		get_uint(c, v, "sockets", 1, 64, &t->sockets);
+	if ((v = node_map_get(n, "dies")))
+		get_uint(c, v, "dies", 1, 64, &t->dies);
+	if ((v = node_map_get(n, "cores")))
+		get_uint(c, v, "cores", 1, SPEC_MAX_VCPUS, &t->cores);
+	if ((v = node_map_get(n, "threads")))
+		get_uint(c, v, "threads", 1, 8, &t->threads);
+	if ((v = node_map_get(n, "memory")))
+		get_size(c, v, "memory", &t->memory);
+	if ((v = node_map_get(n, "numa")))
+		load_cells(c, t, v);
+	if ((v = node_map_get(n, "distances")))
+		load_distances(c, t, v);
+	if ((v = node_map_get(n, "asymmetric")))
+		get_bool(c, v, "asymmetric", &t->asymmetric);
+	if ((v = node_map_get(n, "pinning")) && want_kind(c, v, NODE_SCALAR, "pinning")) {
+		uint8_t bits[SPEC_MAX_VCPUS / 8] = { 0 };
+
+		if (streq(v->scalar, "none"))
+			t->pin = PIN_NONE;
+		else if (streq(v->scalar, "auto"))
+			t->pin = PIN_AUTO;
+		else if (parse_cpulist(v->scalar, bits, SPEC_MAX_VCPUS, NULL) == 0) {
+			t->pin = PIN_LIST;
+			t->pin_cpus = xstrdup(v->scalar);
+		} else
+			err(c, v, "pinning must be none, auto or a host cpu list, not '%s'", v->scalar);
+	}
+	if ((v = node_map_get(n, "cpu"))) {
+		char *s = get_string(c, v, "cpu");
+
+		if (s) {
+			free(t->cpu);
+			t->cpu = s;
+		}
+	}
+	if ((v = node_map_get(n, "hugepages")) && want_kind(c, v, NODE_SCALAR, "hugepages")) {
+		if (streq(v->scalar, "2M") || streq(v->scalar, "1G"))
+			t->hugepages = xstrdup(v->scalar);
+		else if (!streq(v->scalar, "none"))
+			err(c, v, "hugepages must be none, 2M or 1G, not '%s'", v->scalar);
+	}
+}
+
+static void load_image(struct ctx *c, struct spec_image *im, const struct node *key, const struct node *n)
+{
+	static const char *const keys[] = { "recipe" };
+	_cleanup_free_ char *what = xasprintf("image '%s'", key->scalar);
+	const struct node *v;
+
+	im->name = xstrdup(key->scalar);
+	im->pos = key->pos;
+	if (!want_kind(c, n, NODE_MAP, what))
+		return;
+	check_keys(c, n, keys, ELEMENTSOF(keys), what);
+	require_key(c, n, key, "recipe", what);
+	if ((v = node_map_get(n, "recipe"))) {
+		_cleanup_free_ char *s = get_string(c, v, "recipe");
+
+		if (s)
+			im->recipe = resolve_path(v);
+	}
+}
+
+/* "user@host:port", "host", "[::1]:22"; refuses what ssh would read as an option. */
+static int parse_ssh_target(struct ctx *c, struct spec_host *h, const struct node *v)
+{
+	const char *s = v->scalar, *at = strchr(s, '@'), *hostpart = at ? at + 1 : s;
+	const char *colon;
+	_cleanup_free_ char *addr = NULL;
+	unsigned port = 22;
+
+	if (at) {
+		if (at == s || *s == '-') {
+			err(c, v, "ssh user in '%s' is empty or starts with '-'", s);
+			return -EINVAL;
+		}
+		h->user = xstrndup(s, (size_t)(at - s));
+	}
+	if (*hostpart == '[') {
+		const char *close = strchr(hostpart, ']');
+
+		if (!close) {
+			err(c, v, "unterminated '[' in ssh address '%s'", s);
+			return -EINVAL;
+		}
+		addr = xstrndup(hostpart + 1, (size_t)(close - hostpart - 1));
+		colon = close[1] == ':' ? close + 1 : NULL;
+		if (close[1] && !colon) {
+			err(c, v, "unexpected text after ']' in '%s'", s);
+			return -EINVAL;
+		}
+	} else {
+		colon = strrchr(hostpart, ':');
+		addr = colon ? xstrndup(hostpart, (size_t)(colon - hostpart)) : xstrdup(hostpart);
+	}
+	if (colon) {
+		uint64_t p;
+
+		if (parse_uint(colon + 1, 65535, &p) < 0 || p == 0) {
+			err(c, v, "ssh port in '%s' must be from 1 to 65535", s);
+			return -EINVAL;
+		}
+		port = (unsigned)p;
+	}
+	if (!*addr || addr[0] == '-' || strpbrk(addr, " \t\n'\"`$;&|<>\\")) {
+		err(c, v, "ssh host '%s' is empty, starts with '-' or contains shell characters", addr);
+		return -EINVAL;
+	}
+	h->address = TAKE_PTR(addr);
+	h->port = port;
+	return 0;
+}
+
+static void load_host(struct ctx *c, struct spec_host *h, const struct node *key, const struct node *n)
+{
+	static const char *const keys[] = { "uri", "ssh", "identity", "power-cycle", "cmdline" };
+	_cleanup_free_ char *what = xasprintf("host '%s'", key->scalar);
+	const struct node *uri, *ssh, *v;
+
+	h->name = xstrdup(key->scalar);
+	h->pos = key->pos;
+	if (!want_kind(c, n, NODE_MAP, what))
+		return;
+	check_keys(c, n, keys, ELEMENTSOF(keys), what);
+	uri = node_map_get(n, "uri");
+	ssh = node_map_get(n, "ssh");
+	if (!!uri == !!ssh) {
+		err(c, key, "%s needs exactly one of 'uri' (a libvirt host) or 'ssh' (a bare-metal host)", what);
+		return;
+	}
+	if (uri) {
+		h->type = HOST_LIBVIRT;
+		h->uri = get_string(c, uri, "uri");
+		if (h->uri && !strstr(h->uri, "://"))
+			err(c, uri, "uri '%s' is not a libvirt URI such as qemu:///system or qemu+ssh://host/system",
+			    h->uri);
+	} else {
+		h->type = HOST_SSH;
+		if (want_kind(c, ssh, NODE_SCALAR, "ssh") && !node_is_null(ssh))
+			parse_ssh_target(c, h, ssh);
+	}
+	if ((v = node_map_get(n, "identity"))) {
+		_cleanup_free_ char *s = get_string(c, v, "identity");
+
+		if (s)
+			h->identity = resolve_path(v);
+	}
+	if ((v = node_map_get(n, "power-cycle"))) {
+		if (v->kind == NODE_SEQ && v->n) {
+			for (size_t i = 0; i < v->n; i++) {
+				_cleanup_free_ char *s = get_string(c, v->items[i], "a power-cycle argument");
+
+				if (s)
+					strv_push(&h->power_cycle, s);
+			}
+		} else {
+			err(c, v, "power-cycle must be a command as a list of arguments");
+		}
+	}
+	if ((v = node_map_get(n, "cmdline")))
+		h->cmdline = get_string(c, v, "cmdline");
+	if (h->type == HOST_LIBVIRT && (h->power_cycle.n || h->cmdline))
+		err(c, key, "power-cycle and cmdline are for bare-metal (ssh) hosts");
+}
+
+static void load_expect(struct ctx *c, struct spec_job *job, const struct node *n)
+{
+	static const char *const dirs[] = { "increase", "decrease", "unchanged" };
+	static const char *const keys[] = { "direction", "min", "within" };
+
+	if (!want_kind(c, n, NODE_MAP, "expect"))
+		return;
+	job->expect = xcalloc(n->n, sizeof(*job->expect));
+	for (size_t i = 0; i < n->n; i++) {
+		const struct node *key = n->keys[i], *v = n->items[i], *dir = v, *eff = NULL;
+		struct spec_expect *x = &job->expect[job->nexpect];
+		size_t d;
+
+		if (v->kind == NODE_MAP) {
+			check_keys(c, v, keys, ELEMENTSOF(keys), "an expectation");
+			dir = node_map_get(v, "direction");
+			if (!dir) {
+				err(c, v, "an expectation needs 'direction'");
+				continue;
+			}
+			eff = node_map_get(v, "min");
+			if (node_map_get(v, "within")) {
+				if (eff) {
+					err(c, node_map_get(v, "within"), "use 'min' or 'within', not both");
+					continue;
+				}
+				eff = node_map_get(v, "within");
+			}
+		}
+		if (dir->kind != NODE_SCALAR) {
+			err(c, dir, "an expectation is increase, decrease or unchanged");
+			continue;
+		}
+		for (d = 0; d < ELEMENTSOF(dirs); d++)
+			if (streq(dir->scalar, dirs[d]))
+				break;
+		if (d == ELEMENTSOF(dirs)) {
+			const char *hint = str_suggest(dir->scalar, dirs, ELEMENTSOF(dirs));
+
+			if (hint)
+				err(c, dir, "expectation '%s' is not increase, decrease or unchanged (did you mean '%s'?)",
+				    dir->scalar, hint);
+			else
+				err(c, dir, "expectation '%s' is not increase, decrease or unchanged", dir->scalar);
+			continue;
+		}
+		x->dir = (enum expect_dir)d;
+		if (eff) {
+			const char *kname = v->kind == NODE_MAP && node_map_get(v, "within") ? "within" : "min";
+
+			if (eff->kind != NODE_SCALAR || parse_percent(eff->scalar, &x->effect) < 0 || x->effect <= 0) {
+				err(c, eff, "%s must be a positive percentage such as 5%%", kname);
+				continue;
+			}
+			if (x->dir == EXPECT_UNCHANGED && streq(kname, "min")) {
+				err(c, eff, "an 'unchanged' expectation takes 'within', not 'min'");
+				continue;
+			}
+			if (x->dir != EXPECT_UNCHANGED && streq(kname, "within")) {
+				err(c, eff, "'within' goes with 'unchanged'; use 'min' for the smallest effect");
+				continue;
+			}
+			x->has_effect = true;
+		}
+		x->metric = xstrdup(key->scalar);
+		x->pos = key->pos;
+		job->nexpect++;
+	}
+}
+
+static void load_params(struct ctx *c, struct spec_job *job, const struct node *n)
+{
+	if (!want_kind(c, n, NODE_MAP, "params"))
+		return;
+	job->params = xcalloc(n->n, sizeof(*job->params));
+	for (size_t i = 0; i < n->n; i++) {
+		const struct node *key = n->keys[i], *v = n->items[i];
+		struct spec_param *p = &job->params[job->nparams];
+
+		if (v->kind == NODE_MAP) {
+			err(c, v, "parameter '%s' must be a value or a list of values", key->scalar);
+			continue;
+		}
+		if (v->kind == NODE_SEQ && v->n == 0) {
+			err(c, v, "parameter '%s' lists no values", key->scalar);
+			continue;
+		}
+		p->key = xstrdup(key->scalar);
+		p->pos = key->pos;
+		p->is_list = v->kind == NODE_SEQ;
+		p->nvalues = p->is_list ? v->n : 1;
+		p->values = xcalloc(p->nvalues, sizeof(char *));
+		p->value_pos = xcalloc(p->nvalues, sizeof(struct pos));
+		for (size_t j = 0; j < p->nvalues; j++) {
+			const struct node *x = p->is_list ? v->items[j] : v;
+
+			p->value_pos[j] = x->pos;
+			if (x->kind != NODE_SCALAR) {
+				err(c, x, "values of parameter '%s' must be scalars", key->scalar);
+				p->values[j] = xstrdup("");
+				continue;
+			}
+			p->values[j] = xstrdup(x->scalar);
+		}
+		job->nparams++;
+	}
+}
+
+static void load_job(struct ctx *c, struct spec_job *job, const struct node *n)
+{
+	static const char *const keys[] = { "workload", "params", "monitors", "expect" };
+	const struct node *v;
+
+	job->pos = n->pos;
+	if (n->kind == NODE_SCALAR) { /* "- hackbench": the workload with its defaults */
+		if (!node_is_null(n))
+			ref_set(&job->workload, n);
+		else
+			err(c, n, "a workload entry must not be empty");
+		return;
+	}
+	if (!want_kind(c, n, NODE_MAP, "a workload entry"))
+		return;
+	check_keys(c, n, keys, ELEMENTSOF(keys), "a workload entry");
+	require_key(c, n, n, "workload", "a workload entry");
+	if ((v = node_map_get(n, "workload"))) {
+		_cleanup_free_ char *s = get_string(c, v, "workload");
+
+		if (s)
+			ref_set(&job->workload, v);
+	}
+	if ((v = node_map_get(n, "params")))
+		load_params(c, job, v);
+	if ((v = node_map_get(n, "monitors")))
+		get_refs(c, v, "monitors", &job->monitors);
+	if ((v = node_map_get(n, "expect")))
+		load_expect(c, job, v);
+}
+
+static void load_experiment(struct ctx *c, struct spec_experiment *e, const struct node *key,
+			    const struct node *n)
+{
+	static const char *const keys[] = { "description", "kernels", "topology", "image", "hosts",
+					    "repeat", "warmup", "timeout", "boot", "monitors", "sysctl",
+					    "workloads" };
+	_cleanup_free_ char *what = xasprintf("experiment '%s'", key->scalar);
+	const struct node *v;
+
+	e->name = xstrdup(key->scalar);
+	e->pos = key->pos;
+	e->repeat = 3;
+	e->timeout_usec = 3600ULL * 1000000;
+	e->boot = BOOT_PER_RUN;
+	if (!want_kind(c, n, NODE_MAP, what))
+		return;
+	check_keys(c, n, keys, ELEMENTSOF(keys), what);
+	require_key(c, n, key, "kernels", what);
+	require_key(c, n, key, "topology", what);
+	require_key(c, n, key, "image", what);
+	require_key(c, n, key, "workloads", what);
+	if ((v = node_map_get(n, "description")))
+		e->description = get_string(c, v, "description");
+	if ((v = node_map_get(n, "kernels"))) {
+		get_refs(c, v, "kernels", &e->kernels);
+		if (v->kind == NODE_SCALAR)
+			err(c, v, "kernels must list the variants to compare, baseline first");
+	}
+	if ((v = node_map_get(n, "topology"))) {
+		_cleanup_free_ char *s = get_string(c, v, "topology");
+
+		if (s)
+			ref_set(&e->topology, v);
+	}
+	if ((v = node_map_get(n, "image"))) {
+		_cleanup_free_ char *s = get_string(c, v, "image");
+
+		if (s)
+			ref_set(&e->image, v);
+	}
+	if ((v = node_map_get(n, "hosts")))
+		get_refs(c, v, "hosts", &e->hosts);
+	if ((v = node_map_get(n, "repeat")))
+		get_uint(c, v, "repeat", 1, 1000, &e->repeat);
+	if ((v = node_map_get(n, "warmup")))
+		get_duration(c, v, "warmup", &e->warmup_usec);
+	if ((v = node_map_get(n, "timeout"))) {
+		if (get_duration(c, v, "timeout", &e->timeout_usec) == 0 && e->timeout_usec < 1000000)
+			err(c, v, "timeout must be at least 1s");
+	}
+	if ((v = node_map_get(n, "boot")) && want_kind(c, v, NODE_SCALAR, "boot")) {
+		if (streq(v->scalar, "per-run"))
+			e->boot = BOOT_PER_RUN;
+		else if (streq(v->scalar, "once"))
+			e->boot = BOOT_ONCE;
+		else
+			err(c, v, "boot must be per-run or once, not '%s'", v->scalar);
+	}
+	if ((v = node_map_get(n, "monitors")))
+		get_refs(c, v, "monitors", &e->monitors);
+	if ((v = node_map_get(n, "sysctl")) && want_kind(c, v, NODE_MAP, "sysctl")) {
+		e->sysctl = xcalloc(v->n, sizeof(*e->sysctl));
+		for (size_t i = 0; i < v->n; i++) {
+			const struct node *k = v->keys[i], *x = v->items[i];
+			bool ok = *k->scalar && k->scalar[0] != '.' && k->scalar[0] != '/';
+
+			for (const char *p = k->scalar; ok && *p; p++)
+				ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+				     *p == '.' || *p == '-' || *p == '/' || (*p >= 'A' && *p <= 'Z');
+			if (!ok || strstr(k->scalar, "..")) {
+				err(c, k, "'%s' is not a sysctl name such as vm.percpu_pagelist_high_fraction",
+				    k->scalar);
+				continue;
+			}
+			if (x->kind != NODE_SCALAR || node_is_null(x)) {
+				err(c, x, "sysctl '%s' needs a value", k->scalar);
+				continue;
+			}
+			e->sysctl[e->nsysctl].key = xstrdup(k->scalar);
+			e->sysctl[e->nsysctl].value = xstrdup(x->scalar);
+			e->sysctl[e->nsysctl].pos = k->pos;
+			e->nsysctl++;
+		}
+	}
+	if ((v = node_map_get(n, "workloads")) && want_kind(c, v, NODE_SEQ, "workloads")) {
+		if (!v->n)
+			err(c, v, "workloads lists nothing to run");
+		e->jobs = xcalloc(v->n, sizeof(*e->jobs));
+		for (size_t i = 0; i < v->n; i++)
+			load_job(c, &e->jobs[e->njobs++], v->items[i]);
+	}
+}
+
+/* Allocate and load every entry of a named section. */
+#define LOAD_SECTION(c, sec_, what, arr, count, loader)                             \
+	do {                                                                          \
+		if (!want_kind((c), (sec_), NODE_MAP, (what)))                        \
+			break;                                                        \
+		(arr) = xcalloc((sec_)->n, sizeof(*(arr)));                           \
+		for (size_t i_ = 0; i_ < (sec_)->n; i_++) {                           \
+			check_name((c), (sec_)->keys[i_], (what));                    \
+			loader((c), &(arr)[(count)++], (sec_)->keys[i_], (sec_)->items[i_]); \
+		}                                                                     \
+	} while (0)
+
+static void load_root(struct ctx *c, struct node *root)
+{
+	const struct node *v;
+
+	check_keys(c, root, top_keys, ELEMENTSOF(top_keys), "lab.yaml");
+	v = node_map_get(root, "version");
+	if (!v) {
+		err(c, root, "missing 'version: %d' at the top of the file", SPEC_VERSION);
+	} else if (get_uint(c, v, "version", 1, 1000, &c->s->version) == 0 && c->s->version != SPEC_VERSION) {
+		err(c, v, "schema version %u is not supported (this lab reads version %d)", c->s->version,
+		    SPEC_VERSION);
+	}
+	if ((v = node_map_get(root, "settings")))
+		load_settings(c, v);
+	if ((v = node_map_get(root, "sources")))
+		LOAD_SECTION(c, v, "source", c->s->sources, c->s->nsources, load_source);
+	if ((v = node_map_get(root, "kernels")))
+		LOAD_SECTION(c, v, "kernel", c->s->kernels, c->s->nkernels, load_kernel);
+	if ((v = node_map_get(root, "topologies")))
+		LOAD_SECTION(c, v, "topology", c->s->topologies, c->s->ntopologies, load_topology);
+	if ((v = node_map_get(root, "images")))
+		LOAD_SECTION(c, v, "image", c->s->images, c->s->nimages, load_image);
+	if ((v = node_map_get(root, "hosts")))
+		LOAD_SECTION(c, v, "host", c->s->hosts, c->s->nhosts, load_host);
+	if ((v = node_map_get(root, "experiments")))
+		LOAD_SECTION(c, v, "experiment", c->s->experiments, c->s->nexperiments, load_experiment);
+}
+
+static int load_tree(struct spec *s, struct node *root, const struct spec_load_opts *opts, struct diags *d)
+{
+	struct ctx c = { .s = s, .d = d, .opts = opts };
+	_cleanup_strv_ struct strv stack = STRV_INIT;
+	size_t before = d->n;
+	long vi;
+
+	if (root->kind != NODE_MAP) {
+		diags_add(d, &root->pos, "lab.yaml must be a mapping of sections, not %s", node_kind_name(root->kind));
+		return -EINVAL;
+	}
+	strv_push_take(&stack, xstrdup(s->path));
+	load_includes(&c, root, &stack, 0);
+	vi = node_map_index(root, "vars");
+	if (vi >= 0) {
+		struct node *vars = root->items[vi];
+
+		if (vars->kind != NODE_MAP) {
+			err(&c, vars, "vars must be a mapping of names to values");
+		} else {
+			c.vars = vars;
+			for (size_t i = 0; i < vars->n; i++)
+				if (vars->items[i]->kind != NODE_SCALAR)
+					err(&c, vars->items[i], "variable '%s' must be a scalar", vars->keys[i]->scalar);
+		}
+	}
+	for (size_t i = 0; i < root->n; i++)
+		if (!streq(root->keys[i]->scalar, "vars"))
+			substitute(&c, root->items[i]);
+	load_root(&c, root);
+	/* cross-checks run even after errors, so one pass reports everything */
+	spec_check(s, opts, d);
+	return d->n == before ? 0 : -EINVAL;
+}
+
+static struct spec *spec_new(const char *path)
+{
+	struct spec *s = xcalloc(1, sizeof(*s));
+
+	s->path = xstrdup(path);
+	s->dir = path_dirname(path);
+	return s;
+}
+
+int spec_load_buffer(const char *name, const char *data, size_t len, const struct spec_load_opts *opts,
+		     struct spec **ret, struct diags *d)
+{
+	_cleanup_spec_ struct spec *s = spec_new(name);
+	_cleanup_node_ struct node *root = node_parse(&s->files, name, data, len, d);
+	int r;
+
+	if (!root)
+		return -EINVAL;
+	r = load_tree(s, root, opts, d);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+int spec_load(const char *path, const struct spec_load_opts *opts, struct spec **ret, struct diags *d)
+{
+	_cleanup_spec_ struct spec *s = spec_new(path);
+	_cleanup_node_ struct node *root = node_parse_file(&s->files, path, d);
+	int r;
+
+	if (!root)
+		return -EINVAL;
+	r = load_tree(s, root, opts, d);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(s);
+	return 0;
+}

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The typed model of lab.yaml (schema version 1). spec_load() parses the
+ * file and its includes, substitutes ${vars}, checks every key, type,
+ * unit and reference, and either returns a complete model or adds every
+ * error it found to `d` (each with FILE:LINE:COL) and returns -EINVAL.
+ * Nothing here prints, builds or boots.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../util/diag.h"
+#include "../util/strv.h"
+#include "node.h"
+
+#define SPEC_VERSION 1
+#define SPEC_MAX_VCPUS 1024
+#define SPEC_MAX_CELLS 64
+
+/* A name written somewhere, with where it was written. */
+struct spec_ref {
+	char *name;
+	struct pos pos;
+};
+
+struct spec_refs {
+	struct spec_ref *v;
+	size_t n, alloc;
+};
+
+struct spec_settings {
+	char *cache;     /* NULL: $XDG_CACHE_HOME/lab */
+	char *results;   /* NULL: <dir>/results */
+	char *catalogue; /* workloads folder; default <dir>/workloads */
+};
+
+enum source_type { SOURCE_DEBIAN, SOURCE_TARBALL, SOURCE_DIRECTORY, SOURCE_GIT };
+
+struct spec_source {
+	char *name;
+	struct pos pos;
+	enum source_type type;
+	char *package; /* debian */
+	char *path;    /* tarball, directory: resolved against the file's folder */
+	char *url;     /* git */
+	char *ref;     /* git */
+};
+
+struct spec_require {
+	char *symbol; /* CONFIG_FOO */
+	char *value;  /* "y", "m", "n" (not set), or a literal value */
+	struct pos pos;
+};
+
+struct spec_kernel {
+	char *name;
+	struct pos pos;
+	struct spec_ref source; /* name NULL when `from` is used */
+	struct spec_ref from;
+	/* patches: a folder (patches_dir) or files, resolved paths */
+	struct strv patches;
+	struct pos patches_pos;
+	bool patches_dir;
+	struct strv configs; /* resolved fragment paths */
+	struct pos configs_pos;
+	struct spec_require *require;
+	size_t nrequire;
+	char *cmdline;
+	unsigned *sweep; /* cumulative prefixes of the series: 1, 3, 5 ... */
+	size_t nsweep;
+	struct pos sweep_pos;
+	/* resolved after loading: the root source and inherited lists */
+	const struct spec_source *root_source;
+};
+
+struct spec_cell {
+	uint8_t cpus[SPEC_MAX_VCPUS / 8];
+	char *cpulist;
+	uint64_t memory;
+	struct pos pos;
+};
+
+enum pin_policy { PIN_NONE, PIN_AUTO, PIN_LIST };
+
+struct spec_topology {
+	char *name;
+	struct pos pos;
+	unsigned sockets, dies, cores, threads; /* cores per socket, threads per core */
+	uint64_t memory;
+	struct spec_cell *cells;
+	size_t ncells;
+	unsigned *distances; /* ncells x ncells, NULL when not given */
+	bool asymmetric;     /* an asymmetric matrix is intended */
+	enum pin_policy pin;
+	char *pin_cpus; /* PIN_LIST: host cpulist */
+	char *cpu;      /* auto, host-passthrough, host-model or a model name */
+	char *hugepages; /* NULL, "2M", "1G" */
+};
+
+struct spec_image {
+	char *name;
+	struct pos pos;
+	char *recipe; /* resolved path */
+};
+
+enum host_type { HOST_LIBVIRT, HOST_SSH };
+
+struct spec_host {
+	char *name;
+	struct pos pos;
+	enum host_type type;
+	char *uri; /* libvirt; NULL: the embedded local driver */
+	char *user, *address;
+	unsigned port;
+	char *identity;
+	struct strv power_cycle; /* argv */
+	char *cmdline;
+};
+
+enum expect_dir { EXPECT_INCREASE, EXPECT_DECREASE, EXPECT_UNCHANGED };
+
+struct spec_expect {
+	char *metric;
+	enum expect_dir dir;
+	double effect;   /* fraction: minimum effect (increase/decrease) or bound (unchanged) */
+	bool has_effect;
+	struct pos pos;
+};
+
+struct spec_param {
+	char *key;
+	struct pos pos;
+	char **values; /* more than one: a matrix dimension */
+	struct pos *value_pos;
+	size_t nvalues;
+	bool is_list;
+};
+
+struct spec_job {
+	struct spec_ref workload;
+	struct pos pos;
+	struct spec_param *params;
+	size_t nparams;
+	struct spec_refs monitors;
+	struct spec_expect *expect;
+	size_t nexpect;
+};
+
+enum boot_policy { BOOT_PER_RUN, BOOT_ONCE };
+
+struct spec_kv {
+	char *key, *value;
+	struct pos pos;
+};
+
+struct spec_experiment {
+	char *name;
+	struct pos pos;
+	char *description;
+	struct spec_refs kernels; /* first is the baseline */
+	struct spec_ref topology;
+	struct spec_ref image;
+	struct spec_refs hosts; /* empty: the implicit "local" host */
+	unsigned repeat;
+	uint64_t warmup_usec;
+	uint64_t timeout_usec;
+	enum boot_policy boot;
+	struct spec_refs monitors; /* for every job */
+	struct spec_kv *sysctl;
+	size_t nsysctl;
+	struct spec_job *jobs;
+	size_t njobs;
+};
+
+/* A workload or monitor of the catalogue (workloads/<name>/workload.yaml). */
+enum param_type {
+	PARAM_STRING, PARAM_INT, PARAM_UINT, PARAM_BOOL, PARAM_DURATION, PARAM_SIZE,
+	PARAM_CPUS, PARAM_PERCENT, PARAM_ENUM, PARAM_CPULIST
+};
+
+struct catalogue_param {
+	char *name;
+	enum param_type type;
+	char *def; /* NULL: required */
+	struct strv values; /* PARAM_ENUM */
+	char *description;
+};
+
+struct catalogue_entry {
+	char *name;
+	bool monitor;
+	char *dir;
+	char *description;
+	struct catalogue_param *params;
+	size_t nparams;
+	struct strv packages;
+	uint64_t timeout_usec;
+};
+
+struct spec {
+	struct node_files files;
+	char *path; /* the main file as given */
+	char *dir;  /* its folder */
+	unsigned version;
+	struct spec_settings settings;
+	struct spec_source *sources;
+	size_t nsources;
+	struct spec_kernel *kernels;
+	size_t nkernels;
+	struct spec_topology *topologies;
+	size_t ntopologies;
+	struct spec_image *images;
+	size_t nimages;
+	struct spec_host *hosts;
+	size_t nhosts;
+	struct spec_experiment *experiments;
+	size_t nexperiments;
+	struct catalogue_entry *catalogue;
+	size_t ncatalogue;
+};
+
+struct spec_load_opts {
+	bool no_include;    /* fuzzing: never read other files */
+	bool no_filesystem; /* fuzzing: skip existence checks and the catalogue */
+};
+
+int spec_load(const char *path, const struct spec_load_opts *opts, struct spec **ret, struct diags *d);
+int spec_load_buffer(const char *name, const char *data, size_t len, const struct spec_load_opts *opts,
+		     struct spec **ret, struct diags *d);
+void spec_free(struct spec *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct spec *, spec_free)
+#define _cleanup_spec_ _cleanup_(spec_freep)
+
+const struct spec_kernel *spec_find_kernel(const struct spec *s, const char *name);
+const struct spec_topology *spec_find_topology(const struct spec *s, const char *name);
+const struct spec_experiment *spec_find_experiment(const struct spec *s, const char *name);
+const struct catalogue_entry *spec_find_catalogue(const struct spec *s, const char *name, bool monitor);
+unsigned spec_topology_vcpus(const struct spec_topology *t);
+
+/*
+ * The kernel variants an experiment compares, in order, with swept variants
+ * expanded into their steps ("pcp@1", "pcp@3", ...). Baseline first.
+ */
+void spec_experiment_variants(const struct spec *s, const struct spec_experiment *e, struct strv *ret);
+
+const char *param_type_name(enum param_type t);
+/* 0 when `value` is valid for the parameter, else a static reason. */
+const char *catalogue_param_check(const struct catalogue_param *p, const char *value);
+
+/* Internal: shared by spec-load.c and spec-check.c. */
+void spec_check(struct spec *s, const struct spec_load_opts *opts, struct diags *d);
+int catalogue_load(struct spec *s, struct diags *d);

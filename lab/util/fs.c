@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "alloc.h"
+#include "fs.h"
+#include "path.h"
+#include "strbuf.h"
+#include "banned.h"
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len, unsigned mode)
+{
+	_cleanup_free_ char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, data, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+int fs_copy_file(const char *from, const char *to, bool overwrite)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct stat st;
+	int r;
+
+	if (!overwrite && access(to, F_OK) == 0)
+		return -EEXIST;
+	if (stat(from, &st) < 0)
+		return -errno;
+	r = strbuf_read_file(&sb, from, 0);
+	if (r < 0)
+		return r;
+	return fs_write_atomic(to, sb.buf, sb.len, st.st_mode & 0777);
+}
+
+int fs_copy_tree(const char *from, const char *to, bool overwrite, size_t *ret_copied)
+{
+	DIR *d = opendir(from);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	r = path_mkdir_p(to, 0755);
+	while (r >= 0 && (de = readdir(d))) {
+		_cleanup_free_ char *a = NULL, *b = NULL;
+		struct stat st;
+
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		a = path_join(from, de->d_name);
+		b = path_join(to, de->d_name);
+		if (lstat(a, &st) < 0) {
+			r = -errno;
+			break;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			r = fs_copy_tree(a, b, overwrite, ret_copied);
+		} else if (S_ISREG(st.st_mode)) {
+			r = fs_copy_file(a, b, overwrite);
+			if (r == -EEXIST)
+				r = 0;
+			else if (r == 0 && ret_copied)
+				(*ret_copied)++;
+		}
+	}
+	closedir(d);
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "alloc.h"
+#include "path.h"
+#include "banned.h"
+
+char *path_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return xstrdup(".");
+	if (slash == path)
+		return xstrdup("/");
+	return xstrndup(path, (size_t)(slash - path));
+}
+
+char *path_join(const char *dir, const char *rel)
+{
+	const char *home;
+
+	if (rel[0] == '/')
+		return xstrdup(rel);
+	if (rel[0] == '~' && rel[1] == '/' && (home = getenv("HOME")) && *home)
+		return xasprintf("%s%s", home, rel + 1);
+	if (!dir || !*dir || streq(dir, "."))
+		return xstrdup(rel);
+	return xasprintf("%s/%s", dir, rel);
+}
+
+bool path_is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool path_is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int path_mkdir_p(const char *path, unsigned mode)
+{
+	_cleanup_free_ char *p = xstrdup(path);
+
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return path_is_dir(p) ? 0 : -ENOTDIR;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* NULL-terminated string vectors and small string helpers. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "macro.h"
+
+struct strv {
+	char **v; /* NULL-terminated, never NULL after strv_push */
+	size_t n;
+	size_t alloc;
+};
+
+#define STRV_INIT { NULL, 0, 0 }
+
+void strv_push(struct strv *s, const char *str);
+void strv_push_take(struct strv *s, char *str);
+void strv_release(struct strv *s);
+bool strv_contains(const struct strv *s, const char *str);
+ssize_t strv_index(const struct strv *s, const char *str);
+
+static inline void strv_releasep(struct strv *s)
+{
+	strv_release(s);
+}
+#define _cleanup_strv_ _cleanup_(strv_releasep)
+
+/* Edit distance for "did you mean" suggestions. */
+size_t str_distance(const char *a, const char *b);
+/* The closest candidate within a sensible distance, or NULL. */
+const char *str_suggest(const char *word, const char *const *candidates, size_t n);
+
+bool str_startswith(const char *s, const char *prefix);
+bool str_endswith(const char *s, const char *suffix);
+/* A name usable as an identifier in lab.yaml: [A-Za-z0-9][A-Za-z0-9._-]* */
+bool str_is_name(const char *s);

@@ -1,0 +1,129 @@
+#!/bin/sh
+# The command line as a user drives it: help, version, dispatch, global
+# options, exit codes, JSON errors, init -> validate -> plan.
+. "$(dirname "$0")/test-lib.sh"
+
+test_expect_success 'lab --help lists every command and exits 0' '
+	lab --help >out &&
+	for c in init validate plan kernel image vm host run ls report compare bundle fetch doctor gc; do
+		test_grep -q "^  $c " out || exit 1
+	done
+'
+
+test_expect_success 'lab with no command prints usage on stderr and exits 2' '
+	test_must_fail_with 2 lab >out 2>err &&
+	test_grep -q "^usage: lab" err &&
+	test_line_count = 0 out
+'
+
+test_expect_success 'lab --version' '
+	lab --version >out &&
+	test_grep -q "^lab [0-9]" out
+'
+
+test_expect_success 'unknown command suggests the closest one' '
+	test_must_fail_with 2 lab plna 2>err &&
+	test_grep -q "no command .plna. (did you mean .plan.?)" err
+'
+
+test_expect_success 'unknown global option is a usage error' '
+	test_must_fail_with 2 lab --frobnicate plan 2>err &&
+	test_grep -q "unknown option" err
+'
+
+test_expect_success 'reserved commands say they are not implemented and exit 2' '
+	for c in run report bundle fetch gc; do
+		test_must_fail_with 2 lab $c 2>err || exit 1
+		test_grep -q "not implemented yet" err || exit 1
+	done
+'
+
+test_expect_success 'help COMMAND and COMMAND --help print its usage' '
+	lab help plan >a &&
+	lab plan --help >b &&
+	test_cmp a b &&
+	test_grep -q "usage: lab \[global options\] plan \[EXPERIMENT...\]" a
+'
+
+test_expect_success 'no lab.yaml: a clear error, exit 2' '
+	mkdir empty &&
+	test_must_fail_with 2 lab -C empty validate 2>err &&
+	test_grep -q "no lab.yaml here" err
+'
+
+test_expect_success 'init writes lab.yaml and the folders it references' '
+	lab init proj >out &&
+	test -f proj/lab.yaml &&
+	test -d proj/workloads/stress-ng &&
+	test -f proj/workloads/stress-ng/workload.yaml &&
+	test -f proj/kernels/configs/guest.config &&
+	test -d proj/kernels/patches/sched-fair-ratelimit-tg-load-avg &&
+	test -f proj/images/bench.yaml &&
+	test_grep -q "^version: 1" proj/lab.yaml
+'
+
+test_expect_success 'the initialised lab.yaml validates silently' '
+	lab -C proj validate >out 2>err &&
+	test_line_count = 0 out &&
+	test_line_count = 0 err
+'
+
+test_expect_success 'init refuses to overwrite, --force replaces' '
+	echo "# mine" >proj/lab.yaml &&
+	test_must_fail_with 2 lab init proj 2>err &&
+	test_grep -q "exists already" err &&
+	test_grep -q "^# mine" proj/lab.yaml &&
+	lab init --force proj &&
+	test_grep -q "^version: 1" proj/lab.yaml
+'
+
+test_expect_success 'plan of the initialised project interleaves base and patched' '
+	lab -C proj plan quick >plan &&
+	sed -n "2,5p" plan | awk "{print \$2}" >kernels &&
+	printf "base\ntg-ratelimit\nbase\ntg-ratelimit\n" >expect &&
+	test_cmp expect kernels
+'
+
+test_expect_success 'plan --json and -f with a path' '
+	lab -f proj/lab.yaml plan --json quick >plan.json &&
+	python3 -c "import json,sys; d=json.load(open(\"plan.json\")); assert len(d)==12, len(d); assert d[0][\"kernel\"]==\"base\" and d[1][\"kernel\"]==\"tg-ratelimit\"; assert d[0][\"params\"][\"stressor\"]==\"switch\""
+'
+
+test_expect_success 'plan of an unknown experiment suggests one' '
+	test_must_fail_with 2 lab -C proj plan quik 2>err &&
+	test_grep -q "no experiment .quik. (did you mean .quick.?)" err
+'
+
+test_expect_success 'validate --json reports errors as an error object on stdout' '
+	printf "version: 1\nexperiments:\n  x:\n    kernels: [a, b]\n" >bad.yaml &&
+	test_must_fail_with 2 lab --json validate bad.yaml >out &&
+	python3 -c "import json; d=json.load(open(\"out\")); assert \"error\" in d; e=d[\"errors\"]; assert e[0][\"file\"]==\"bad.yaml\" and e[0][\"line\"]==3, e"
+'
+
+test_expect_success 'validate --json on a valid file says so' '
+	lab -C proj validate --json >out &&
+	python3 -c "import json; d=json.load(open(\"out\")); assert d[\"valid\"] is True and d[\"experiments\"]>=4"
+'
+
+test_expect_success 'every error is reported, not only the first, sorted by position' '
+	cat >many.yaml <<-\EOF &&
+	version: 1
+	kernels:
+	  k:
+	    sorce: x
+	topologies:
+	  t:
+	    memory: lots
+	EOF
+	test_must_fail_with 2 lab validate many.yaml 2>err &&
+	test_line_count = 2 err &&
+	head -1 err | test_grep -q "^many.yaml:4:5: unknown key .sorce. in kernel .k. (did you mean .source.?)" &&
+	tail -1 err | test_grep -q "^many.yaml:7:13: memory must be a size"
+'
+
+test_expect_success 'a missing -f file names the file' '
+	test_must_fail_with 2 lab -f nowhere.yaml plan 2>err &&
+	test_grep -q "cannot read .nowhere.yaml." err
+'
+
+test_done

@@ -1,0 +1,98 @@
+# test-lib.sh: shell tests of the CLI as a user drives it, after git's
+# t/test-lib.sh. Each test file sources this, declares tests with
+# test_expect_success, and ends with test_done. Output is TAP.
+#
+#   test_expect_success [PREREQ,...] 'description' 'commands'
+#   test_set_prereq NAME / test_have_prereq NAME
+#   test_skip_all 'reason'
+# A test skips only when a prerequisite is truly missing, and says which.
+
+set -u
+TEST_DIRECTORY=$(cd "$(dirname "$0")/.." && pwd)
+SRC_DIR=$(cd "$TEST_DIRECTORY/.." && pwd)
+: "${LAB:=$SRC_DIR/build/lab}"
+test_count=0
+test_failed=0
+test_prereqs=" "
+TRASH=$(mktemp -d "${TMPDIR:-/tmp}/lab-test.XXXXXX")
+trap 'rm -rf "$TRASH"' EXIT
+cd "$TRASH" || exit 1
+
+lab() { "$LAB" "$@"; }
+
+test_set_prereq() { test_prereqs="$test_prereqs$1 "; }
+test_have_prereq() {
+	for p in $(echo "$1" | tr ',' ' '); do
+		case "$test_prereqs" in *" $p "*) ;; *) return 1 ;; esac
+	done
+	return 0
+}
+missing_prereqs() {
+	out=""
+	for p in $(echo "$1" | tr ',' ' '); do
+		case "$test_prereqs" in *" $p "*) ;; *) out="$out $p" ;; esac
+	done
+	echo "${out# }"
+}
+
+test_expect_success() {
+	prereq=""
+	if [ $# -eq 3 ]; then prereq=$1; shift; fi
+	test_count=$((test_count + 1))
+	if [ -n "$prereq" ] && ! test_have_prereq "$prereq"; then
+		echo "ok $test_count # skip $1 (missing $(missing_prereqs "$prereq"))"
+		return 0
+	fi
+	if (set -e; eval "$2") >"$TRASH/.out" 2>&1; then
+		echo "ok $test_count - $1"
+	else
+		test_failed=$((test_failed + 1))
+		echo "not ok $test_count - $1"
+		sed 's/^/#   /' "$TRASH/.out"
+		echo "#   commands:"
+		printf '%s\n' "$2" | sed 's/^/#     /'
+	fi
+}
+
+test_skip_all() {
+	echo "1..0 # skip $1"
+	exit 0
+}
+
+test_done() {
+	echo "1..$test_count"
+	[ "$test_failed" -eq 0 ]
+}
+
+# Helpers in the spirit of git's: each fails loudly with what it saw.
+test_cmp() {
+	diff -u "$1" "$2"
+}
+test_must_fail_with() {
+	want=$1; shift
+	set +e
+	"$@"
+	got=$?
+	set -e
+	if [ "$got" -ne "$want" ]; then
+		echo "expected exit $want, got $got from: $*" >&2
+		return 1
+	fi
+}
+test_grep() {
+	if ! grep "$@"; then
+		echo "no match for 'grep $*'; the file was:" >&2
+		eval "cat \"\${$#}\"" >&2
+		return 1
+	fi
+}
+test_line_count() {
+	n=$(wc -l <"$3")
+	if ! [ "$n" "$1" "$2" ]; then
+		echo "expected $1 $2 lines in $3, got $n" >&2
+		return 1
+	fi
+}
+
+command -v valgrind >/dev/null 2>&1 && test_set_prereq VALGRIND
+command -v python3 >/dev/null 2>&1 && test_set_prereq PYTHON3
