@@ -36,7 +36,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(A)/tests/%)
 # The binary is build/lab: ./lab is the source folder.
 LAB_BIN := build/lab
 
-.PHONY: all test fuzz deps install uninstall clean regen
+.PHONY: all test fuzz deps install uninstall clean regen quick
 all: $(LAB_BIN)
 
 $(LAB_BIN): $(LIB_OBJ) $(CMD_OBJ)
@@ -50,7 +50,8 @@ $(A)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -c -o $@ $<
 
-$(A)/lab: $(ALIB_OBJ) $(ACMD_OBJ)
+$(A)/bin/lab: $(ALIB_OBJ) $(ACMD_OBJ)
+	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
 $(A)/tests/%: tests/unit/%.c $(ALIB_OBJ) tests/unit/unit.h
@@ -72,13 +73,13 @@ fuzz: build/fuzz/fuzz-spec
 	cd tests/fuzz && ../../build/fuzz/fuzz-spec -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 		-dict=yaml.dict ../../build/fuzz/new corpus
 
-test: $(A)/lab $(UNIT_BIN) $(A)/fuzz-replay $(LAB_BIN)
-	@LAB=$(CURDIR)/$(A)/lab LAB_RELEASE=$(CURDIR)/$(LAB_BIN) LAB_BUILD=$(CURDIR)/$(A) \
+test: $(A)/bin/lab $(UNIT_BIN) $(A)/fuzz-replay $(LAB_BIN)
+	@LAB=$(CURDIR)/$(A)/bin/lab LAB_RELEASE=$(CURDIR)/$(LAB_BIN) LAB_BUILD=$(CURDIR)/$(A) \
 		tests/run-all $(UNIT_BIN) tests/t/t[0-9]*.sh
 
 # Rewrite golden files from the current output (then review the diff).
-regen: $(A)/lab
-	LAB_TEST_REGENERATE=1 LAB=$(CURDIR)/$(A)/lab tests/t/t0100-golden.sh
+regen: $(A)/bin/lab
+	LAB_TEST_REGENERATE=1 LAB=$(CURDIR)/$(A)/bin/lab tests/t/t0100-golden.sh
 
 DEB_PKGS := build-essential pkg-config libyaml-dev libcmocka-dev clang libclang-rt-14-dev \
 	valgrind python3 perl
@@ -104,3 +105,9 @@ uninstall:
 
 clean:
 	rm -rf build
+
+# The README's first command. Until `lab run` lands: build, validate the
+# shipped lab.yaml and show the quick experiment's plan.
+quick: $(LAB_BIN)
+	$(LAB_BIN) validate
+	$(LAB_BIN) plan quick

@@ -161,7 +161,7 @@ char *lab_datadir(void)
 		probe = path_join(dir, "../share/lab/lab.yaml");
 		if (path_is_file(probe))
 			return path_join(dir, "../share/lab");
-		for (int up = 0; up < 3; up++) {
+		for (int up = 0; up < 4; up++) {
 			free(probe);
 			probe = path_join(dir, "workloads");
 			if (path_is_dir(probe)) {

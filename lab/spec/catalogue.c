@@ -20,26 +20,6 @@ static const char *const entry_keys[] = {
 };
 static const char *const param_keys[] = { "type", "default", "values", "description" };
 
-static void report_unknown(struct diags *d, const struct node *map, const char *const *keys, size_t n,
-			   const char *what)
-{
-	for (size_t i = 0; i < map->n; i++) {
-		const char *k = map->keys[i]->scalar, *hint;
-		size_t j;
-
-		for (j = 0; j < n; j++)
-			if (streq(k, keys[j]))
-				break;
-		if (j < n)
-			continue;
-		hint = str_suggest(k, keys, n);
-		if (hint)
-			diags_add(d, &map->keys[i]->pos, "unknown key '%s' in %s (did you mean '%s'?)", k, what, hint);
-		else
-			diags_add(d, &map->keys[i]->pos, "unknown key '%s' in %s", k, what);
-	}
-}
-
 static int load_param(struct catalogue_param *p, const struct node *key, const struct node *n, struct diags *d)
 {
 	const struct node *t, *def, *vals, *desc;
@@ -50,7 +30,7 @@ static int load_param(struct catalogue_param *p, const struct node *key, const s
 		diags_add(d, &n->pos, "parameter '%s' must be a mapping with 'type'", key->scalar);
 		return -EINVAL;
 	}
-	report_unknown(d, n, param_keys, ELEMENTSOF(param_keys), "a parameter");
+	node_check_keys(n, param_keys, ELEMENTSOF(param_keys), "a parameter", d);
 	t = node_map_get(n, "type");
 	if (!t || t->kind != NODE_SCALAR) {
 		diags_add(d, &n->pos, "parameter '%s' needs a 'type'", key->scalar);
@@ -120,7 +100,7 @@ static int load_entry(struct spec *s, struct catalogue_entry *w, const char *nam
 		diags_add(d, &root->pos, "%s declaration must be a mapping", what);
 		return -EINVAL;
 	}
-	report_unknown(d, root, entry_keys, ELEMENTSOF(entry_keys), what);
+	node_check_keys(root, entry_keys, ELEMENTSOF(entry_keys), what, d);
 	v = node_map_get(root, "name");
 	if (!v || v->kind != NODE_SCALAR || !streq(v->scalar, name))
 		diags_add(d, v ? &v->pos : &root->pos, "%s in folder '%s' must say 'name: %s'", what, name, name);

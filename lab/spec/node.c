@@ -143,6 +143,29 @@ bool node_is_null(const struct node *n)
 		streq(n->scalar, "Null") || streq(n->scalar, "NULL"));
 }
 
+void node_check_keys(const struct node *map, const char *const *allowed, size_t nallowed, const char *what,
+		     struct diags *d)
+{
+	for (size_t i = 0; i < map->n; i++) {
+		const char *k = map->keys[i]->scalar;
+		const char *hint;
+		size_t j;
+
+		if (map->keys[i]->poisoned)
+			continue;
+		for (j = 0; j < nallowed; j++)
+			if (streq(k, allowed[j]))
+				break;
+		if (j < nallowed)
+			continue;
+		hint = str_suggest(k, allowed, nallowed);
+		if (hint)
+			diags_add(d, &map->keys[i]->pos, "unknown key '%s' in %s (did you mean '%s'?)", k, what, hint);
+		else
+			diags_add(d, &map->keys[i]->pos, "unknown key '%s' in %s", k, what);
+	}
+}
+
 /* ---- parser ---- */
 
 struct anchor {

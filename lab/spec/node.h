@@ -19,6 +19,7 @@ struct node {
 	struct pos pos;
 	char *scalar;        /* NODE_SCALAR */
 	bool plain;          /* unquoted scalar: may be null/bool/number */
+	bool poisoned;       /* an error was reported here already: no follow-up errors */
 	struct node **keys;  /* NODE_MAP: scalar keys */
 	struct node **items; /* NODE_MAP: values; NODE_SEQ: items */
 	size_t n, alloc;
@@ -52,6 +53,10 @@ long node_map_index(const struct node *map, const char *key);
 /* Scalar null: "~", "null", "" when plain. */
 bool node_is_null(const struct node *n);
 const char *node_kind_name(enum node_kind k);
+
+/* Report keys of `map` not in `allowed`, with a "did you mean" where one is close. */
+void node_check_keys(const struct node *map, const char *const *allowed, size_t nallowed, const char *what,
+		     struct diags *d);
 
 void node_files_release(struct node_files *f);
 const char *node_files_intern(struct node_files *f, const char *name);

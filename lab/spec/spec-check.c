@@ -256,7 +256,12 @@ static void check_topology(const struct spec_topology *t, struct diags *d)
 		}
 next_cell:;
 	}
-	if (t->ncells) {
+	bool cells_ok = t->ncells > 0;
+
+	for (size_t i = 0; i < t->ncells; i++)
+		if (!t->cells[i].cpulist || !t->cells[i].memory)
+			cells_ok = false; /* already reported where the cell is wrong */
+	if (cells_ok) {
 		for (unsigned cpu = 0; cpu < vcpus; cpu++) {
 			size_t i;
 
@@ -281,6 +286,11 @@ next_cell:;
 
 		if (!m) {
 			diags_add(d, &t->pos, "topology '%s' gives distances but no numa cells", t->name);
+			return;
+		}
+		if (t->ndistances != m) {
+			diags_add(d, &t->pos, "topology '%s' gives a %zux%zu distance matrix for %zu numa cells", t->name,
+				  t->ndistances, t->ndistances, m);
 			return;
 		}
 		for (size_t i = 0; i < m; i++) {

@@ -23,7 +23,12 @@ struct ctx {
 	struct node *vars; /* merged "vars" map, borrowed */
 };
 
-#define err(c, node, ...) diags_add((c)->d, &(node)->pos, __VA_ARGS__)
+/* One error per node: a value whose ${var} failed is not reported again as a bad size. */
+#define err(c, node, ...)                                              \
+	do {                                                           \
+		if (!(node)->poisoned)                                 \
+			diags_add((c)->d, &(node)->pos, __VA_ARGS__);  \
+	} while (0)
 
 /* ---- small typed getters ---- */
 
@@ -38,22 +43,7 @@ static bool want_kind(struct ctx *c, const struct node *n, enum node_kind k, con
 static void check_keys(struct ctx *c, const struct node *map, const char *const *allowed,
 		       size_t nallowed, const char *what)
 {
-	for (size_t i = 0; i < map->n; i++) {
-		const char *k = map->keys[i]->scalar;
-		const char *hint;
-		size_t j;
-
-		for (j = 0; j < nallowed; j++)
-			if (streq(k, allowed[j]))
-				break;
-		if (j < nallowed)
-			continue;
-		hint = str_suggest(k, allowed, nallowed);
-		if (hint)
-			err(c, map->keys[i], "unknown key '%s' in %s (did you mean '%s'?)", k, what, hint);
-		else
-			err(c, map->keys[i], "unknown key '%s' in %s", k, what);
-	}
+	node_check_keys(map, allowed, nallowed, what, c->d);
 }
 
 /* `at`: the node to point at, usually the key that names the entry. */
@@ -286,7 +276,7 @@ static void load_includes(struct ctx *c, struct node *root, struct strv *stack, 
 		}
 		path = resolve_path(it);
 		if (strv_contains(stack, path)) {
-			err(c, it, "include cycle: '%s' includes itself", it->scalar);
+			err(c, it, "include cycle: '%s' includes this file back", it->scalar);
 			continue;
 		}
 		if (depth >= MAX_INCLUDE_DEPTH) {
@@ -407,6 +397,8 @@ static void substitute(struct ctx *c, struct node *n)
 		if (x) {
 			free(n->scalar);
 			n->scalar = x;
+		} else {
+			n->poisoned = true;
 		}
 		return;
 	}
@@ -551,6 +543,8 @@ static void load_paths(struct ctx *c, const struct node *n, const char *what, st
 	}
 	if (!want_kind(c, n, NODE_SEQ, what))
 		return;
+	if (!n->n)
+		err(c, n, "%s lists no files", what);
 	for (size_t i = 0; i < n->n; i++) {
 		if (n->items[i]->kind != NODE_SCALAR || node_is_null(n->items[i])) {
 			err(c, n->items[i], "%s must list file names", what);
@@ -658,13 +652,15 @@ static void load_distances(struct ctx *c, struct spec_topology *t, const struct 
 	if (!want_kind(c, n, NODE_SEQ, "distances"))
 		return;
 	t->distances = xcalloc(m * m + 1, sizeof(unsigned));
+	t->ndistances = m;
 	for (size_t i = 0; i < m; i++) {
 		const struct node *row = n->items[i];
 
 		if (!want_kind(c, row, NODE_SEQ, "a row of distances"))
 			continue;
 		if (row->n != m) {
-			err(c, row, "distances must be a %zux%zu matrix: row %zu has %zu entries", m, m, i + 1, row->n);
+			err(c, row, "distances must be a %zux%zu matrix: row %zu has %zu %s", m, m, i + 1, row->n,
+			    row->n == 1 ? "entry" : "entries");
 			continue;
 		}
 		for (size_t j = 0; j < m; j++)
@@ -674,7 +670,7 @@ static void load_distances(struct ctx *c, struct spec_topology *t, const struct 
 
 static void load_topology(struct ctx *c, struct spec_topology *t, const struct node *key, const struct node *n)
 {
-	static const char *const keys[] = { "sockets", "dies", "cores", "threads", "memory", "numa",
+	static const char *const keys[] = { "sockets", "dies", "cores", "threads", "vcpus", "memory", "numa",
 					    "distances", "asymmetric", "pinning", "cpu", "hugepages" };
 	_cleanup_free_ char *what = xasprintf("topology '%s'", key->scalar);
 	const struct node *v;
@@ -695,6 +691,21 @@ static void load_topology(struct ctx *c, struct spec_topology *t, const struct n
 		get_uint(c, v, "cores", 1, SPEC_MAX_VCPUS, &t->cores);
 	if ((v = node_map_get(n, "threads")))
 		get_uint(c, v, "threads", 1, 8, &t->threads);
+	if ((v = node_map_get(n, "vcpus"))) {
+		unsigned vcpus, per = t->sockets * t->dies * t->threads;
+
+		/* vcpus alone: cores per socket follow; with cores: a cross-check */
+		if (get_uint(c, v, "vcpus", 1, SPEC_MAX_VCPUS, &vcpus) == 0) {
+			if (node_map_get(n, "cores") && vcpus != spec_topology_vcpus(t))
+				err(c, v, "vcpus is %u but sockets x dies x cores x threads is %u", vcpus,
+				    spec_topology_vcpus(t));
+			else if (vcpus % per)
+				err(c, v, "%u vcpus do not divide into %u sockets x %u dies x %u threads", vcpus,
+				    t->sockets, t->dies, t->threads);
+			else
+				t->cores = vcpus / per;
+		}
+	}
 	if ((v = node_map_get(n, "memory")))
 		get_size(c, v, "memory", &t->memory);
 	if ((v = node_map_get(n, "numa")))
@@ -1087,10 +1098,13 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 }
 
 /* Allocate and load every entry of a named section. */
-#define LOAD_SECTION(c, sec_, what, arr, count, loader)                             \
+#define LOAD_SECTION(c, sec_, what, section, arr, count, loader)                             \
 	do {                                                                          \
-		if (!want_kind((c), (sec_), NODE_MAP, (what)))                        \
+		if ((sec_)->kind != NODE_MAP) {                                       \
+			err((c), (sec_), "%s must be a mapping of names to entries, not %s", \
+			    (section), node_kind_name((sec_)->kind));                     \
 			break;                                                        \
+		}                                                                     \
 		(arr) = xcalloc((sec_)->n, sizeof(*(arr)));                           \
 		for (size_t i_ = 0; i_ < (sec_)->n; i_++) {                           \
 			check_name((c), (sec_)->keys[i_], (what));                    \
@@ -1113,17 +1127,17 @@ static void load_root(struct ctx *c, struct node *root)
 	if ((v = node_map_get(root, "settings")))
 		load_settings(c, v);
 	if ((v = node_map_get(root, "sources")))
-		LOAD_SECTION(c, v, "source", c->s->sources, c->s->nsources, load_source);
+		LOAD_SECTION(c, v, "source", "sources", c->s->sources, c->s->nsources, load_source);
 	if ((v = node_map_get(root, "kernels")))
-		LOAD_SECTION(c, v, "kernel", c->s->kernels, c->s->nkernels, load_kernel);
+		LOAD_SECTION(c, v, "kernel", "kernels", c->s->kernels, c->s->nkernels, load_kernel);
 	if ((v = node_map_get(root, "topologies")))
-		LOAD_SECTION(c, v, "topology", c->s->topologies, c->s->ntopologies, load_topology);
+		LOAD_SECTION(c, v, "topology", "topologies", c->s->topologies, c->s->ntopologies, load_topology);
 	if ((v = node_map_get(root, "images")))
-		LOAD_SECTION(c, v, "image", c->s->images, c->s->nimages, load_image);
+		LOAD_SECTION(c, v, "image", "images", c->s->images, c->s->nimages, load_image);
 	if ((v = node_map_get(root, "hosts")))
-		LOAD_SECTION(c, v, "host", c->s->hosts, c->s->nhosts, load_host);
+		LOAD_SECTION(c, v, "host", "hosts", c->s->hosts, c->s->nhosts, load_host);
 	if ((v = node_map_get(root, "experiments")))
-		LOAD_SECTION(c, v, "experiment", c->s->experiments, c->s->nexperiments, load_experiment);
+		LOAD_SECTION(c, v, "experiment", "experiments", c->s->experiments, c->s->nexperiments, load_experiment);
 }
 
 static int load_tree(struct spec *s, struct node *root, const struct spec_load_opts *opts, struct diags *d)
@@ -1188,15 +1202,14 @@ int spec_load_buffer(const char *name, const char *data, size_t len, const struc
 
 int spec_load(const char *path, const struct spec_load_opts *opts, struct spec **ret, struct diags *d)
 {
-	_cleanup_spec_ struct spec *s = spec_new(path);
-	_cleanup_node_ struct node *root = node_parse_file(&s->files, path, d);
-	int r;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int r = strbuf_read_file(&sb, path, 16 << 20);
 
-	if (!root)
-		return -EINVAL;
-	r = load_tree(s, root, opts, d);
-	if (r < 0)
+	if (r < 0) {
+		struct pos pos = { .file = path };
+
+		diags_add(d, &pos, "cannot read: %s", strerror(-r));
 		return r;
-	*ret = TAKE_PTR(s);
-	return 0;
+	}
+	return spec_load_buffer(path, sb.buf, sb.len, opts, ret, d);
 }

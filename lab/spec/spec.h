@@ -90,7 +90,8 @@ struct spec_topology {
 	uint64_t memory;
 	struct spec_cell *cells;
 	size_t ncells;
-	unsigned *distances; /* ncells x ncells, NULL when not given */
+	unsigned *distances; /* ndistances x ndistances, NULL when not given */
+	size_t ndistances;
 	bool asymmetric;     /* an asymmetric matrix is intended */
 	enum pin_policy pin;
 	char *pin_cpus; /* PIN_LIST: host cpulist */

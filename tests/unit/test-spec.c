@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The YAML node layer and the lab.yaml model, loaded from memory (no
+ * filesystem checks): positions, aliases and merge keys, budgets, vars,
+ * NUMA rules, from-cycles. The error-per-file cases with exact line and
+ * column live in tests/data/err-*.yaml (t0100-golden.sh).
+ */
+#include "unit.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "spec/spec.h"
+#include "util/alloc.h"
+
+static const struct spec_load_opts memonly = { .no_include = true, .no_filesystem = true };
+
+/* Load; return the formatted errors (empty string when valid). */
+static char *load(const char *yaml, struct spec **ret)
+{
+	struct diags d = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	struct spec *s = NULL;
+	int r = spec_load_buffer("t.yaml", yaml, strlen(yaml), &memonly, &s, &d);
+
+	diags_sort(&d);
+	diags_format(&d, &sb);
+	assert_true((r == 0) == (d.n == 0));
+	diags_release(&d);
+	if (ret)
+		*ret = s;
+	else
+		spec_free(s);
+	return strbuf_detach(&sb, NULL);
+}
+
+static void assert_errors(const char *yaml, const char *want)
+{
+	char *got = load(yaml, NULL);
+
+	if (!strstr(got, want))
+		fail_msg("expected error containing\n  %s\ngot:\n%s", want, got);
+	free(got);
+}
+
+static void assert_valid(const char *yaml)
+{
+	char *got = load(yaml, NULL);
+
+	if (*got)
+		fail_msg("expected valid, got:\n%s", got);
+	free(got);
+}
+
+static void test_node_positions(void **state)
+{
+	struct node_files f = { STRV_INIT };
+	struct diags d = { 0 };
+	const char *y = "a:\n  b: [1, 2]\n  c: {x: y}\n";
+	struct node *n = node_parse(&f, "p.yaml", y, strlen(y), &d);
+	struct node *b;
+
+	(void)state;
+	assert_non_null(n);
+	b = node_map_get(node_map_get(n, "a"), "b");
+	assert_int_equal(b->kind, NODE_SEQ);
+	assert_int_equal(b->items[1]->pos.line, 2);
+	assert_int_equal(b->items[1]->pos.col, 10);
+	assert_string_equal(b->items[1]->pos.file, "p.yaml");
+	assert_int_equal(node_map_get(n, "a")->keys[1]->pos.line, 3);
+	node_free(n);
+	node_files_release(&f);
+	diags_release(&d);
+}
+
+static void test_node_alias_and_merge(void **state)
+{
+	struct node_files f = { STRV_INIT };
+	struct diags d = { 0 };
+	const char *y = "base: &b {x: 1, y: 2}\nchild:\n  <<: *b\n  y: 3\nref: *b\n";
+	struct node *n = node_parse(&f, "p.yaml", y, strlen(y), &d);
+	struct node *c;
+
+	(void)state;
+	assert_non_null(n);
+	c = node_map_get(n, "child");
+	assert_string_equal(node_map_get(c, "x")->scalar, "1");
+	assert_string_equal(node_map_get(c, "y")->scalar, "3"); /* explicit key wins */
+	assert_int_equal(node_map_get(n, "ref")->n, 2);
+	node_free(n);
+	node_files_release(&f);
+	diags_release(&d);
+}
+
+static void test_node_billion_laughs(void **state)
+{
+	struct strbuf y = STRBUF_INIT;
+	struct node_files f = { STRV_INIT };
+	struct diags d = { 0 };
+	struct node *n;
+
+	(void)state;
+	strbuf_addstr(&y, "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+	for (int i = 1; i < 10; i++)
+		strbuf_addf(&y, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i - 1,
+			    i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+	n = node_parse(&f, "p.yaml", y.buf, y.len, &d);
+	assert_null(n);
+	assert_int_equal(d.n, 1);
+	assert_non_null(strstr(d.v[0].msg, "document too large"));
+	strbuf_release(&y);
+	node_files_release(&f);
+	diags_release(&d);
+}
+
+static void test_node_errors(void **state)
+{
+	(void)state;
+	assert_errors("a: [1, 2\n", "t.yaml:2:1: yaml syntax error");
+	assert_errors("a: 1\na: 2\n", "t.yaml:2:1: duplicate key 'a' (first at line 1, column 1)");
+	assert_errors("x: *nope\n", "t.yaml:1:4: unknown alias '*nope'");
+	assert_errors("[a, b]: 1\n", "mapping keys must be scalars");
+	assert_errors("a: 1\n---\nb: 2\n", "more than one yaml document");
+}
+
+static const char *const good =
+	"version: 1\n"
+	"vars: {mem: 4G, half: 2G}\n"
+	"kernels:\n"
+	"  base: {config: [a.config]}\n"
+	"  p: {from: base, patches: pdir, sweep: [1, 2]}\n"
+	"topologies:\n"
+	"  t:\n"
+	"    sockets: 2\n"
+	"    cores: 2\n"
+	"    memory: ${mem}\n"
+	"    numa:\n"
+	"      - {cpus: 0-1, memory: \"${half}\"}\n"
+	"      - {cpus: 2-3, memory: \"${half}\"}\n"
+	"    distances: [[10, 20], [20, 10]]\n"
+	"images: {img: {recipe: r.yaml}}\n"
+	"experiments:\n"
+	"  e:\n"
+	"    kernels: [base, p]\n"
+	"    topology: t\n"
+	"    image: img\n"
+	"    repeat: 2\n"
+	"    workloads:\n"
+	"      - workload: w\n"
+	"        params: {a: [1, 2], b: x}\n"
+	"        expect: {w.metric: {direction: increase, min: 5%}}\n";
+
+static void test_spec_good(void **state)
+{
+	struct spec *s = NULL;
+	char *errs = load(good, &s);
+	const struct spec_topology *t;
+	struct strv v = STRV_INIT;
+
+	(void)state;
+	assert_string_equal(errs, "");
+	free(errs);
+	assert_non_null(s);
+	t = spec_find_topology(s, "t");
+	assert_int_equal(spec_topology_vcpus(t), 4);
+	assert_int_equal(t->memory, 4ULL << 30);
+	assert_int_equal(t->ncells, 2);
+	assert_int_equal(t->distances[1], 20);
+	assert_non_null(spec_find_kernel(s, "p")->root_source);
+	assert_string_equal(spec_find_kernel(s, "p")->root_source->package, "linux-source-6.1");
+	spec_experiment_variants(s, spec_find_experiment(s, "e"), &v);
+	assert_int_equal(v.n, 3);
+	assert_string_equal(v.v[0], "base");
+	assert_string_equal(v.v[1], "p@1");
+	assert_string_equal(v.v[2], "p@2");
+	assert_true(spec_find_experiment(s, "e")->jobs[0].expect[0].effect > 0.0499);
+	strv_release(&v);
+	spec_free(s);
+}
+
+static void test_spec_numa_rules(void **state)
+{
+	(void)state;
+	assert_errors("version: 1\ntopologies:\n  t:\n    cores: 4\n    memory: 4G\n"
+		      "    numa: [{cpus: 0-2, memory: 2G}, {cpus: 2-3, memory: 2G}]\n",
+		      "numa cells 0 and 1 overlap: vCPU 2 is in both");
+	assert_errors("version: 1\ntopologies:\n  t:\n    cores: 4\n    memory: 4G\n"
+		      "    numa: [{cpus: 0-1, memory: 2G}, {cpus: 2, memory: 2G}]\n",
+		      "leave vCPU 3 out of every cell");
+	assert_errors("version: 1\ntopologies:\n  t:\n    cores: 4\n    memory: 4G\n"
+		      "    numa: [{cpus: 0-1, memory: 2G}, {cpus: 2-3, memory: 1G}]\n",
+		      "add up to 3G of memory, not the 4G it declares");
+	assert_errors("version: 1\ntopologies:\n  t:\n    cores: 4\n    memory: 4G\n"
+		      "    numa: [{cpus: 0-1, memory: 2G}, {cpus: 2-4, memory: 2G}]\n",
+		      "names vCPU 4, but topology 't' has 4 vCPUs");
+	assert_errors("version: 1\ntopologies:\n  t:\n    cores: 2\n    memory: 2G\n"
+		      "    numa: [{cpus: 0, memory: 1G}, {cpus: 1, memory: 1G}]\n"
+		      "    distances: [[10, 20], [30, 10]]\n",
+		      "asymmetric (0->1 is 20, 1->0 is 30)");
+	assert_valid("version: 1\ntopologies:\n  t:\n    cores: 2\n    memory: 2G\n"
+		     "    numa: [{cpus: 0, memory: 1G}, {cpus: 1, memory: 1G}]\n"
+		     "    distances: [[10, 20], [30, 10]]\n    asymmetric: true\n");
+	assert_errors("version: 1\ntopologies:\n  t:\n    cores: 2\n    memory: 2G\n"
+		      "    numa: [{cpus: 0, memory: 1G}, {cpus: 1, memory: 1G}]\n"
+		      "    distances: [[10, 20, 20], [20, 10]]\n",
+		      "distances must be a 2x2 matrix: row 1 has 3 entries");
+	assert_errors("version: 1\ntopologies:\n  t:\n    cores: 2\n    memory: 2G\n"
+		      "    numa: [{cpus: 0, memory: 1G}, {cpus: 1, memory: 1G}]\n"
+		      "    distances: [[12, 20], [20, 10]]\n",
+		      "distance from cell 0 to itself must be 10, not 12");
+	assert_errors("version: 1\ntopologies:\n  t:\n    cores: 4\n    memory: 2G\n    pinning: 0-1\n",
+		      "pinning lists 2 host CPUs for the 4 vCPUs");
+}
+
+static void test_spec_kernels(void **state)
+{
+	(void)state;
+	assert_errors("version: 1\nkernels:\n  a: {from: b}\n  b: {from: a}\n", "kernel 'a' is part of a 'from' cycle");
+	assert_errors("version: 1\nkernels:\n  a: {from: zz}\n", "starts from 'zz', which is not a defined kernel");
+	assert_errors("version: 1\nkernels:\n  a: {source: nope}\n", "uses source 'nope', which is not defined");
+	assert_errors("version: 1\nkernels:\n  a: {require: {FAIR_GROUP_SCHED: y}}\n", "require takes kernel config symbols");
+	assert_errors("version: 1\nkernels:\n  a: {patches: p, sweep: [3, 1]}\n", "sweep steps must increase: 1 after 3");
+	assert_errors("version: 1\nkernels:\n  a: {sweep: [1]}\n", "sweeps a patch series but has no 'patches'");
+	assert_errors("version: 1\nsources:\n  s1: {type: dir}\n", "source type must be debian, tarball, directory or git");
+	assert_errors("version: 1\nsources:\n  g: {type: git, url: x}\n", "source 'g' needs 'ref'");
+	assert_errors("version: 1\nsources:\n  a: {}\n  b: {type: directory, path: /x}\nkernels:\n"
+		      "  k1: {source: a}\n  k2: {source: b}\ntopologies: {t: {memory: 1G}}\nimages: {i: {recipe: r}}\n"
+		      "experiments:\n  e: {kernels: [k1, k2], topology: t, image: i, workloads: [w]}\n",
+		      "variants compared in one experiment must share a source");
+}
+
+static void test_spec_vars(void **state)
+{
+	(void)state;
+	assert_errors("version: 1\nvars: {a: 1}\ntopologies: {t: {memory: \"${b}\"}}\n", "undefined variable 'b'");
+	assert_errors("version: 1\nvars: {abc: 1}\ntopologies: {t: {memory: \"${abd}\"}}\n", "(did you mean 'abc'?)");
+	assert_errors("version: 1\nvars: {a: '${b}', b: '${a}'}\ntopologies: {t: {memory: \"${a}\"}}\n", "too deeply");
+	assert_errors("version: 1\ntopologies: {t: {memory: ${x}\n", "yaml syntax error");
+	assert_errors("version: 1\ntopologies: {t: {memory: \"${x\"}}\n", "unterminated '${'");
+	assert_valid("version: 1\nvars: {a: '1G'}\ntopologies: {t: {memory: \"${a}\"}}\nhosts: {h: {uri: \"qemu:///x$${y}\"}}\n");
+	setenv("LAB_TEST_MEM", "2G", 1);
+	assert_valid("version: 1\ntopologies: {t: {memory: \"${env:LAB_TEST_MEM}\"}}\n");
+	assert_errors("version: 1\ntopologies: {t: {memory: \"${env:LAB_TEST_UNSET_X}\"}}\n",
+		      "environment variable 'LAB_TEST_UNSET_X' is not set");
+}
+
+static void test_spec_hosts(void **state)
+{
+	struct spec *s = NULL;
+	char *errs;
+
+	(void)state;
+	errs = load("version: 1\nhosts:\n  b: {ssh: \"root@[::1]:2222\"}\n  c: {ssh: box}\n", &s);
+	assert_string_equal(errs, "");
+	free(errs);
+	assert_string_equal(s->hosts[0].user, "root");
+	assert_string_equal(s->hosts[0].address, "::1");
+	assert_int_equal(s->hosts[0].port, 2222);
+	assert_int_equal(s->hosts[1].port, 22);
+	assert_null(s->hosts[1].user);
+	spec_free(s);
+	assert_errors("version: 1\nhosts: {b: {ssh: -oProxyCommand=x}}\n", "starts with '-'");
+	assert_errors("version: 1\nhosts: {b: {ssh: \"a;b\"}}\n", "contains shell characters");
+	assert_errors("version: 1\nhosts: {b: {ssh: \"a:99999\"}}\n", "port in 'a:99999' must be from 1 to 65535");
+	assert_errors("version: 1\nhosts: {b: {ssh: a, uri: \"qemu:///system\"}}\n", "needs exactly one of 'uri'");
+	assert_errors("version: 1\nhosts: {b: {uri: system}}\n", "is not a libvirt URI");
+}
+
+static void test_spec_top(void **state)
+{
+	(void)state;
+	assert_errors("kernels: {}\n", "missing 'version: 1'");
+	assert_errors("version: 2\n", "schema version 2 is not supported");
+	assert_errors("version: 1\nexperimnts: {}\n", "unknown key 'experimnts' in lab.yaml (did you mean 'experiments'?)");
+	assert_errors("- a\n- b\n", "lab.yaml must be a mapping of sections, not a sequence");
+	assert_errors("version: 1\ninclude: other.yaml\n", "include is not allowed here");
+	assert_valid("version: 1\n");
+	assert_errors("", "missing 'version: 1'");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_node_positions),
+		cmocka_unit_test(test_node_alias_and_merge),
+		cmocka_unit_test(test_node_billion_laughs),
+		cmocka_unit_test(test_node_errors),
+		cmocka_unit_test(test_spec_good),
+		cmocka_unit_test(test_spec_numa_rules),
+		cmocka_unit_test(test_spec_kernels),
+		cmocka_unit_test(test_spec_vars),
+		cmocka_unit_test(test_spec_hosts),
+		cmocka_unit_test(test_spec_top),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
