@@ -82,7 +82,7 @@ regen: $(A)/bin/lab
 	LAB_TEST_REGENERATE=1 LAB=$(CURDIR)/$(A)/bin/lab tests/t/t0100-golden.sh
 
 DEB_PKGS := build-essential pkg-config libyaml-dev libcmocka-dev clang libclang-rt-14-dev \
-	valgrind python3 perl
+	valgrind python3 perl groff-base
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
