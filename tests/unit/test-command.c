@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/* The command API: capture, stdin, status, timeout, process groups, quoting, hook. */
+#include "unit.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "util/alloc.h"
+#include "util/command.h"
+
+static void test_capture_and_status(void **state)
+{
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	struct command c;
+
+	(void)state;
+	command_init(&c, "sh");
+	command_args(&c, "-c", "echo out; echo err >&2; exit 3", NULL);
+	c.out = &out;
+	c.err = &err;
+	assert_int_equal(command_run(&c), 3);
+	assert_int_equal(c.status, 3);
+	assert_string_equal(out.buf, "out\n");
+	assert_string_equal(err.buf, "err\n");
+	command_release(&c);
+	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
+static void test_stdin_large(void **state)
+{
+	struct strbuf out = STRBUF_INIT, in = STRBUF_INIT;
+	struct command c;
+
+	(void)state;
+	for (int i = 0; i < 100000; i++)
+		strbuf_addf(&in, "line %d\n", i);
+	command_init(&c, "cat");
+	c.in = in.buf;
+	c.in_len = in.len;
+	c.out = &out;
+	assert_int_equal(command_run(&c), 0);
+	assert_int_equal(out.len, in.len);
+	assert_memory_equal(out.buf, in.buf, in.len);
+	command_release(&c);
+	strbuf_release(&out);
+	strbuf_release(&in);
+}
+
+/* Gone, or a zombie nobody reaped (PID 1 here may not reap orphans). */
+static bool process_alive(pid_t pid)
+{
+	char path[64], buf[256];
+	FILE *f;
+	char *close_paren;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	close_paren = strrchr(buf, ')');
+	return !(close_paren && close_paren[1] == ' ' && (close_paren[2] == 'Z' || close_paren[2] == 'X'));
+}
+
+static void test_timeout_kills_group(void **state)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct command c;
+	pid_t grandchild;
+
+	(void)state;
+	command_init(&c, "sh");
+	/* the grandchild must die too: the whole process group is killed */
+	command_args(&c, "-c", "sleep 30 & echo $!; wait", NULL);
+	c.out = &out;
+	c.timeout_usec = 300000;
+	assert_int_equal(command_run(&c), -ETIME);
+	assert_true(c.timed_out);
+	grandchild = (pid_t)strtol(out.buf, NULL, 10);
+	assert_true(grandchild > 0);
+	usleep(100000);
+	assert_false(process_alive(grandchild));
+	command_release(&c);
+	strbuf_release(&out);
+}
+
+static void test_env_cwd(void **state)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct command c;
+
+	(void)state;
+	setenv("LAB_T_A", "outer", 1);
+	command_init(&c, "sh");
+	command_args(&c, "-c", "echo $LAB_T_A $LAB_T_B; pwd", NULL);
+	command_env(&c, "LAB_T_A", "inner");
+	command_env(&c, "LAB_T_B", "b");
+	c.cwd = xstrdup("/");
+	c.out = &out;
+	assert_int_equal(command_run(&c), 0);
+	assert_string_equal(out.buf, "inner b\n/\n");
+	command_release(&c);
+	strbuf_release(&out);
+}
+
+static void test_missing_program(void **state)
+{
+	struct command c;
+
+	(void)state;
+	command_init(&c, "/nonexistent/lab-program");
+	assert_int_equal(command_run(&c), 127);
+	command_release(&c);
+}
+
+static void count_line(void *userdata, const char *line, size_t len)
+{
+	int *n = userdata;
+
+	assert_int_equal(strlen(line), len);
+	if (len && line[0] == 'L')
+		(*n)++;
+}
+
+static void test_on_line(void **state)
+{
+	struct command c;
+	int n = 0;
+
+	(void)state;
+	command_init(&c, "sh");
+	command_args(&c, "-c", "for i in 1 2 3 4 5; do echo L$i; done; printf Lnoeol", NULL);
+	c.on_line = count_line;
+	c.userdata = &n;
+	assert_int_equal(command_run(&c), 0);
+	assert_int_equal(n, 6);
+	command_release(&c);
+}
+
+static void test_quote_roundtrip(void **state)
+{
+	static const char *const words[] = { "plain", "", "it's", "a b", "$(id)", "`x`", "-n", "new\nline", "\\", "\"" };
+
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(words); i++) {
+		struct strbuf script = STRBUF_INIT, out = STRBUF_INIT;
+		struct command c;
+
+		strbuf_addstr(&script, "printf %s ");
+		shell_quote(&script, words[i]);
+		command_init(&c, "sh");
+		command_args(&c, "-c", script.buf, NULL);
+		c.out = &out;
+		assert_int_equal(command_run(&c), 0);
+		assert_string_equal(out.buf, words[i]);
+		command_release(&c);
+		strbuf_release(&script);
+		strbuf_release(&out);
+	}
+}
+
+static int record(struct command *c, void *userdata)
+{
+	char **s = userdata;
+
+	*s = command_to_string(c);
+	if (c->out)
+		strbuf_addstr(c->out, "canned\n");
+	c->status = 0;
+	return 0;
+}
+
+static void test_hook(void **state)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct command c;
+	char *seen = NULL;
+
+	(void)state;
+	command_set_hook(record, &seen);
+	command_init(&c, "make");
+	command_args(&c, "-C", "/src tree", "O=/b", NULL);
+	command_env(&c, "KBUILD_BUILD_TIMESTAMP", "@0");
+	c.out = &out;
+	assert_int_equal(command_run(&c), 0);
+	command_set_hook(NULL, NULL);
+	assert_string_equal(seen, "KBUILD_BUILD_TIMESTAMP=@0 make -C '/src tree' O=/b");
+	assert_string_equal(out.buf, "canned\n");
+	free(seen);
+	command_release(&c);
+	strbuf_release(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_capture_and_status),
+		cmocka_unit_test(test_stdin_large),
+		cmocka_unit_test(test_timeout_kills_group),
+		cmocka_unit_test(test_env_cwd),
+		cmocka_unit_test(test_missing_program),
+		cmocka_unit_test(test_on_line),
+		cmocka_unit_test(test_quote_roundtrip),
+		cmocka_unit_test(test_hook),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
