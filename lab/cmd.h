@@ -38,6 +38,7 @@ extern const size_t ncommands;
 int cmd_init(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_validate(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_plan(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_kernel(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_unimplemented(struct lab_ctx *ctx, int argc, char **argv);
 
 /* Shared helpers of the command layer (lab/cmd-common.c). */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "alloc.h"
 #include "command.h"
+#include "diag.h"
 #include "banned.h"
 
 extern char **environ;
@@ -316,5 +317,36 @@ out:
 		if (errp[i] >= 0)
 			close(errp[i]);
 	}
+	return r;
+}
+
+int command_run_logged(struct command *c, struct strbuf *log, struct diags *d, const struct pos *pos,
+		       const char *what)
+{
+	_cleanup_free_ char *line = command_to_string(c);
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	int r;
+
+	if (!c->out)
+		c->out = &out;
+	if (!c->err)
+		c->err = c->out;
+	r = command_run(c);
+	if (log) {
+		strbuf_addf(log, "$ %s\n", line);
+		strbuf_add(log, c->out->buf, c->out->len);
+	}
+	if (r != 0) {
+		size_t len = c->out->len;
+		const char *tail = len > 3000 ? c->out->buf + len - 3000 : c->out->buf;
+
+		diags_add(d, pos, "%s failed (%s %d): %s\n%s", what, r < 0 ? "error" : "exit status", r < 0 ? -r : r,
+			  line, tail);
+		r = r < 0 ? r : -EIO;
+	}
+	if (c->out == &out)
+		c->out = NULL;
+	if (c->err == &out)
+		c->err = NULL;
 	return r;
 }

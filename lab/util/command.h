@@ -49,6 +49,16 @@ void command_env(struct command *c, const char *name, const char *value);
  */
 int command_run(struct command *c);
 
+struct diags;
+struct pos;
+/*
+ * Run; append "$ command" and its output (stdout and stderr, unless c->out
+ * is set) to `log` when given; on failure add "WHAT failed (exit status N):
+ * COMMAND" and the output's last 3000 bytes to `d`. 0 or a negative errno.
+ */
+int command_run_logged(struct command *c, struct strbuf *log, struct diags *d, const struct pos *pos,
+		       const char *what);
+
 /* The command as a shell-quoted line, for logs and reproduce scripts. */
 char *command_to_string(const struct command *c);
 /* Quote one word for a POSIX shell: 'it'\''s'. */

@@ -1,0 +1,797 @@
+/* SPDX-License-Identifier: MIT */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "../util/alloc.h"
+#include "../util/command.h"
+#include "../util/fs.h"
+#include "../util/json.h"
+#include "../util/path.h"
+#include "build.h"
+#include "patch.h"
+#include "source.h"
+#include "worktree.h"
+#include "../util/banned.h"
+
+/* Bump when the way lab builds changes what comes out. */
+#define KBUILD_RECIPE "lab-kbuild-1"
+#define KBUILD_TIMESTAMP "2026-01-01 00:00:00 UTC"
+
+void kartifact_release(struct kartifact *a)
+{
+	free(a->name);
+	free(a->key);
+	free(a->dir);
+	free(a->release);
+	free(a->source_identity);
+	free(a->config_hash);
+	free(a->compiler);
+	free(a->bzimage);
+	free(a->config);
+	free(a->system_map);
+	free(a->log);
+	strv_release(&a->patches);
+	strv_release(&a->checked);
+	free(a->checks);
+	memset(a, 0, sizeof(*a));
+}
+
+static double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void step(const struct kbuild_progress *p, const char *variant, const char *what)
+{
+	if (p && p->step)
+		p->step(p->userdata, variant, what);
+}
+
+static char *compiler_id(void)
+{
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	_cleanup_command_ struct command c = { 0 };
+	char *nl;
+
+	command_init(&c, "gcc");
+	command_arg(&c, "--version");
+	c.out = &out;
+	if (command_run(&c) != 0)
+		return xstrdup("unknown");
+	nl = strchr(out.buf, '\n');
+	if (nl)
+		*nl = '\0';
+	return xstrdup(out.buf);
+}
+
+/* ---- identity ---- */
+
+struct inputs {
+	struct ksource src;
+	struct patch **patches;
+	size_t npatches;
+	char *compiler;
+	char key[SHA256_HEX_LEN + 1];
+	char confkey[SHA256_HEX_LEN + 1]; /* the fragments alone: one object folder per set */
+	char *localversion;
+};
+
+static void inputs_release(struct inputs *in)
+{
+	ksource_release(&in->src);
+	for (size_t i = 0; i < in->npatches; i++)
+		patch_free(in->patches[i]);
+	free(in->patches);
+	free(in->compiler);
+	free(in->localversion);
+}
+
+static int compute_inputs(const char *cache, const struct kvariant *v, bool fetch, struct strbuf *log,
+			  struct inputs *in, struct diags *d)
+{
+	struct hasher *h, *hc;
+	int r;
+
+	if (!v->source) {
+		diags_add(d, &v->kernel->pos, "kernel '%s' has no resolvable source", v->name);
+		return -EINVAL;
+	}
+	r = fetch ? ksource_prepare(cache, v->source, log, &in->src, d) : ksource_identify(cache, v->source, &in->src);
+	if (r < 0)
+		return r;
+	in->patches = xcalloc(v->patches.n + 1, sizeof(*in->patches));
+	for (size_t i = 0; i < v->patches.n; i++) {
+		r = patch_load(v->patches.v[i], &in->patches[i], d);
+		if (r < 0)
+			return r;
+		in->npatches++;
+	}
+	in->compiler = compiler_id();
+	h = hasher_new();
+	hc = hasher_new();
+	hasher_add_str(h, KBUILD_RECIPE);
+	hasher_add_str(h, in->src.identity);
+	hasher_add_str(h, in->compiler);
+	hasher_add_str(h, v->name);
+	hasher_add_str(hc, KBUILD_RECIPE);
+	hasher_add_str(hc, in->src.identity);
+	for (size_t i = 0; i < in->npatches; i++)
+		hasher_add_str(h, in->patches[i]->sha256);
+	for (size_t i = 0; i < v->configs.n; i++) {
+		char hex[SHA256_HEX_LEN + 1];
+
+		r = sha256_file(v->configs.v[i], hex);
+		if (r < 0) {
+			struct pos pos = { .file = v->configs.v[i] };
+
+			diags_add(d, &pos, "cannot read config fragment: %s", strerror(-r));
+			hasher_finish(h, in->key);
+			hasher_finish(hc, in->confkey);
+			return r;
+		}
+		hasher_add_str(h, hex);
+		hasher_add_str(hc, hex);
+	}
+	hasher_finish(h, in->key);
+	hasher_finish(hc, in->confkey);
+	in->localversion = kvariant_localversion(v->name, in->key);
+	return 0;
+}
+
+/* ---- cached artifacts ---- */
+
+static char *meta_string(const char *json, const char *key)
+{
+	/* meta.json is lab's own output: flat keys with escaped string values */
+	_cleanup_free_ char *pat = xasprintf("\"%s\": \"", key);
+	const char *p = strstr(json, pat), *e;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!p)
+		return NULL;
+	p += strlen(pat);
+	for (e = p; *e && *e != '"'; e++) {
+		if (*e == '\\' && e[1]) {
+			e++;
+			strbuf_addch(&sb, *e == 'n' ? '\n' : *e == 't' ? '\t' : *e);
+		} else {
+			strbuf_addch(&sb, *e);
+		}
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+static double meta_number(const char *json, const char *key)
+{
+	_cleanup_free_ char *pat = xasprintf("\"%s\": ", key);
+	const char *p = strstr(json, pat);
+
+	return p ? strtod(p + strlen(pat), NULL) : 0;
+}
+
+static int load_artifact(const char *dir, const char *name, const char *key, struct kartifact *a)
+{
+	_cleanup_free_ char *meta = path_join(dir, "meta.json");
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int r = strbuf_read_file(&sb, meta, 1 << 20);
+
+	if (r < 0)
+		return r;
+	a->name = xstrdup(name);
+	a->key = xstrdup(key);
+	a->dir = xstrdup(dir);
+	a->release = meta_string(sb.buf, "release");
+	a->source_identity = meta_string(sb.buf, "source");
+	a->config_hash = meta_string(sb.buf, "config_sha256");
+	a->compiler = meta_string(sb.buf, "compiler");
+	a->seconds = meta_number(sb.buf, "build_seconds");
+	a->modules = strstr(sb.buf, "\"modules\": true") != NULL;
+	a->bzimage = path_join(dir, "bzImage");
+	a->config = path_join(dir, "config");
+	a->system_map = path_join(dir, "System.map");
+	a->log = path_join(dir, "build.log");
+	a->cached = true;
+	if (!a->release || !path_is_file(a->bzimage))
+		return -ENOENT;
+	return 0;
+}
+
+/* A cached artifact's assertions, checked again against its own .config. */
+static void recheck(const struct kvariant *v, struct kartifact *a)
+{
+	struct kconfig k = { 0 };
+
+	if (kconfig_load(a->config, &k) < 0)
+		return;
+	free(a->checks);
+	a->checks = xcalloc(v->nrequire + 1, sizeof(*a->checks));
+	a->nchecks = v->nrequire;
+	kconfig_check_require(&k, v->require, v->nrequire, a->checks);
+	kconfig_release(&k);
+}
+
+static void fill_patch_list(const struct inputs *in, struct kartifact *a)
+{
+	for (size_t i = 0; i < in->npatches; i++)
+		strv_push_take(&a->patches, xasprintf("%s %s", in->patches[i]->sha256, in->patches[i]->path));
+}
+
+int kernel_lookup(const struct spec *s, const struct kvariant *v, struct kartifact *ret, struct diags *d)
+{
+	_cleanup_free_ char *cache = lab_cache_dir(s), *dir = NULL;
+	struct inputs in = { 0 };
+	struct kartifact a = { 0 };
+	int r = compute_inputs(cache, v, false, NULL, &in, d);
+
+	if (r == 0) {
+		dir = xasprintf("%s/kernels/%.16s", cache, in.key);
+		r = load_artifact(dir, v->name, in.key, &a);
+		if (r == 0) {
+			fill_patch_list(&in, &a);
+			recheck(v, &a);
+		}
+	}
+	inputs_release(&in);
+	if (r < 0) {
+		kartifact_release(&a);
+		return r;
+	}
+	*ret = a;
+	return 0;
+}
+
+/* ---- the work tree ---- */
+
+/* ---- configuration ---- */
+
+static void make_base(struct command *c, const char *tree, const char *obj)
+{
+	command_init(c, "make");
+	command_argf(c, "-C%s", tree);
+	command_argf(c, "O=%s", obj);
+	command_env(c, "KBUILD_BUILD_TIMESTAMP", KBUILD_TIMESTAMP);
+	command_env(c, "KBUILD_BUILD_USER", "lab");
+	command_env(c, "KBUILD_BUILD_HOST", "lab");
+	command_env(c, "KBUILD_BUILD_VERSION", "1");
+}
+
+/* Fragment symbols Kconfig did not keep, e.g. one whose dependencies are off. */
+static size_t check_fragments(const struct kvariant *v, const struct kconfig *final, struct diags *d)
+{
+	struct want {
+		char *symbol, *value;
+		struct pos pos;
+	} *want = NULL;
+	size_t n = 0, alloc = 0, bad = 0;
+
+	/* the effective fragment: a later file's word on a symbol replaces an earlier one's */
+	for (size_t i = 0; i < v->configs.n; i++) {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+		unsigned lineno = 0;
+
+		if (strbuf_read_file(&sb, v->configs.v[i], 1 << 20) < 0)
+			continue;
+		for (char *line = sb.buf; *line;) {
+			char *nl = strchr(line, '\n');
+			struct kconfig one = { 0 };
+			size_t j;
+
+			if (nl)
+				*nl = '\0';
+			lineno++;
+			kconfig_parse(line, &one);
+			if (one.n == 1) {
+				for (j = 0; j < n; j++)
+					if (streq(want[j].symbol, one.v[0].symbol))
+						break;
+				if (j == n) {
+					GROW(want, alloc, n + 1);
+					want[n++].symbol = xstrdup(one.v[0].symbol);
+				} else {
+					free(want[j].value);
+				}
+				want[j].value = xstrdup(one.v[0].value);
+				want[j].pos = (struct pos){ .file = v->configs.v[i], .line = lineno, .col = 1 };
+			}
+			kconfig_release(&one);
+			line = nl ? nl + 1 : line + strlen(line);
+		}
+	}
+	for (size_t j = 0; j < n; j++) {
+		const char *got = kconfig_get(final, want[j].symbol);
+
+		if (!streq(want[j].value, got)) {
+			diags_add(d, &want[j].pos,
+				  "%s=%s was dropped by Kconfig: the final .config has %s (a dependency is off, or the symbol is not in this tree)",
+				  want[j].symbol, want[j].value, streq(got, "n") ? "it unset" : got);
+			bad++;
+		}
+		free(want[j].symbol);
+		free(want[j].value);
+	}
+	free(want);
+	return bad;
+}
+
+static int configure(const char *tree, const char *obj, const struct kvariant *v, struct strbuf *log,
+		     struct kconfig *ret_config, struct kartifact *a, struct diags *d)
+{
+	_cleanup_command_ struct command def = { 0 }, merge = { 0 }, old = { 0 };
+	_cleanup_free_ char *dotconfig = path_join(obj, ".config");
+	_cleanup_free_ char *merge_sh = path_join(tree, "scripts/kconfig/merge_config.sh");
+	_cleanup_free_ char *kvm = path_join(tree, "kernel/configs/kvm_guest.config");
+	struct kconfig final = { 0 };
+	char hex[SHA256_HEX_LEN + 1];
+	int r;
+
+	make_base(&def, tree, obj);
+	command_arg(&def, "defconfig");
+	r = command_run_logged(&def, log, d, &v->kernel->pos, "make defconfig");
+	if (r < 0)
+		return r;
+	command_init(&merge, merge_sh);
+	command_args(&merge, "-m", "-O", obj, dotconfig, kvm, NULL);
+	for (size_t i = 0; i < v->configs.n; i++)
+		command_arg(&merge, v->configs.v[i]);
+	merge.cwd = xstrdup(obj);
+	r = command_run_logged(&merge, log, d, &v->kernel->pos, "merging config fragments");
+	if (r < 0)
+		return r;
+	make_base(&old, tree, obj);
+	command_arg(&old, "olddefconfig");
+	r = command_run_logged(&old, log, d, &v->kernel->pos, "make olddefconfig");
+	if (r < 0)
+		return r;
+	r = kconfig_load(dotconfig, &final);
+	if (r < 0) {
+		diags_add(d, &v->kernel->pos, "cannot read '%s': %s", dotconfig, strerror(-r));
+		return r;
+	}
+	sha256_file(dotconfig, hex);
+	a->config_hash = xstrdup(hex);
+	a->checks = xcalloc(v->nrequire + 1, sizeof(*a->checks));
+	a->nchecks = v->nrequire;
+	if (kconfig_check_require(&final, v->require, v->nrequire, a->checks)) {
+		for (size_t i = 0; i < v->nrequire; i++)
+			if (!a->checks[i].ok)
+				diags_add(d, &a->checks[i].req->pos,
+					  "kernel '%s' requires %s=%s but the final .config has %s", v->name,
+					  a->checks[i].req->symbol, a->checks[i].req->value,
+					  streq(a->checks[i].actual, "n") ? "it unset" : a->checks[i].actual);
+		r = -EINVAL;
+	}
+	if (check_fragments(v, &final, d))
+		r = -EINVAL;
+	if (r < 0) {
+		kconfig_release(&final);
+		return r;
+	}
+	*ret_config = final;
+	return 0;
+}
+
+/* ---- objects a patch feeds ---- */
+
+static bool file_mentions(const char *path, const char *needle)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	return strbuf_read_file(&sb, path, 4 << 20) == 0 && strstr(sb.buf, needle);
+}
+
+/* The .c files in `dir` that #include `base` ("rt.c", "sched.h"), and which make builds directly. */
+static void includers(const char *tree, const char *dir, const char *base, struct strv *ret, unsigned depth)
+{
+	_cleanup_free_ char *full = path_join(tree, dir);
+	_cleanup_free_ char *needle = xasprintf("#include \"%s\"", base);
+	DIR *dh = opendir(full);
+	struct dirent *de;
+
+	if (!dh || depth > 2) {
+		if (dh)
+			closedir(dh);
+		return;
+	}
+	while ((de = readdir(dh))) {
+		_cleanup_free_ char *f = NULL, *rel = NULL;
+
+		if (!str_endswith(de->d_name, ".c"))
+			continue;
+		f = path_join(full, de->d_name);
+		if (!file_mentions(f, needle))
+			continue;
+		rel = path_join(dir, de->d_name);
+		{
+			_cleanup_strv_ struct strv one = STRV_INIT;
+
+			strv_push(&one, rel);
+			kernel_touched_objects(tree, &one, ret);
+		}
+	}
+	closedir(dh);
+}
+
+void kernel_touched_objects(const char *tree, const struct strv *files, struct strv *ret)
+{
+	for (size_t i = 0; i < files->n; i++) {
+		const char *f = files->v[i];
+		_cleanup_free_ char *dir = path_dirname(f);
+		const char *base = strrchr(f, '/') ? strrchr(f, '/') + 1 : f;
+
+		if (str_endswith(f, ".c")) {
+			_cleanup_free_ char *mk = path_join(tree, dir), *mkf = NULL, *obj = NULL;
+			_cleanup_free_ char *stem = xstrndup(base, strlen(base) - 2);
+
+			mkf = path_join(mk, "Makefile");
+			obj = xasprintf("%s.o", stem);
+			if (file_mentions(mkf, obj)) {
+				_cleanup_free_ char *target = xasprintf("%s/%s", dir, obj);
+
+				if (!strv_contains(ret, target))
+					strv_push(ret, target);
+			} else {
+				/* 6.1's kernel/sched/build_*.c #include the .c files */
+				includers(tree, dir, base, ret, 0);
+			}
+		} else if (str_endswith(f, ".h") && !str_startswith(f, "include/") && !str_startswith(f, "arch/")) {
+			includers(tree, dir, base, ret, 0);
+		}
+	}
+}
+
+void kernel_patch_symbols(const struct strv *patches, struct strv *ret)
+{
+	for (size_t i = 0; i < patches->n; i++) {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+		if (strbuf_read_file(&sb, patches->v[i], 64 << 20) < 0)
+			continue;
+		for (char *line = sb.buf; *line;) {
+			char *nl = strchr(line, '\n');
+			const char *p = line;
+
+			if (nl)
+				*nl = '\0';
+			if (*p == '+' || *p == '-') {
+				p++;
+				while (*p == ' ' || *p == '\t')
+					p++;
+				if (str_startswith(p, "config ") || str_startswith(p, "menuconfig ")) {
+					_cleanup_free_ char *sym = NULL;
+
+					p = strchr(p, ' ') + 1;
+					while (*p == ' ')
+						p++;
+					sym = xasprintf("CONFIG_%s", p);
+					if (!strv_contains(ret, sym))
+						strv_push(ret, sym);
+				}
+			}
+			line = nl ? nl + 1 : line + strlen(line);
+		}
+	}
+}
+
+/* ---- building ---- */
+
+struct counter {
+	const struct kbuild_progress *p;
+	size_t done, expected;
+};
+
+static void count_object(void *userdata, const char *line, size_t len)
+{
+	struct counter *c = userdata;
+
+	/* kbuild's quiet lines: "  CC      kernel/sched/fair.o" */
+	if (len > 4 && line[0] == ' ' && line[1] == ' ' && line[2] == 'C' && line[3] == 'C' && line[4] == ' ') {
+		c->done++;
+		if (c->p && c->p->objects)
+			c->p->objects(c->p->userdata, c->done, c->expected);
+	}
+}
+
+static size_t read_count(const char *path)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	return strbuf_read_file(&sb, path, 64) == 0 ? (size_t)strtoul(sb.buf, NULL, 10) : 0;
+}
+
+static bool has_modules(const struct kconfig *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		if (streq(k->v[i].value, "m"))
+			return true;
+	return false;
+}
+
+static int write_meta(const char *dir, const struct kvariant *v, const struct inputs *in, const struct kartifact *a)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_free_ char *path = path_join(dir, "meta.json");
+	struct json j;
+
+	json_init(&j, &sb, true);
+	json_object_begin(&j);
+	json_kv_string(&j, "name", v->name);
+	json_kv_string(&j, "key", in->key);
+	json_kv_string(&j, "release", a->release);
+	json_kv_string(&j, "source", in->src.identity);
+	json_kv_string(&j, "config_sha256", a->config_hash);
+	json_kv_string(&j, "compiler", in->compiler);
+	json_key(&j, "build_seconds");
+	json_double(&j, a->seconds);
+	json_kv_uint(&j, "compiled_objects", a->compiled);
+	json_key(&j, "modules");
+	json_bool(&j, a->modules);
+	json_key(&j, "patches");
+	json_array_begin(&j);
+	for (size_t i = 0; i < in->npatches; i++) {
+		json_object_begin(&j);
+		json_kv_string(&j, "file", in->patches[i]->path);
+		json_kv_string(&j, "sha256", in->patches[i]->sha256);
+		json_kv_string(&j, "subject", in->patches[i]->subject ? in->patches[i]->subject : "");
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_key(&j, "fragments");
+	json_array_begin(&j);
+	for (size_t i = 0; i < v->configs.n; i++)
+		json_string(&j, v->configs.v[i]);
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+	return fs_write_atomic(path, sb.buf, sb.len, 0644);
+}
+
+static int copy_artifacts(const char *obj, const char *tmp, struct diags *d)
+{
+	static const char *const files[][2] = {
+		{ "arch/x86/boot/bzImage", "bzImage" },
+		{ ".config", "config" },
+		{ "System.map", "System.map" },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+		_cleanup_free_ char *from = path_join(obj, files[i][0]), *to = path_join(tmp, files[i][1]);
+		int r = fs_copy_file(from, to, true);
+
+		if (r < 0) {
+			diags_add(d, NULL, "cannot copy '%s' to '%s': %s", from, to, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+static int lock_work(const char *work, const struct kbuild_progress *p, const char *name, int *ret_fd)
+{
+	_cleanup_free_ char *lock = path_join(work, "lock");
+	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		*ret_fd = fd;
+		return 0;
+	}
+	step(p, name, "waiting for another lab using the same work tree");
+	if (flock(fd, LOCK_EX) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+int kernel_build(const struct spec *s, const struct kvariant *v, const struct kbuild_opts *o,
+		 const struct kbuild_progress *p, struct kartifact *ret, struct diags *d)
+{
+	_cleanup_free_ char *cache = lab_cache_dir(s), *dir = NULL, *work = NULL, *tree = NULL, *obj = NULL;
+	_cleanup_free_ char *tmp = NULL, *count_file = NULL;
+	_cleanup_strbuf_ struct strbuf log = STRBUF_INIT;
+	_cleanup_close_ int lockfd = -1;
+	struct inputs in = { 0 };
+	struct kartifact a = { 0 };
+	struct kconfig final = { 0 };
+	double t0 = now_sec();
+	unsigned jobs = o && o->jobs ? o->jobs : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+	int r;
+
+	step(p, v->name, "source");
+	r = compute_inputs(cache, v, true, &log, &in, d);
+	if (r < 0)
+		goto out;
+	dir = xasprintf("%s/kernels/%.16s", cache, in.key);
+	if (!(o && (o->force || o->check_only || o->config_only)) && load_artifact(dir, v->name, in.key, &a) == 0) {
+		fill_patch_list(&in, &a);
+		recheck(v, &a);
+		goto out;
+	}
+	kartifact_release(&a);
+	a.name = xstrdup(v->name);
+	a.key = xstrdup(in.key);
+	a.source_identity = xstrdup(in.src.identity);
+	a.compiler = xstrdup(in.compiler);
+	fill_patch_list(&in, &a);
+	work = xasprintf("%s/work/%s", cache, in.src.key);
+	r = path_mkdir_p(work, 0755);
+	if (r < 0 || (r = lock_work(work, p, v->name, &lockfd)) < 0) {
+		diags_add(d, NULL, "cannot use work folder '%s': %s", work, strerror(-r));
+		goto out;
+	}
+	step(p, v->name, "patches");
+	r = worktree_ensure(work, in.src.tree, &log, d, &v->kernel->pos);
+	if (r < 0)
+		goto out;
+	r = worktree_switch(work, in.src.tree, in.patches, in.npatches, &log, d);
+	if (r < 0)
+		goto out;
+	tree = path_join(work, "src");
+	obj = xasprintf("%s/obj-%.16s", work, in.confkey);
+	path_mkdir_p(obj, 0755);
+	step(p, v->name, "config");
+	r = configure(tree, obj, v, &log, &final, &a, d);
+	if (r == 0 && o && (o->config_only || o->check_only)) {
+		/* the object folder is shared: keep this variant's final .config apart */
+		_cleanup_free_ char *dirc = path_join(work, "configs"), *from = path_join(obj, ".config");
+		_cleanup_free_ char *lv = kvariant_localversion(v->name, in.key);
+
+		path_mkdir_p(dirc, 0755);
+		a.config = xasprintf("%s/%s.config", dirc, lv + 5);
+		fs_copy_file(from, a.config, true);
+	}
+	if (r < 0 || (o && o->config_only))
+		goto out;
+	if (o && o->check_only) {
+		_cleanup_strv_ struct strv files = STRV_INIT;
+		_cleanup_command_ struct command prep = { 0 }, cc = { 0 };
+
+		for (size_t i = 0; i < in.npatches; i++)
+			for (size_t j = 0; j < in.patches[i]->nfiles; j++)
+				if (!strv_contains(&files, in.patches[i]->files[j].path))
+					strv_push(&files, in.patches[i]->files[j].path);
+		kernel_touched_objects(tree, &files, &a.checked);
+		step(p, v->name, "prepare");
+		make_base(&prep, tree, obj);
+		command_argf(&prep, "-j%u", jobs);
+		command_arg(&prep, "prepare");
+		r = command_run_logged(&prep, &log, d, &v->kernel->pos, "make prepare");
+		if (r < 0 || !a.checked.n)
+			goto out;
+		step(p, v->name, "compile");
+		make_base(&cc, tree, obj);
+		command_argf(&cc, "-j%u", jobs);
+		command_arg(&cc, "KCFLAGS=-Werror");
+		for (size_t i = 0; i < a.checked.n; i++)
+			command_arg(&cc, a.checked.v[i]);
+		r = command_run_logged(&cc, &log, d, &v->kernel->pos, "compiling the objects the patches touch");
+		goto out;
+	}
+	{
+		_cleanup_command_ struct command mk = { 0 };
+		_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+		struct counter counter = { .p = p };
+
+		count_file = path_join(work, "objects-estimate");
+		counter.expected = read_count(count_file);
+		a.modules = has_modules(&final);
+		step(p, v->name, "build");
+		make_base(&mk, tree, obj);
+		command_argf(&mk, "-j%u", jobs);
+		command_argf(&mk, "LOCALVERSION=%s", in.localversion);
+		if (access("/usr/bin/ccache", X_OK) == 0 && !getenv("LAB_NO_CCACHE")) {
+			_cleanup_free_ char *ccdir = path_join(cache, "ccache");
+
+			command_arg(&mk, "CC=ccache gcc");
+			command_env(&mk, "CCACHE_DIR", ccdir);
+		}
+		command_arg(&mk, "bzImage");
+		if (a.modules)
+			command_arg(&mk, "modules");
+		mk.out = &out;
+		mk.on_line = count_object;
+		mk.userdata = &counter;
+		r = command_run_logged(&mk, &log, d, &v->kernel->pos, "building the kernel");
+		a.compiled = counter.done;
+		if (r < 0)
+			goto out;
+		if (counter.done > counter.expected) {
+			_cleanup_free_ char *n = xasprintf("%zu\n", counter.done);
+
+			fs_write_atomic(count_file, n, strlen(n), 0644);
+		}
+	}
+	{
+		_cleanup_free_ char *relf = path_join(obj, "include/config/kernel.release");
+		_cleanup_strbuf_ struct strbuf rel = STRBUF_INIT;
+
+		if (strbuf_read_file(&rel, relf, 4096) < 0) {
+			diags_add(d, NULL, "the build left no '%s'", relf);
+			r = -ENOENT;
+			goto out;
+		}
+		while (rel.len && rel.buf[rel.len - 1] == '\n')
+			strbuf_setlen(&rel, rel.len - 1);
+		a.release = strbuf_detach(&rel, NULL);
+	}
+	step(p, v->name, "install");
+	tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
+	r = path_mkdir_p(tmp, 0755);
+	if (r < 0 || (r = copy_artifacts(obj, tmp, d)) < 0)
+		goto out;
+	if (a.modules) {
+		_cleanup_command_ struct command mi = { 0 };
+
+		make_base(&mi, tree, obj);
+		command_argf(&mi, "LOCALVERSION=%s", in.localversion);
+		command_argf(&mi, "INSTALL_MOD_PATH=%s/modules", tmp);
+		command_args(&mi, "INSTALL_MOD_STRIP=1", "modules_install", NULL);
+		r = command_run_logged(&mi, &log, d, &v->kernel->pos, "installing modules");
+		if (r < 0)
+			goto out;
+	}
+	a.seconds = now_sec() - t0;
+	{
+		_cleanup_free_ char *logf = path_join(tmp, "build.log");
+
+		fs_write_atomic(logf, log.buf, log.len, 0644);
+	}
+	r = write_meta(tmp, v, &in, &a);
+	if (r < 0)
+		goto out;
+	{
+		_cleanup_command_ struct command rm = { 0 };
+
+		command_init(&rm, "rm");
+		command_args(&rm, "-rf", "--", dir, NULL);
+		command_run(&rm);
+	}
+	if (rename(tmp, dir) < 0) {
+		r = -errno;
+		diags_add(d, NULL, "cannot move '%s' to '%s': %s", tmp, dir, strerror(errno));
+		goto out;
+	}
+	a.dir = xstrdup(dir);
+	a.bzimage = path_join(dir, "bzImage");
+	a.config = path_join(dir, "config");
+	a.system_map = path_join(dir, "System.map");
+	a.log = path_join(dir, "build.log");
+out:
+	if (r < 0 && work) {
+		/* keep the evidence: the log of the failed attempt */
+		_cleanup_free_ char *failed = path_join(work, "last-failed-build.log");
+
+		fs_write_atomic(failed, log.buf, log.len, 0644);
+	}
+	if (tmp && r < 0) {
+		_cleanup_command_ struct command rm = { 0 };
+
+		command_init(&rm, "rm");
+		command_args(&rm, "-rf", "--", tmp, NULL);
+		command_run(&rm);
+	}
+	kconfig_release(&final);
+	inputs_release(&in);
+	if (r < 0) {
+		kartifact_release(&a);
+		return r;
+	}
+	if (!a.seconds)
+		a.seconds = now_sec() - t0;
+	*ret = a;
+	return 0;
+}

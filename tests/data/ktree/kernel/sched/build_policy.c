@@ -1,0 +1,2 @@
+#include "sched.h"
+#include "rt.c"

@@ -1,0 +1,5 @@
+#include "sched.h"
+int fair(void)
+{
+	return 2;
+}

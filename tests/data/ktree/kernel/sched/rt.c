@@ -1,0 +1,4 @@
+int rt(void)
+{
+	return 3;
+}

@@ -1,0 +1,3 @@
+struct cfs_rq {
+	long load;
+};

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel layer without a kernel: patch parsing, the work tree that
+ * switches between series (on a small fixture tree, with real git apply),
+ * touched objects, .config checks and diffs, variant resolution.
+ */
+#include "unit.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "kernel/build.h"
+#include "kernel/kconfig.h"
+#include "kernel/patch.h"
+#include "kernel/variant.h"
+#include "kernel/worktree.h"
+#include "util/alloc.h"
+#include "util/command.h"
+#include "util/path.h"
+
+#define DATA "tests/data"
+
+static char *slurp(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (strbuf_read_file(&sb, path, 1 << 20) < 0) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+static void test_patch_parse(void **state)
+{
+	struct diags d = { 0 };
+	struct patch *p = NULL;
+	const struct patch_file *pf = NULL;
+	const struct patch_hunk *h;
+	char *text;
+
+	(void)state;
+	assert_int_equal(patch_load(DATA "/kpatches/0002-demo-change-2.patch", &p, &d), 0);
+	assert_string_equal(p->subject, "[PATCH 2/3] demo change 2");
+	assert_int_equal(p->nfiles, 2);
+	assert_string_equal(p->files[0].path, "kernel/sched/new.c");
+	assert_true(p->files[0].created);
+	assert_string_equal(p->files[1].path, "kernel/sched/rt.c");
+	assert_false(p->files[1].created);
+	assert_int_equal(p->files[1].nhunks, 1);
+	h = patch_find_hunk(p, "kernel/sched/rt.c", 1, &pf);
+	assert_non_null(h);
+	assert_ptr_equal(pf, &p->files[1]);
+	text = patch_lines(p, h->first_line, h->last_line);
+	assert_string_equal(text, "@@ -1,4 +1,4 @@\n int rt(void)\n {\n-\treturn 3;\n+\treturn 30;\n }\n");
+	free(text);
+	assert_null(patch_find_hunk(p, "kernel/sched/rt.c", 7, NULL));
+	assert_int_equal(strlen(p->sha256), 64);
+	patch_free(p);
+	/* a file without a diff is refused */
+	assert_int_equal(patch_load(DATA "/patches/demo/0001-demo.patch", &p, &d), -EINVAL);
+	assert_int_equal(d.n, 1);
+	assert_non_null(strstr(d.v[0].msg, "no diff in this file"));
+	diags_release(&d);
+}
+
+static void test_series_list(void **state)
+{
+	struct strv v = STRV_INIT;
+
+	(void)state;
+	assert_int_equal(patch_series_list(DATA "/kpatches", &v), 0);
+	assert_int_equal(v.n, 3);
+	assert_true(str_endswith(v.v[0], "0001-demo-change-1.patch"));
+	assert_true(str_endswith(v.v[2], "0003-demo-change-3.patch"));
+	strv_release(&v);
+	assert_int_equal(patch_series_list(DATA "/nope", &v), -ENOENT);
+}
+
+/* A scratch work folder and the three fixture patches. */
+struct wt {
+	char *work;
+	char *pristine;
+	struct patch *p[3];
+};
+
+static int wt_setup(void **state)
+{
+	struct wt *w = xcalloc(1, sizeof(*w));
+	char tmpl[] = "/tmp/lab-wt-XXXXXX";
+	struct diags d = { 0 };
+	struct strv files = STRV_INIT;
+
+	assert_non_null(mkdtemp(tmpl));
+	w->work = xstrdup(tmpl);
+	w->pristine = realpath(DATA "/ktree", NULL);
+	patch_series_list(DATA "/kpatches", &files);
+	for (int i = 0; i < 3; i++) {
+		char *abs = realpath(files.v[i], NULL);
+
+		assert_int_equal(patch_load(abs, &w->p[i], &d), 0);
+		free(abs);
+	}
+	strv_release(&files);
+	*state = w;
+	return 0;
+}
+
+static int wt_teardown(void **state)
+{
+	struct wt *w = *state;
+	struct command c;
+
+	command_init(&c, "rm");
+	command_args(&c, "-rf", "--", w->work, NULL);
+	command_run(&c);
+	command_release(&c);
+	for (int i = 0; i < 3; i++)
+		patch_free(w->p[i]);
+	free(w->work);
+	free(w->pristine);
+	free(w);
+	return 0;
+}
+
+static char *wt_file(const struct wt *w, const char *rel)
+{
+	char *p = xasprintf("%s/src/%s", w->work, rel);
+	char *s = slurp(p);
+
+	free(p);
+	return s;
+}
+
+static ino_t inode(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+static void assert_file(const struct wt *w, const char *rel, const char *want)
+{
+	char *got = wt_file(w, rel);
+
+	if (!want) {
+		assert_null(got);
+		return;
+	}
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void test_worktree_switch(void **state)
+{
+	struct wt *w = *state;
+	struct diags d = { 0 };
+	char *applied, *wcore, *pcore, *wfair, *pfair;
+
+	assert_int_equal(worktree_ensure(w->work, w->pristine, NULL, &d, NULL), 0);
+	/* an untouched file stays a hard link to the pristine tree */
+	wcore = xasprintf("%s/src/kernel/sched/core.c", w->work);
+	pcore = xasprintf("%s/kernel/sched/core.c", w->pristine);
+	assert_int_equal(inode(wcore), inode(pcore));
+
+	assert_int_equal(worktree_switch(w->work, w->pristine, w->p, 3, NULL, &d), 0);
+	assert_file(w, "kernel/sched/fair.c", "#include \"sched.h\"\nint fair(void)\n{\n\treturn 21;\n}\n");
+	assert_file(w, "kernel/sched/new.c", "int added(void) { return 4; }\n");
+	assert_file(w, "kernel/sched/rt.c", "int rt(void)\n{\n\treturn 30;\n}\n");
+	/* patching never writes through the links into the pristine tree */
+	pfair = xasprintf("%s/kernel/sched/fair.c", w->pristine);
+	applied = slurp(pfair);
+	assert_non_null(strstr(applied, "return 2;"));
+	free(applied);
+	assert_int_equal(inode(wcore), inode(pcore));
+
+	/* back to the first patch only: rt.c and new.c return to pristine */
+	assert_int_equal(worktree_switch(w->work, w->pristine, w->p, 1, NULL, &d), 0);
+	assert_file(w, "kernel/sched/new.c", NULL);
+	assert_file(w, "kernel/sched/rt.c", "int rt(void)\n{\n\treturn 3;\n}\n");
+	assert_file(w, "kernel/sched/fair.c", "#include \"sched.h\"\nint fair(void)\n{\n\treturn 20;\n}\n");
+	applied = xasprintf("%s/applied", w->work);
+	free(wfair = slurp(applied));
+	(void)wfair;
+
+	/* 1 -> 1..2 applies only the second: fair.c (touched by 1 only) is not rewritten */
+	wfair = xasprintf("%s/src/kernel/sched/fair.c", w->work);
+	{
+		ino_t before = inode(wfair);
+
+		assert_int_equal(worktree_switch(w->work, w->pristine, w->p, 2, NULL, &d), 0);
+		assert_int_equal(inode(wfair), before);
+	}
+	assert_file(w, "kernel/sched/new.c", "int added(void) { return 4; }\n");
+	{
+		char *rec = slurp(applied);
+
+		assert_non_null(strstr(rec, w->p[0]->sha256));
+		assert_non_null(strstr(rec, w->p[1]->sha256));
+		assert_null(strstr(rec, w->p[2]->sha256));
+		free(rec);
+	}
+	/* and to none */
+	assert_int_equal(worktree_switch(w->work, w->pristine, w->p, 0, NULL, &d), 0);
+	assert_file(w, "kernel/sched/fair.c", "#include \"sched.h\"\nint fair(void)\n{\n\treturn 2;\n}\n");
+	assert_file(w, "kernel/sched/new.c", NULL);
+	assert_int_equal(d.n, 0);
+	free(applied);
+	free(wcore);
+	free(pcore);
+	free(wfair);
+	free(pfair);
+	diags_release(&d);
+}
+
+static void test_worktree_reject(void **state)
+{
+	struct wt *w = *state;
+	struct diags d = { 0 };
+	struct patch *order[2] = { w->p[2], w->p[0] };
+	char *rec, *appliedf;
+
+	/* patch 3 alone does not apply: its fair.c hunk expects patch 1's "return 20" */
+	assert_int_equal(worktree_ensure(w->work, w->pristine, NULL, &d, NULL), 0);
+	assert_int_equal(worktree_switch(w->work, w->pristine, order, 2, NULL, &d), -EIO);
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.v[0].file, w->p[2]->path);
+	assert_non_null(strstr(d.v[0].msg, "of kernel/sched/fair.c (patch lines"));
+	assert_non_null(strstr(d.v[0].msg, "does not apply at line"));
+	assert_non_null(strstr(d.v[0].msg, "-\treturn 20;\n+\treturn 21;"));
+	assert_true(d.v[0].line > 0);
+	/* git apply is all or nothing: Kconfig of the same patch was not changed */
+	assert_file(w, "kernel/sched/Kconfig", "config SCHED_DEMO\n\tbool \"demo\"\n");
+	appliedf = xasprintf("%s/applied", w->work);
+	rec = slurp(appliedf);
+	assert_true(!rec || !*rec);
+	free(rec);
+	free(appliedf);
+	diags_release(&d);
+}
+
+static void test_touched_objects(void **state)
+{
+	struct strv files = STRV_INIT, objs = STRV_INIT;
+
+	(void)state;
+	strv_push(&files, "kernel/sched/fair.c");  /* built directly */
+	strv_push(&files, "kernel/sched/rt.c");    /* #included by build_policy.c */
+	strv_push(&files, "kernel/sched/Kconfig"); /* feeds no object */
+	kernel_touched_objects(DATA "/ktree", &files, &objs);
+	assert_int_equal(objs.n, 2);
+	assert_string_equal(objs.v[0], "kernel/sched/fair.o");
+	assert_string_equal(objs.v[1], "kernel/sched/build_policy.o");
+	strv_release(&objs);
+	strv_release(&files);
+	/* a private header: every object whose source includes it */
+	strv_push(&files, "kernel/sched/sched.h");
+	kernel_touched_objects(DATA "/ktree", &files, &objs);
+	assert_true(strv_contains(&objs, "kernel/sched/core.o"));
+	assert_true(strv_contains(&objs, "kernel/sched/fair.o"));
+	assert_true(strv_contains(&objs, "kernel/sched/build_policy.o"));
+	assert_int_equal(objs.n, 3);
+	strv_release(&objs);
+	strv_release(&files);
+}
+
+static void test_patch_symbols(void **state)
+{
+	struct strv patches = STRV_INIT, syms = STRV_INIT;
+
+	(void)state;
+	patch_series_list(DATA "/kpatches", &patches);
+	kernel_patch_symbols(&patches, &syms);
+	assert_int_equal(syms.n, 1);
+	assert_string_equal(syms.v[0], "CONFIG_SCHED_RATELIMIT");
+	strv_release(&patches);
+	strv_release(&syms);
+}
+
+static void test_kconfig(void **state)
+{
+	struct kconfig a = { 0 }, b = { 0 };
+	struct strbuf diff = STRBUF_INIT;
+	struct strv allowed = STRV_INIT;
+	struct spec_require r1 = { .symbol = (char *)"CONFIG_NUMA", .value = (char *)"y" };
+	struct spec_require r2 = { .symbol = (char *)"CONFIG_CPUMASK_OFFSTACK", .value = (char *)"y" };
+	struct spec_require r3 = { .symbol = (char *)"CONFIG_LOCALVERSION", .value = (char *)"-x" };
+	struct spec_require r4 = { .symbol = (char *)"CONFIG_KASAN", .value = (char *)"n" };
+	const struct spec_require *req[] = { &r1, &r2, &r3, &r4 };
+	struct kconfig_check checks[4];
+
+	(void)state;
+	kconfig_parse("# comment\nCONFIG_NUMA=y\n# CONFIG_CPUMASK_OFFSTACK is not set\nCONFIG_NR_CPUS=64\n"
+		      "CONFIG_LOCALVERSION=\"-x\"\n",
+		      &a);
+	assert_int_equal(a.n, 4);
+	assert_string_equal(kconfig_get(&a, "CONFIG_NR_CPUS"), "64");
+	assert_string_equal(kconfig_get(&a, "CONFIG_CPUMASK_OFFSTACK"), "n");
+	assert_string_equal(kconfig_get(&a, "CONFIG_ABSENT"), "n");
+	assert_int_equal(kconfig_check_require(&a, req, 4, checks), 1);
+	assert_true(checks[0].ok);
+	assert_false(checks[1].ok);
+	assert_string_equal(checks[1].actual, "n");
+	assert_true(checks[2].ok); /* quoted strings compare by content */
+	assert_true(checks[3].ok); /* absent reads as n */
+
+	kconfig_parse("CONFIG_NUMA=y\nCONFIG_CPUMASK_OFFSTACK=y\nCONFIG_NR_CPUS=64\nCONFIG_LOCALVERSION=\"-x\"\n"
+		      "CONFIG_SCHED_RATELIMIT=y\n",
+		      &b);
+	assert_int_equal(kconfig_diff(&a, &b, NULL, &diff), 2);
+	assert_string_equal(diff.buf, "CONFIG_CPUMASK_OFFSTACK: n -> y\nCONFIG_SCHED_RATELIMIT: n -> y\n");
+	strbuf_reset(&diff);
+	strv_push(&allowed, "CONFIG_SCHED_RATELIMIT");
+	assert_int_equal(kconfig_diff(&a, &b, &allowed, &diff), 1);
+	kconfig_release(&a);
+	kconfig_release(&b);
+	strbuf_release(&diff);
+	strv_release(&allowed);
+}
+
+static void test_variants(void **state)
+{
+	static const char *const y =
+		"version: 1\n"
+		"kernels:\n"
+		"  base:\n"
+		"    config: [" DATA "/configs/guest.config]\n"
+		"    require: {CONFIG_NUMA: y, CONFIG_SMP: y}\n"
+		"    cmdline: quiet\n"
+		"  mid:\n"
+		"    from: base\n"
+		"    patches: [" DATA "/kpatches/0001-demo-change-1.patch]\n"
+		"    config: [" DATA "/configs/guest.config]\n"
+		"    require: {CONFIG_SMP: n}\n"
+		"  top:\n"
+		"    from: mid\n"
+		"    patches: " DATA "/kpatches\n"
+		"    sweep: [1, 2]\n";
+	static const struct spec_load_opts opts = { .no_include = true };
+	struct diags d = { 0 };
+	struct spec *s = NULL;
+	struct kvariant v = { 0 };
+	struct strv names = STRV_INIT;
+	char *lv;
+
+	(void)state;
+	assert_int_equal(spec_load_buffer("k.yaml", y, strlen(y), &opts, &s, &d), 0);
+	assert_int_equal(kvariant_resolve(s, "top@2", &v, &d), 0);
+	/* ancestors first: mid's one patch, then the first two of top's folder */
+	assert_int_equal(v.patches.n, 3);
+	assert_true(str_endswith(v.patches.v[0], "0001-demo-change-1.patch"));
+	assert_true(str_endswith(v.patches.v[2], "0002-demo-change-2.patch"));
+	assert_true(v.patches.v[0][0] == '/'); /* absolute for commands run elsewhere */
+	assert_int_equal(v.configs.n, 2);
+	assert_int_equal(v.nrequire, 2);
+	assert_string_equal(v.require[0]->symbol, "CONFIG_NUMA");
+	assert_string_equal(v.require[1]->value, "n"); /* mid overrides base */
+	assert_string_equal(v.cmdline, "quiet");
+	assert_string_equal(v.source->package, "linux-source-6.1");
+	kvariant_release(&v);
+	assert_int_equal(kvariant_resolve(s, "top@3", &v, &d), -ENOENT);
+	assert_int_equal(kvariant_resolve(s, "nope", &v, &d), -ENOENT);
+	kvariant_names(s, &names);
+	assert_int_equal(names.n, 5);
+	assert_string_equal(names.v[3], "top@1");
+	lv = kvariant_localversion("Top@2", "0123456789abcdef");
+	assert_string_equal(lv, "-lab-top.2-01234567");
+	free(lv);
+	strv_release(&names);
+	spec_free(s);
+	diags_release(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_patch_parse),
+		cmocka_unit_test(test_series_list),
+		cmocka_unit_test_setup_teardown(test_worktree_switch, wt_setup, wt_teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_reject, wt_setup, wt_teardown),
+		cmocka_unit_test(test_touched_objects),
+		cmocka_unit_test(test_patch_symbols),
+		cmocka_unit_test(test_kconfig),
+		cmocka_unit_test(test_variants),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
