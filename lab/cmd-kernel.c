@@ -178,8 +178,9 @@ static void json_artifact(struct json *j, const struct kartifact *a)
 	json_object_end(j);
 }
 
-static void print_config_diff(const struct lab_ctx *ctx, const struct kartifact *base, const struct kartifact *a,
-			      const struct kvariant *v)
+/* Variants compared in one experiment must differ only by their patches. */
+static size_t print_config_diff(const struct lab_ctx *ctx, const struct kartifact *base, const struct kartifact *a,
+				const struct kvariant *v)
 {
 	struct kconfig ka = { 0 }, kb = { 0 };
 	_cleanup_strbuf_ struct strbuf diff = STRBUF_INIT;
@@ -189,20 +190,20 @@ static void print_config_diff(const struct lab_ctx *ctx, const struct kartifact 
 	if (kconfig_load(base->config, &ka) < 0 || kconfig_load(a->config, &kb) < 0) {
 		kconfig_release(&ka);
 		kconfig_release(&kb);
-		return;
+		return 0;
 	}
 	kernel_patch_symbols(&v->patches, &allowed);
 	n = kconfig_diff(&ka, &kb, &allowed, &diff);
-	if (!ctx->json && ctx->verbosity >= 0) {
-		if (n)
-			fprintf(stderr, "lab: configs of '%s' and '%s' differ in %zu symbols the patches do not define:\n%s",
-				base->name, a->name, n, diff.buf);
-		else
+	if (n) /* stderr even with --json: stdout carries the artifacts */
+		fprintf(stderr, "lab: configs of '%s' and '%s' differ in %zu symbols the patches do not define:\n%s",
+			base->name, a->name, n, diff.buf);
+	else if (!ctx->json && ctx->verbosity >= 0) {
 			fprintf(stderr, "lab: configs of '%s' and '%s' are identical%s\n", base->name, a->name,
 				allowed.n ? " apart from symbols the patches define" : "");
 	}
 	kconfig_release(&ka);
 	kconfig_release(&kb);
+	return n;
 }
 
 static int kernel_build_cmd(struct lab_ctx *ctx, int argc, char **argv, bool check, bool config)
@@ -259,9 +260,11 @@ static int kernel_build_cmd(struct lab_ctx *ctx, int argc, char **argv, bool che
 	}
 	json_array_end(&j);
 	json_finish(&j);
-	if (built > 1)
+	/* with -e the first variant is the experiment's baseline */
+	if (built > 1 && o.experiment)
 		for (size_t k = 1; k < built; k++)
-			print_config_diff(ctx, &arts[0], &arts[k], &vars[k]);
+			if (print_config_diff(ctx, &arts[0], &arts[k], &vars[k]))
+				rc = EXIT_FAILED;
 	if (ctx->json) {
 		cmd_write(&out);
 	} else if (config) {
