@@ -58,7 +58,7 @@ test_expect_success KSRC 'base and patched of one experiment end with identical 
 
 # A project of our own with broken variants.
 lab init proj >/dev/null
-sed 's/^static inline void update_tg_load_avg(struct cfs_rq \*cfs_rq)$/static void update_tg_load_avg_renamed(struct cfs_rq *cfs_rq)/' \
+sed 's/^ static inline void update_tg_load_avg(struct cfs_rq \*cfs_rq)$/ static void update_tg_load_avg_renamed(struct cfs_rq *cfs_rq)/' \
 	"$P"/kernels/patches/sched-fair-ratelimit-tg-load-avg/0001-*.patch >proj/broken.patch
 echo 'CONFIG_NOT_A_KCONFIG_SYMBOL=y' >proj/bogus.config
 cat >proj/extra.yaml <<EOF
