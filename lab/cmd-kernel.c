@@ -266,7 +266,8 @@ static int kernel_build_cmd(struct lab_ctx *ctx, int argc, char **argv, bool che
 			if (print_config_diff(ctx, &arts[0], &arts[k], &vars[k]))
 				rc = EXIT_FAILED;
 	if (ctx->json) {
-		cmd_write(&out);
+		if (rc == EXIT_OK) /* on failure the error object is the output */
+			cmd_write(&out);
 	} else if (config) {
 		cmd_write(&text);
 	} else if (built) {
