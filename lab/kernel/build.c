@@ -57,12 +57,16 @@ static void step(const struct kbuild_progress *p, const char *variant, const cha
 		p->step(p->userdata, variant, what);
 }
 
+/* Asked once per process: `kernel list` resolves every variant. */
 static char *compiler_id(void)
 {
+	static char *id;
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_command_ struct command c = { 0 };
 	char *nl;
 
+	if (id)
+		return xstrdup(id);
 	command_init(&c, "gcc");
 	command_arg(&c, "--version");
 	c.out = &out;
@@ -71,7 +75,8 @@ static char *compiler_id(void)
 	nl = strchr(out.buf, '\n');
 	if (nl)
 		*nl = '\0';
-	return xstrdup(out.buf);
+	id = xstrdup(out.buf);
+	return xstrdup(id);
 }
 
 /* ---- identity ---- */
@@ -423,6 +428,8 @@ static bool file_mentions(const char *path, const char *needle)
 }
 
 /* The .c files in `dir` that #include `base` ("rt.c", "sched.h"), and which make builds directly. */
+static void touched_objects(const char *tree, const struct strv *files, struct strv *ret, unsigned depth);
+
 static void includers(const char *tree, const char *dir, const char *base, struct strv *ret, unsigned depth)
 {
 	_cleanup_free_ char *full = path_join(tree, dir);
@@ -430,6 +437,7 @@ static void includers(const char *tree, const char *dir, const char *base, struc
 	DIR *dh = opendir(full);
 	struct dirent *de;
 
+	/* .c files #including .c files: follow two levels, never a cycle */
 	if (!dh || depth > 2) {
 		if (dh)
 			closedir(dh);
@@ -448,13 +456,18 @@ static void includers(const char *tree, const char *dir, const char *base, struc
 			_cleanup_strv_ struct strv one = STRV_INIT;
 
 			strv_push(&one, rel);
-			kernel_touched_objects(tree, &one, ret);
+			touched_objects(tree, &one, ret, depth + 1);
 		}
 	}
 	closedir(dh);
 }
 
 void kernel_touched_objects(const char *tree, const struct strv *files, struct strv *ret)
+{
+	touched_objects(tree, files, ret, 0);
+}
+
+static void touched_objects(const char *tree, const struct strv *files, struct strv *ret, unsigned depth)
 {
 	for (size_t i = 0; i < files->n; i++) {
 		const char *f = files->v[i];
@@ -474,10 +487,10 @@ void kernel_touched_objects(const char *tree, const struct strv *files, struct s
 					strv_push(ret, target);
 			} else {
 				/* 6.1's kernel/sched/build_*.c #include the .c files */
-				includers(tree, dir, base, ret, 0);
+				includers(tree, dir, base, ret, depth);
 			}
 		} else if (str_endswith(f, ".h") && !str_startswith(f, "include/") && !str_startswith(f, "arch/")) {
-			includers(tree, dir, base, ret, 0);
+			includers(tree, dir, base, ret, depth);
 		}
 	}
 }

@@ -266,6 +266,20 @@ static void test_touched_objects(void **state)
 	strv_release(&files);
 }
 
+static void test_touched_objects_cycle(void **state)
+{
+	struct strv files = STRV_INIT, objs = STRV_INIT;
+
+	(void)state;
+	/* a.c and b.c #include each other; only top.c is built: no endless recursion */
+	strv_push(&files, "d/a.c");
+	kernel_touched_objects(DATA "/ktree-cycle", &files, &objs);
+	assert_int_equal(objs.n, 1);
+	assert_string_equal(objs.v[0], "d/top.o");
+	strv_release(&objs);
+	strv_release(&files);
+}
+
 static void test_patch_symbols(void **state)
 {
 	struct strv patches = STRV_INIT, syms = STRV_INIT;
@@ -381,6 +395,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_worktree_switch, wt_setup, wt_teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_reject, wt_setup, wt_teardown),
 		cmocka_unit_test(test_touched_objects),
+		cmocka_unit_test(test_touched_objects_cycle),
 		cmocka_unit_test(test_patch_symbols),
 		cmocka_unit_test(test_kconfig),
 		cmocka_unit_test(test_variants),
