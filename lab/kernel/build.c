@@ -621,24 +621,26 @@ static int copy_artifacts(const char *obj, const char *tmp, struct diags *d)
 	return 0;
 }
 
+struct lock_wait {
+	const struct kbuild_progress *p;
+	const char *name;
+};
+
+static void on_lock_wait(void *userdata)
+{
+	const struct lock_wait *w = userdata;
+
+	step(w->p, w->name, "waiting for another lab using the same work tree");
+}
+
 static int lock_work(const char *work, const struct kbuild_progress *p, const char *name, int *ret_fd)
 {
 	_cleanup_free_ char *lock = path_join(work, "lock");
-	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	struct lock_wait w = { p, name };
+	int fd = fs_lock(lock, on_lock_wait, &w);
 
 	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-		*ret_fd = fd;
-		return 0;
-	}
-	step(p, name, "waiting for another lab using the same work tree");
-	if (flock(fd, LOCK_EX) < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
+		return fd;
 	*ret_fd = fd;
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include "../util/alloc.h"
 #include "../util/path.h"
 #include "../util/units.h"
+#include "getters.h"
 #include "spec.h"
 #include "../util/banned.h"
 
@@ -24,20 +25,13 @@ struct ctx {
 };
 
 /* One error per node: a value whose ${var} failed is not reported again as a bad size. */
-#define err(c, node, ...)                                              \
-	do {                                                           \
-		if (!(node)->poisoned)                                 \
-			diags_add((c)->d, &(node)->pos, __VA_ARGS__);  \
-	} while (0)
+#define err(c, node, ...) node_err((c)->d, node, __VA_ARGS__)
 
 /* ---- small typed getters ---- */
 
 static bool want_kind(struct ctx *c, const struct node *n, enum node_kind k, const char *what)
 {
-	if (n->kind == k)
-		return true;
-	err(c, n, "%s must be %s, not %s", what, node_kind_name(k), node_kind_name(n->kind));
-	return false;
+	return node_want(c->d, n, k, what);
 }
 
 static void check_keys(struct ctx *c, const struct node *map, const char *const *allowed,
@@ -54,75 +48,11 @@ static void require_key(struct ctx *c, const struct node *map, const struct node
 		err(c, at, "%s needs '%s'", what, key);
 }
 
-static char *get_string(struct ctx *c, const struct node *n, const char *what)
-{
-	if (!want_kind(c, n, NODE_SCALAR, what))
-		return NULL;
-	if (node_is_null(n)) {
-		err(c, n, "%s must not be empty", what);
-		return NULL;
-	}
-	return xstrdup(n->scalar);
-}
-
-static int get_uint(struct ctx *c, const struct node *n, const char *what, uint64_t min, uint64_t max,
-		    unsigned *ret)
-{
-	uint64_t v;
-
-	if (!want_kind(c, n, NODE_SCALAR, what))
-		return -EINVAL;
-	if (parse_uint(n->scalar, max, &v) < 0 || v < min) {
-		err(c, n, "%s must be a whole number from %llu to %llu, not '%s'", what,
-		    (unsigned long long)min, (unsigned long long)max, n->scalar);
-		return -EINVAL;
-	}
-	*ret = (unsigned)v;
-	return 0;
-}
-
-static int get_size(struct ctx *c, const struct node *n, const char *what, uint64_t *ret)
-{
-	if (!want_kind(c, n, NODE_SCALAR, what))
-		return -EINVAL;
-	if (parse_size(n->scalar, ret) < 0 || *ret == 0) {
-		err(c, n, "%s must be a size such as 512M or 4G, not '%s'", what, n->scalar);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int get_duration(struct ctx *c, const struct node *n, const char *what, uint64_t *ret)
-{
-	if (!want_kind(c, n, NODE_SCALAR, what))
-		return -EINVAL;
-	if (parse_duration(n->scalar, ret) < 0) {
-		err(c, n, "%s must be a duration such as 30s, 5m or 1h30m, not '%s'", what, n->scalar);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int get_bool(struct ctx *c, const struct node *n, const char *what, bool *ret)
-{
-	static const char *const yes[] = { "true", "yes", "on", "True", "Yes", "On", "TRUE", "YES", "ON" };
-	static const char *const no[] = { "false", "no", "off", "False", "No", "Off", "FALSE", "NO", "OFF" };
-
-	if (!want_kind(c, n, NODE_SCALAR, what))
-		return -EINVAL;
-	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
-		if (streq(n->scalar, yes[i])) {
-			*ret = true;
-			return 0;
-		}
-		if (streq(n->scalar, no[i])) {
-			*ret = false;
-			return 0;
-		}
-	}
-	err(c, n, "%s must be true or false, not '%s'", what, n->scalar);
-	return -EINVAL;
-}
+#define get_string(c, n, what) node_get_string((c)->d, (n), (what))
+#define get_uint(c, n, what, min, max, ret) node_get_uint((c)->d, (n), (what), (min), (max), (ret))
+#define get_size(c, n, what, ret) node_get_size((c)->d, (n), (what), (ret))
+#define get_duration(c, n, what, ret) node_get_duration((c)->d, (n), (what), (ret))
+#define get_bool(c, n, what, ret) node_get_bool((c)->d, (n), (what), (ret))
 
 static char *resolve_path(const struct node *n)
 {

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "alloc.h"
@@ -97,4 +98,23 @@ int fs_copy_tree(const char *from, const char *to, bool overwrite, size_t *ret_c
 	}
 	closedir(d);
 	return r < 0 ? r : 0;
+}
+
+int fs_lock(const char *path, void (*on_wait)(void *userdata), void *userdata)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	if (on_wait)
+		on_wait(userdata);
+	if (flock(fd, LOCK_EX) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
 }

@@ -14,3 +14,10 @@ int fs_copy_file(const char *from, const char *to, bool overwrite);
  * skipped. Existing files are kept unless `overwrite`. *ret_copied counts files.
  */
 int fs_copy_tree(const char *from, const char *to, bool overwrite, size_t *ret_copied);
+
+/*
+ * Take an exclusive flock on `path` (created if missing); blocks until it
+ * is free. `on_wait` (may be NULL) is called once when another process
+ * holds it. Returns the descriptor to close, or a negative errno.
+ */
+int fs_lock(const char *path, void (*on_wait)(void *userdata), void *userdata);

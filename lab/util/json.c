@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,4 +156,97 @@ void json_finish(struct json *j)
 		abort();
 	if (j->pretty)
 		strbuf_addch(j->out, '\n');
+}
+
+static const char *lookup_value(const char *doc, const char *key)
+{
+	_cleanup_strbuf_ struct strbuf pat = STRBUF_INIT;
+	const char *p = doc;
+
+	json_escape(&pat, key); /* with its quotes */
+	while ((p = strstr(p, pat.buf))) {
+		const char *q = p + pat.len;
+
+		while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+			q++;
+		if (*q == ':') {
+			q++;
+			while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')
+				q++;
+			return q;
+		}
+		p += pat.len;
+	}
+	return NULL;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+char *json_lookup_string(const char *doc, const char *key)
+{
+	const char *p = lookup_value(doc, key);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	if (!p || *p++ != '"')
+		return NULL;
+	for (; *p && *p != '"'; p++) {
+		if (*p != '\\') {
+			strbuf_addch(&sb, *p);
+			continue;
+		}
+		switch (*++p) {
+		case 'n': strbuf_addch(&sb, '\n'); break;
+		case 't': strbuf_addch(&sb, '\t'); break;
+		case 'r': strbuf_addch(&sb, '\r'); break;
+		case 'b': strbuf_addch(&sb, '\b'); break;
+		case 'f': strbuf_addch(&sb, '\f'); break;
+		case 'u': {
+			unsigned v = 0;
+
+			for (int i = 1; i <= 4; i++) {
+				int h = hexval(p[i]);
+
+				if (h < 0)
+					return NULL;
+				v = v * 16 + (unsigned)h;
+			}
+			p += 4;
+			/* lab writes \u only for control characters */
+			if (v < 0x80)
+				strbuf_addch(&sb, (int)v);
+			else
+				strbuf_addch(&sb, '?');
+			break;
+		}
+		case '\0':
+			return NULL;
+		default: strbuf_addch(&sb, *p); break;
+		}
+	}
+	if (*p != '"')
+		return NULL;
+	return strbuf_detach(&sb, NULL);
+}
+
+int json_lookup_number(const char *doc, const char *key, double *ret)
+{
+	const char *p = lookup_value(doc, key);
+	char *end;
+
+	if (!p)
+		return -ENOENT;
+	errno = 0;
+	*ret = strtod(p, &end);
+	if (end == p || errno)
+		return -EINVAL;
+	return 0;
 }
