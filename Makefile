@@ -20,7 +20,7 @@ CFLAGS ?= -O2 -g
 LIBS := $(PKG_LIBS) -lm
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-LIB_SRC := $(sort $(wildcard lab/util/*.c lab/spec/*.c lab/plan/*.c lab/kernel/*.c))
+LIB_SRC := $(sort $(wildcard lab/util/*.c lab/spec/*.c lab/plan/*.c lab/kernel/*.c lab/image/*.c))
 CMD_SRC := lab/main.c $(sort $(wildcard lab/cmd-*.c))
 HDRS := $(wildcard lab/*.h lab/*/*.h)
 UNIT_SRC := $(sort $(wildcard tests/unit/test-*.c))
@@ -86,6 +86,7 @@ test-slow: $(A)/bin/lab $(LAB_BIN)
 # Figures, printed; never asserted.
 bench: $(LAB_BIN)
 	bench/kernel-build
+	bench/image-boot
 
 # Rewrite golden files from the current output (then review the diff).
 regen: $(A)/bin/lab
@@ -93,7 +94,8 @@ regen: $(A)/bin/lab
 
 DEB_PKGS := build-essential pkg-config libyaml-dev libssl-dev libcmocka-dev clang libclang-rt-14-dev \
 	valgrind python3 perl groff-base git ccache bc flex bison libelf-dev dwarves cpio kmod \
-	linux-source-6.1
+	linux-source-6.1 \
+	mmdebstrap qemu-utils qemu-system-x86 genisoimage cloud-init openssh-client busybox-static e2fsprogs
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd.h"
+#include "image/recipe.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/path.h"
@@ -137,6 +138,20 @@ int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret
 		return -ENOENT;
 	}
 	r = spec_load(path, NULL, ret, &d);
+	if (r == 0) {
+		/* image recipes are files of their own; their errors count as the spec's */
+		for (size_t i = 0; i < (*ret)->nimages; i++) {
+			struct recipe *rc = NULL;
+
+			if (recipe_load((*ret)->images[i].recipe, (*ret)->images[i].name, &rc, &d) == 0)
+				recipe_free(rc);
+		}
+		if (d.n) {
+			spec_free(*ret);
+			*ret = NULL;
+			r = -EINVAL;
+		}
+	}
 	if (r < 0)
 		cmd_report_diags(ctx, &d);
 	return r;

@@ -39,6 +39,7 @@ int cmd_init(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_validate(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_plan(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_kernel(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_image(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_unimplemented(struct lab_ctx *ctx, int argc, char **argv);
 
 /* Shared helpers of the command layer (lab/cmd-common.c). */

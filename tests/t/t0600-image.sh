@@ -1,0 +1,106 @@
+#!/bin/sh
+# Image recipes and NoCloud seeds, without building an image:
+#   tests/data/recipes/err-<case>.yaml -> .err (every error at FILE:LINE:COL)
+#   tests/data/seed/*.user-data (golden, from test-image) pass `cloud-init schema`
+#   the image commands' behaviour on an empty cache
+# t1100-image-boot.sh builds and boots a real one.
+. "$(dirname "$0")/test-lib.sh"
+
+DATA=$TEST_DIRECTORY/data
+REGEN=${LAB_TEST_REGENERATE:-}
+export XDG_CACHE_HOME="$PWD/cache"
+
+command -v cloud-init >/dev/null && test_set_prereq CLOUDINIT
+command -v genisoimage >/dev/null && command -v isoinfo >/dev/null && test_set_prereq GENISO
+command -v qemu-img >/dev/null && test_set_prereq QEMUIMG
+
+golden() {
+	if [ -n "$REGEN" ]; then cp "$2" "$1"; else test_cmp "$1" "$2"; fi
+}
+
+# Each case is copied to x.yaml beside a lab.yaml that names it, so the
+# golden files show a stable path.
+for y in "$DATA"/recipes/err-*.yaml; do
+	c=$(basename "$y" .yaml)
+	test_expect_success "recipe $c fails with $c.err" "
+		rm -rf case && mkdir case && cp '$y' case/x.yaml && cp -r '$DATA/recipes/files' case/ &&
+		printf 'version: 1\nimages:\n  x:\n    recipe: x.yaml\n' >case/lab.yaml &&
+		(cd case && test_must_fail_with 2 lab validate) >out 2>actual &&
+		test_line_count = 0 out &&
+		test -s actual &&
+		golden '$DATA/recipes/$c.err' actual
+	"
+done
+
+test_expect_success 'every recipe golden file belongs to a case' '
+	for g in "$DATA"/recipes/*.err; do
+		[ -f "${g%.err}.yaml" ] || { echo "unused golden file $g" >&2; exit 1; }
+	done
+'
+
+test_expect_success 'the shipped recipes load' "
+	lab -C '$SRC_DIR' validate
+"
+
+test_expect_success '--json reports recipe errors with positions' "
+	rm -rf case && mkdir case && cp '$DATA/recipes/err-variant.yaml' case/x.yaml &&
+	printf 'version: 1\nimages:\n  x:\n    recipe: x.yaml\n' >case/lab.yaml &&
+	(cd case && test_must_fail_with 2 lab --json validate) >out &&
+	python3 -c '
+import json, sys
+e = json.load(open(\"out\"))[\"errors\"][0]
+assert (e[\"file\"], e[\"line\"], e[\"column\"]) == (\"x.yaml\", 2, 10), e
+assert \"minbase\" in e[\"message\"], e
+'
+"
+
+for u in "$DATA"/seed/*.user-data; do
+	test_expect_success CLOUDINIT "cloud-init schema accepts $(basename "$u")" "
+		cloud-init schema --config-file '$u' >out 2>&1 &&
+		test_grep -q 'Valid cloud-config' out
+	"
+done
+
+test_expect_success CLOUDINIT 'cloud-init schema is a real judge: it refuses a broken user-data' "
+	sed 's/^ssh_genkeytypes: .*/ssh_genkeytypes: []/' '$DATA/seed/plain.user-data' >broken &&
+	! cloud-init schema --config-file broken >out 2>&1
+"
+
+test_expect_success CLOUDINIT "the guest layer's cloud.cfg passes cloud-init schema" "
+	cloud-init schema --config-file '$SRC_DIR/images/layer/files/etc/cloud/cloud.cfg.d/90-lab.cfg'
+"
+
+test_expect_success 'image list on an empty cache shows every recipe not built' "
+	lab -C '$SRC_DIR' image list >list &&
+	test_grep -q '^bench  *-  *not built' list &&
+	test_grep -q '^minimal  *-  *not built' list &&
+	lab -C '$SRC_DIR' --json image list >list.json &&
+	python3 -c '
+import json
+rows = json.load(open(\"list.json\"))
+assert {r[\"name\"] for r in rows} == {\"bench\", \"minimal\"}, rows
+assert all(r[\"state\"] == \"not built\" and r[\"id\"] is None for r in rows), rows
+'
+"
+
+test_expect_success 'image show and instance of an image not built exit 1 and say how to build it' "
+	test_must_fail_with 1 lab -C '$SRC_DIR' image show minimal 2>err &&
+	test_grep -q 'lab image build minimal' err &&
+	test_must_fail_with 1 lab -C '$SRC_DIR' image instance minimal vm 2>err &&
+	test_grep -q 'lab image build minimal' err &&
+	! test -e vm
+"
+
+test_expect_success 'an unknown image gets a suggestion' "
+	test_must_fail_with 2 lab -C '$SRC_DIR' image build minimla 2>err &&
+	test_grep -q \"did you mean 'minimal'\" err
+"
+
+test_expect_success 'image without a subcommand prints usage and exits 2' "
+	test_must_fail_with 2 lab -C '$SRC_DIR' image 2>err &&
+	test_grep -q 'usage: lab .*image build' err &&
+	test_must_fail_with 2 lab -C '$SRC_DIR' image frobnicate 2>err &&
+	test_grep -q 'build, list, show, instance' err
+"
+
+test_done

@@ -1,0 +1,163 @@
+#!/bin/sh
+# A real guest image, end to end: `lab image build minimal` (mmdebstrap,
+# mkfs.ext4 -d, qemu-img convert -c), a rebuild is a cache hit, the
+# package list is recorded, and a VM made by `lab image instance` (overlay
+# + NoCloud seed) boots lab's base kernel under QEMU and answers ssh as
+# root with lab's key and its pinned host key, with the experiment's
+# sysctls and cgroups applied. The image file is never written.
+# Slow on a fresh machine (the base kernel, ~25 min cold on 2 cores; the
+# image, ~2 min); the cache (build/test-cache) makes later runs minutes.
+. "$(dirname "$0")/test-lib.sh"
+
+missing=""
+for p in mmdebstrap qemu-system-x86_64 qemu-img genisoimage isoinfo ssh ssh-keygen mkfs.ext4 make flex bison bc; do
+	command -v "$p" >/dev/null || missing="$missing $p"
+done
+[ -z "$missing" ] || test_skip_all "missing:$missing (make deps installs them)"
+[ "$(id -u)" = 0 ] || test_skip_all "building an image needs root (mmdebstrap --mode=root)"
+[ -f /usr/src/linux-source-6.1.tar.xz ] || test_skip_all "linux-source-6.1 is missing (make deps installs it)"
+getent hosts deb.debian.org >/dev/null || test_skip_all "the Debian archive (deb.debian.org) does not resolve"
+command -v cloud-init >/dev/null && test_set_prereq CLOUDINIT
+
+export XDG_CACHE_HOME="${LAB_TEST_CACHE:-$SRC_DIR/build/test-cache}"
+mkdir -p "$XDG_CACHE_HOME"
+P=$SRC_DIR
+port=$((30000 + $$ % 20000))
+
+cleanup_vm() { [ -f "$TRASH/qemu.pid" ] && kill "$(cat "$TRASH/qemu.pid")" 2>/dev/null; rm -f "$TRASH/qemu.pid"; }
+trap 'cleanup_vm; rm -rf "$TRASH"' EXIT
+
+test_expect_success 'the base kernel builds (or is cached)' "
+	lab -C '$P' -q kernel build base &&
+	lab -C '$P' --json kernel show base >kernel.json &&
+	python3 -c 'import json; k = json.load(open(\"kernel.json\")); print(k[\"bzimage\"]); print(k[\"release\"])' >kernel.txt &&
+	test -s \"\$(head -1 kernel.txt)\"
+"
+
+test_expect_success 'image build minimal makes a compressed qcow2 and records its packages' "
+	lab -C '$P' -q --json image build minimal >build.json &&
+	python3 -c '
+import json
+a = json.load(open(\"build.json\"))[0]
+assert a[\"name\"] == \"minimal\" and len(a[\"id\"]) == 64, a
+open(\"qcow2\", \"w\").write(a[\"qcow2\"])
+open(\"packages\", \"w\").write(a[\"packages_file\"])
+' &&
+	qemu-img check \"\$(cat qcow2)\" &&
+	qemu-img info --output=json \"\$(cat qcow2)\" >info.json &&
+	python3 -c '
+import json
+i = json.load(open(\"info.json\"))
+assert i[\"format\"] == \"qcow2\", i
+assert i[\"actual-size\"] < i[\"virtual-size\"] / 4, i   # compressed and sparse
+' &&
+	for p in cloud-init openssh-server stress-ng rt-tests linux-perf systemd-sysv; do
+		test_grep -q \"^\$p=\" \"\$(cat packages)\" || exit 1
+	done &&
+	! grep -q '^linux-image' \"\$(cat packages)\" &&
+	sort -c \"\$(cat packages)\"
+"
+
+test_expect_success 'a second build of the unchanged recipe is a cache hit' "
+	lab -C '$P' -q --json image build minimal >again.json &&
+	python3 -c '
+import json
+a, b = json.load(open(\"build.json\"))[0], json.load(open(\"again.json\"))[0]
+assert b[\"cached\"] is True, b
+assert a[\"id\"] == b[\"id\"], (a, b)
+' &&
+	lab -C '$P' image list >list &&
+	test_grep -q '^minimal  *[0-9a-f]\{12\}  *current' list
+"
+
+test_expect_success 'image instance makes an overlay and a cidata seed' "
+	sha256sum \"\$(cat qcow2)\" >image.sha &&
+	lab -C '$P' -q --json image instance -e quick --hostname boot-test minimal vm >inst.json &&
+	python3 -c '
+import json
+i = json.load(open(\"inst.json\"))
+open(\"identity\", \"w\").write(i[\"identity\"])
+assert i[\"host_key_alias\"] == \"lab-boot-test\", i
+' &&
+	qemu-img info --output=json vm/disk.qcow2 >ov.json &&
+	python3 -c '
+import json
+assert json.load(open(\"ov.json\"))[\"backing-filename\"] == open(\"qcow2\").read(), open(\"ov.json\").read()
+' &&
+	isoinfo -d -i vm/seed.iso >iso &&
+	test_grep -q '^Volume id: cidata' iso &&
+	isoinfo -R -i vm/seed.iso -x /user-data >user-data &&
+	test_cmp vm/seed/user-data user-data &&
+	test_grep -q 'kernel.perf_event_paranoid=-1' user-data &&
+	test_grep -q 'lab/quick' user-data &&
+	test_grep -q '^lab-boot-test ssh-ed25519 ' vm/known_hosts &&
+	! grep -rq 'StrictHostKeyChecking=no' vm '$P/lab' '$P/images'
+"
+
+test_expect_success CLOUDINIT 'the generated user-data passes cloud-init schema' "
+	cloud-init schema --config-file vm/seed/user-data
+"
+
+ssh_vm() {
+	ssh -q -i "$(cat "$TRASH/identity")" -o BatchMode=yes -o ConnectTimeout=3 \
+		-o UserKnownHostsFile="$TRASH/vm/known_hosts" -o HostKeyAlias=lab-boot-test \
+		-o StrictHostKeyChecking=yes -p "$port" root@127.0.0.1 "$@"
+}
+
+test_expect_success 'the VM boots lab base kernel and answers ssh with the pinned key' "
+	accel=tcg; [ -w /dev/kvm ] && accel=kvm
+	qemu-system-x86_64 -machine q35,accel=\$accel -cpu max -smp 4,sockets=2,cores=2 -m 2G \
+		-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
+		-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1 \
+		-display none -kernel \"\$(head -1 kernel.txt)\" \
+		-append 'console=ttyS0 root=/dev/vda rw net.ifnames=0' \
+		-drive file=vm/disk.qcow2,if=virtio,format=qcow2 \
+		-drive file=vm/seed.iso,if=virtio,format=raw,readonly=on \
+		-netdev user,id=n0,hostfwd=tcp:127.0.0.1:$port-:22 -device virtio-net-pci,netdev=n0 \
+		-serial file:serial.log -daemonize -pidfile '$TRASH/qemu.pid' &&
+	n=0 &&
+	until ssh_vm true; do
+		n=\$((n + 1)); [ \$n -lt 150 ] || { tail -30 serial.log; exit 1; }
+		sleep 2
+	done &&
+	ssh_vm uname -r >release &&
+	test \"\$(cat release)\" = \"\$(sed -n 2p kernel.txt)\"
+"
+
+test_expect_success 'the seed configured the guest: hostname, sysctls, cgroups, one clean cloud-init stage' "
+	test \"\$(ssh_vm hostname)\" = boot-test &&
+	test \"\$(ssh_vm sysctl -n kernel.perf_event_paranoid)\" = -1 &&
+	test \"\$(ssh_vm sysctl -n kernel.kptr_restrict)\" = 0 &&
+	ssh_vm test -d /sys/fs/cgroup/lab/quick &&
+	ssh_vm grep -qw cpu /sys/fs/cgroup/lab/cgroup.subtree_control &&
+	ssh_vm cat /run/cloud-init/status.json >status.json &&
+	python3 -c '
+import json
+v = json.load(open(\"status.json\"))[\"v1\"]
+assert v[\"init\"][\"errors\"] == [], v[\"init\"]
+assert v[\"init\"][\"finished\"], v[\"init\"]
+assert \"NoCloud\" in v[\"datasource\"], v
+'
+"
+
+test_expect_success 'the image holds no kernel and sshd takes keys only' "
+	! ssh_vm 'ls /boot/vmlinuz* /usr/lib/modules/*/kernel' 2>/dev/null &&
+	ssh_vm sshd -T >sshd &&
+	test_grep -q '^passwordauthentication no' sshd
+"
+
+test_expect_success 'another host key for the alias is refused (the key is pinned, not trusted on first use)' "
+	ssh-keygen -q -t ed25519 -N '' -f other >/dev/null &&
+	echo \"lab-boot-test \$(cut -d' ' -f1,2 other.pub)\" >wrong_known_hosts &&
+	! ssh -i \"\$(cat identity)\" -o BatchMode=yes -o ConnectTimeout=3 \
+		-o UserKnownHostsFile=wrong_known_hosts -o HostKeyAlias=lab-boot-test \
+		-o StrictHostKeyChecking=yes -p $port root@127.0.0.1 true 2>err &&
+	test_grep -q 'HOST IDENTIFICATION HAS CHANGED\|Host key verification failed' err
+"
+
+test_expect_success 'the cached image was not written' "
+	cleanup_vm &&
+	sha256sum -c image.sha
+"
+
+test_done
