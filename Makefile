@@ -9,9 +9,9 @@ COMPLDIR ?= $(PREFIX)/share/bash-completion/completions
 VERSION := 0.1
 
 CC ?= cc
-PKGS := yaml-0.1 libcrypto
+PKGS := yaml-0.1 libcrypto libvirt
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lyaml -lcrypto)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lyaml -lcrypto -lvirt)
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wmissing-prototypes \
 	-Wstrict-prototypes -Wvla -Wno-missing-field-initializers
 BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilab $(PKG_CFLAGS) \
@@ -20,7 +20,7 @@ CFLAGS ?= -O2 -g
 LIBS := $(PKG_LIBS) -lm
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-LIB_SRC := $(sort $(wildcard lab/util/*.c lab/spec/*.c lab/plan/*.c lab/kernel/*.c lab/image/*.c))
+LIB_SRC := $(sort $(wildcard lab/util/*.c lab/spec/*.c lab/plan/*.c lab/kernel/*.c lab/image/*.c lab/vm/*.c))
 CMD_SRC := lab/main.c $(sort $(wildcard lab/cmd-*.c))
 HDRS := $(wildcard lab/*.h lab/*/*.h)
 UNIT_SRC := $(sort $(wildcard tests/unit/test-*.c))
@@ -94,7 +94,7 @@ regen: $(A)/bin/lab
 
 DEB_PKGS := build-essential pkg-config libyaml-dev libssl-dev libcmocka-dev clang libclang-rt-14-dev \
 	valgrind python3 perl groff-base git ccache bc flex bison libelf-dev dwarves cpio kmod \
-	linux-source-6.1 \
+	linux-source-6.1 libvirt-dev libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients libxml2-utils \
 	mmdebstrap qemu-utils qemu-system-x86 genisoimage cloud-init openssh-client busybox-static e2fsprogs
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

@@ -79,7 +79,7 @@ void cmd_report_diags(const struct lab_ctx *ctx, struct diags *d)
 	fwrite(sb.buf, 1, sb.len, stderr);
 }
 
-const struct command *command_find(const char *name)
+const struct cli_command *command_find(const char *name)
 {
 	for (size_t i = 0; i < ncommands; i++)
 		if (streq(commands[i].name, name))
@@ -87,13 +87,13 @@ const struct command *command_find(const char *name)
 	return NULL;
 }
 
-void command_usage(const struct command *cmd, FILE *out)
+void command_usage(const struct cli_command *cmd, FILE *out)
 {
 	fprintf(out, "usage: lab [global options] %s%s%s\n\n%s\n", cmd->name, *cmd->args ? " " : "", cmd->args,
 		cmd->summary);
 }
 
-int cmd_parse_options(struct lab_ctx *ctx, const struct command *cmd, int argc, char **argv)
+int cmd_parse_options(struct lab_ctx *ctx, const struct cli_command *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -192,4 +192,22 @@ char *lab_datadir(void)
 		}
 	}
 	return xstrdup(LAB_DATADIR);
+}
+
+int cmd_dispatch(struct lab_ctx *ctx, const char *noun, const struct subcommand *subs, size_t n, int argc,
+		 char **argv)
+{
+	_cleanup_strbuf_ struct strbuf names = STRBUF_INIT;
+
+	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
+		command_usage(command_find(noun), argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (streq(argv[1], subs[i].name))
+			return subs[i].fn(ctx, argc - 1, argv + 1);
+		strbuf_addf(&names, "%s%s", i ? ", " : "", subs[i].name);
+	}
+	cmd_error(ctx, "%s: no subcommand '%s' (%s)", noun, argv[1], names.buf);
+	return EXIT_USAGE;
 }

@@ -440,21 +440,12 @@ static int image_instance_cmd(struct lab_ctx *ctx, int argc, char **argv)
 
 int cmd_image(struct lab_ctx *ctx, int argc, char **argv)
 {
-	const char *sub;
+	static const struct subcommand subs[] = {
+		{ "build", image_build_cmd },
+		{ "list", image_list_cmd },
+		{ "show", image_show_cmd },
+		{ "instance", image_instance_cmd },
+	};
 
-	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
-		command_usage(command_find("image"), argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_OK;
-	}
-	sub = argv[1];
-	if (streq(sub, "build"))
-		return image_build_cmd(ctx, argc - 1, argv + 1);
-	if (streq(sub, "list"))
-		return image_list_cmd(ctx, argc - 1, argv + 1);
-	if (streq(sub, "show"))
-		return image_show_cmd(ctx, argc - 1, argv + 1);
-	if (streq(sub, "instance"))
-		return image_instance_cmd(ctx, argc - 1, argv + 1);
-	cmd_error(ctx, "image: no subcommand '%s' (build, list, show, instance)", sub);
-	return EXIT_USAGE;
+	return cmd_dispatch(ctx, "image", subs, ELEMENTSOF(subs), argc, argv);
 }

@@ -414,25 +414,30 @@ static int kernel_show(struct lab_ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
+static int kernel_build_sub(struct lab_ctx *ctx, int argc, char **argv)
+{
+	return kernel_build_cmd(ctx, argc, argv, false, false);
+}
+
+static int kernel_check_sub(struct lab_ctx *ctx, int argc, char **argv)
+{
+	return kernel_build_cmd(ctx, argc, argv, true, false);
+}
+
+static int kernel_config_sub(struct lab_ctx *ctx, int argc, char **argv)
+{
+	return kernel_build_cmd(ctx, argc, argv, false, true);
+}
+
 int cmd_kernel(struct lab_ctx *ctx, int argc, char **argv)
 {
-	const char *sub;
+	static const struct subcommand subs[] = {
+		{ "build", kernel_build_sub },
+		{ "check", kernel_check_sub },
+		{ "config", kernel_config_sub },
+		{ "list", kernel_list },
+		{ "show", kernel_show },
+	};
 
-	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
-		command_usage(command_find("kernel"), argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_OK;
-	}
-	sub = argv[1];
-	if (streq(sub, "build"))
-		return kernel_build_cmd(ctx, argc - 1, argv + 1, false, false);
-	if (streq(sub, "check"))
-		return kernel_build_cmd(ctx, argc - 1, argv + 1, true, false);
-	if (streq(sub, "config"))
-		return kernel_build_cmd(ctx, argc - 1, argv + 1, false, true);
-	if (streq(sub, "list"))
-		return kernel_list(ctx, argc - 1, argv + 1);
-	if (streq(sub, "show"))
-		return kernel_show(ctx, argc - 1, argv + 1);
-	cmd_error(ctx, "kernel: no subcommand '%s' (build, check, config, list, show)", sub);
-	return EXIT_USAGE;
+	return cmd_dispatch(ctx, "kernel", subs, ELEMENTSOF(subs), argc, argv);
 }

@@ -24,7 +24,7 @@ struct lab_ctx {
 	int verbosity; /* -1 quiet, 0 normal, 1+ verbose */
 };
 
-struct command {
+struct cli_command {
 	const char *name;
 	int (*fn)(struct lab_ctx *ctx, int argc, char **argv);
 	int min_args, max_args; /* positional arguments; -1: unlimited */
@@ -32,7 +32,7 @@ struct command {
 	const char *summary;
 };
 
-extern const struct command commands[];
+extern const struct cli_command commands[];
 extern const size_t ncommands;
 
 int cmd_init(struct lab_ctx *ctx, int argc, char **argv);
@@ -40,17 +40,25 @@ int cmd_validate(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_plan(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_kernel(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_image(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_vm(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_unimplemented(struct lab_ctx *ctx, int argc, char **argv);
 
 /* Shared helpers of the command layer (lab/cmd-common.c). */
+struct subcommand {
+	const char *name;
+	int (*fn)(struct lab_ctx *ctx, int argc, char **argv);
+};
+/* `lab NOUN SUB ...`: usage without SUB, a list of SUBs for an unknown one. */
+int cmd_dispatch(struct lab_ctx *ctx, const char *noun, const struct subcommand *subs, size_t n, int argc,
+		 char **argv);
 void cmd_error(const struct lab_ctx *ctx, const char *fmt, ...) _printf_(2, 3);
 /* Print sorted diagnostics: stderr as text, or a JSON error object on stdout. */
 void cmd_report_diags(const struct lab_ctx *ctx, struct diags *d);
 void cmd_write(const struct strbuf *sb);
 /* Parse the common per-command options (--json, -h); returns the index of the first operand or -1. */
-int cmd_parse_options(struct lab_ctx *ctx, const struct command *cmd, int argc, char **argv);
-const struct command *command_find(const char *name);
-void command_usage(const struct command *cmd, FILE *out);
+int cmd_parse_options(struct lab_ctx *ctx, const struct cli_command *cmd, int argc, char **argv);
+const struct cli_command *command_find(const char *name);
+void command_usage(const struct cli_command *cmd, FILE *out);
 /* Load ctx->file; on failure the errors are already reported. */
 int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret);
 /* Where lab's shipped data (lab.yaml, workloads/, kernels/, images/) lives. */

@@ -19,7 +19,7 @@
 #define LAB_VERSION "0.1"
 #endif
 
-const struct command commands[] = {
+const struct cli_command commands[] = {
 	{ "init", cmd_init, 0, 1, "[--force] [DIR]", "Write a commented lab.yaml and the folders it uses into DIR" },
 	{ "validate", cmd_validate, 0, 1, "[FILE]", "Check lab.yaml: prints nothing and exits 0 when valid" },
 	{ "plan", cmd_plan, 0, -1, "[EXPERIMENT...]", "List the runs experiments expand to, in execution order" },
@@ -27,7 +27,8 @@ const struct command commands[] = {
 	  "Build, check and inspect kernel variants" },
 	{ "image", cmd_image, 0, -1, "build|list|show|instance [--refresh] [--packages] [NAME...] [DIR]",
 	  "Build, list and inspect guest images; prepare a VM's overlay and seed" },
-	{ "vm", cmd_unimplemented, 0, -1, "up|ssh|console|down|ls|xml ...", "Boot and drive a VM on a topology" },
+	{ "vm", cmd_vm, 0, -1, "up|ssh|console|down|ls|xml [--kernel VARIANT] [--image NAME] [--name NAME] [-e EXPERIMENT] ...",
+	  "Boot a kernel variant on a topology and drive it (libvirt)" },
 	{ "host", cmd_unimplemented, 0, -1, "check|trust|restore HOST", "Manage bare-metal hosts" },
 	{ "run", cmd_unimplemented, 0, -1, "[--resume RUN_ID] [EXPERIMENT...]", "Run experiments and store results" },
 	{ "ls", cmd_unimplemented, 0, -1, "", "List stored runs" },
@@ -41,7 +42,7 @@ const struct command commands[] = {
 const size_t ncommands = ELEMENTSOF(commands);
 
 /* Commands this build implements; the rest are reserved names. */
-static bool implemented(const struct command *c)
+static bool implemented(const struct cli_command *c)
 {
 	return c->fn != cmd_unimplemented;
 }
@@ -90,7 +91,7 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	struct lab_ctx ctx = { .file = "lab.yaml" };
-	const struct command *cmd;
+	const struct cli_command *cmd;
 	const char *name;
 	int c;
 

@@ -350,3 +350,15 @@ int command_run_logged(struct command *c, struct strbuf *log, struct diags *d, c
 		c->err = NULL;
 	return r;
 }
+
+int command_exec(struct command *c)
+{
+	char **env = make_env(c);
+
+	if (c->cwd && chdir(c->cwd) < 0)
+		return -errno;
+	fflush(NULL);
+	execvpe(c->argv.v[0], c->argv.v, env);
+	free(env);
+	return -errno;
+}

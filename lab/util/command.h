@@ -59,6 +59,13 @@ struct pos;
 int command_run_logged(struct command *c, struct strbuf *log, struct diags *d, const struct pos *pos,
 		       const char *what);
 
+/*
+ * Replace this process with the command (stdio inherited, same process
+ * group: for an interactive handoff such as `lab vm ssh`). Returns a
+ * negative errno only when exec failed.
+ */
+int command_exec(struct command *c);
+
 /* The command as a shell-quoted line, for logs and reproduce scripts. */
 char *command_to_string(const struct command *c);
 /* Quote one word for a POSIX shell: 'it'\''s'. */

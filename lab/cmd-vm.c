@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lab vm xml|up|ssh|console|down|ls: one VM on a topology, by hand.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmd.h"
+#include "image/image.h"
+#include "kernel/build.h"
+#include "kernel/source.h"
+#include "kernel/variant.h"
+#include "util/alloc.h"
+#include "util/json.h"
+#include "util/path.h"
+#include "util/table.h"
+#include "util/units.h"
+#include "vm/domain.h"
+#include "vm/vm.h"
+#include "util/banned.h"
+
+#define MAX_HOST_NODES_OPT 16
+
+struct vopts {
+	const char *kernel;
+	const char *image;
+	const char *name;
+	const char *experiment;
+	const char *accel;
+	const char *host_cpus;
+	const char *host_nodes[MAX_HOST_NODES_OPT];
+	unsigned nhost_nodes;
+	unsigned port;
+	uint64_t timeout_usec;
+	bool follow;
+	bool all;
+};
+
+static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, const char *sub)
+{
+	static const struct option opts[] = {
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "image", required_argument, NULL, 'i' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "experiment", required_argument, NULL, 'e' },
+		{ "accel", required_argument, NULL, 'A' },
+		{ "host-cpus", required_argument, NULL, 'C' },
+		{ "host-node", required_argument, NULL, 'N' },
+		{ "port", required_argument, NULL, 'P' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	optind = 0; /* 0: GNU getopt re-reads the ordering (main's parse stopped at the command) */
+	opterr = 0;
+	/* options anywhere, but `vm ssh NAME CMD...` passes CMD's options through */
+	while ((c = getopt_long(argc, argv, streq(sub, "ssh") ? "+k:i:n:e:fah" : "k:i:n:e:fah", opts, NULL)) != -1) {
+		uint64_t v;
+
+		switch (c) {
+		case 'k': o->kernel = optarg; break;
+		case 'i': o->image = optarg; break;
+		case 'n': o->name = optarg; break;
+		case 'e': o->experiment = optarg; break;
+		case 'A':
+			if (!streq(optarg, "kvm") && !streq(optarg, "tcg")) {
+				cmd_error(ctx, "vm %s: --accel is kvm or tcg, not '%s'", sub, optarg);
+				return -1;
+			}
+			o->accel = optarg;
+			break;
+		case 'C': o->host_cpus = optarg; break;
+		case 'N':
+			if (o->nhost_nodes == MAX_HOST_NODES_OPT) {
+				cmd_error(ctx, "vm %s: at most %d --host-node", sub, MAX_HOST_NODES_OPT);
+				return -1;
+			}
+			o->host_nodes[o->nhost_nodes++] = optarg;
+			break;
+		case 'P':
+			if (parse_uint(optarg, 65535, &v) < 0 || !v) {
+				cmd_error(ctx, "vm %s: --port must be 1-65535, not '%s'", sub, optarg);
+				return -1;
+			}
+			o->port = (unsigned)v;
+			break;
+		case 'T':
+			if (parse_duration(optarg, &o->timeout_usec) < 0) {
+				cmd_error(ctx, "vm %s: --timeout must be a duration such as 5m, not '%s'", sub, optarg);
+				return -1;
+			}
+			break;
+		case 'f': o->follow = true; break;
+		case 'a': o->all = true; break;
+		case 'J': ctx->json = true; break;
+		case 'h':
+			command_usage(command_find("vm"), stdout);
+			return -2;
+		default:
+			cmd_error(ctx, "vm %s: unknown option '%s'", sub, argv[optind - 1]);
+			return -1;
+		}
+	}
+	return optind;
+}
+
+static const struct spec_topology *topology(const struct lab_ctx *ctx, const struct spec *s, const char *name)
+{
+	_cleanup_free_ const char **names = xcalloc(s->ntopologies + 1, sizeof(char *));
+	const char *near;
+
+	for (size_t i = 0; i < s->ntopologies; i++) {
+		if (streq(s->topologies[i].name, name))
+			return &s->topologies[i];
+		names[i] = s->topologies[i].name;
+	}
+	near = str_suggest(name, names, s->ntopologies);
+	if (near)
+		cmd_error(ctx, "no topology '%s' in %s; did you mean '%s'?", name, s->path, near);
+	else
+		cmd_error(ctx, "no topology '%s' in %s", name, s->path);
+	return NULL;
+}
+
+static const struct spec_image *image_named(const struct spec *s, const char *name)
+{
+	for (size_t i = 0; i < s->nimages; i++)
+		if (streq(s->images[i].name, name))
+			return &s->images[i];
+	return NULL;
+}
+
+static char *layer_dir(void)
+{
+	_cleanup_free_ char *data = lab_datadir();
+
+	return path_join(data, "images/layer");
+}
+
+/* The variant's built artifact; 1 when not built (a is empty). */
+static int lookup_kernel(const struct lab_ctx *ctx, const struct spec *s, const char *name, struct kvariant *v,
+			 struct kartifact *a)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	int r = kvariant_resolve(s, name, v, &d);
+
+	if (r < 0) {
+		cmd_report_diags(ctx, &d);
+		return r;
+	}
+	r = kernel_lookup(s, v, a, &d);
+	if (r == -ENOENT)
+		return 1;
+	if (r < 0)
+		cmd_report_diags(ctx, &d);
+	return r;
+}
+
+static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_free_ char *hoststore = NULL, *cmdline = NULL, *kpath = NULL, *disk = NULL, *seed = NULL;
+	_cleanup_free_ char *console = NULL, *state = lab_state_dir(), *dname = NULL;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	const struct spec_topology *t;
+	struct domain_host host;
+	struct domain_config dc;
+	struct kvariant v = { 0 };
+	struct kartifact a = { 0 };
+	struct vopts o = { 0 };
+	const char *name;
+	int i = parse(ctx, argc, argv, &o, "xml");
+
+	if (i < 0)
+		return i == -2 ? EXIT_OK : EXIT_USAGE;
+	if (argc - i != 1) {
+		cmd_error(ctx, "vm xml: name one topology");
+		return EXIT_USAGE;
+	}
+	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
+		return EXIT_USAGE;
+	if (!(t = topology(ctx, s, argv[i])))
+		return EXIT_USAGE;
+	if (o.image && !image_named(s, o.image)) {
+		cmd_error(ctx, "no image '%s' in %s", o.image, s->path);
+		return EXIT_USAGE;
+	}
+	name = o.name ? o.name : t->name;
+	if (o.kernel) {
+		int r = lookup_kernel(ctx, s, o.kernel, &v, &a);
+
+		if (r < 0)
+			return EXIT_USAGE;
+		kpath = r == 0 ? xstrdup(a.bzimage) : xasprintf("/unbuilt/kernels/%s/bzImage", o.kernel);
+		cmdline = domain_cmdline(v.cmdline);
+	} else {
+		kpath = xstrdup("/unbuilt/kernels/KERNEL/bzImage");
+		cmdline = domain_cmdline(NULL);
+	}
+	if (o.host_cpus || o.nhost_nodes) {
+		memset(&host, 0, sizeof(host));
+		host.cpus = o.host_cpus;
+		host.ncpus = 1;
+		host.nnodes = o.nhost_nodes;
+		for (unsigned k = 0; k < o.nhost_nodes; k++)
+			host.node_cpus[k] = o.host_nodes[k];
+	} else {
+		vm_probe_host(&host, &hoststore);
+	}
+	disk = xasprintf("%s/vms/%s/disk.qcow2", state, name);
+	seed = xasprintf("%s/vms/%s/seed.iso", state, name);
+	console = xasprintf("%s/vms/%s/console.log", state, name);
+	dname = xasprintf("lab-%s", name);
+	dc = (struct domain_config){
+		.name = dname,
+		.topo = t,
+		.accel = o.accel ? (streq(o.accel, "kvm") ? ACCEL_KVM : ACCEL_TCG)
+				 : (vm_kvm_available() ? ACCEL_KVM : ACCEL_TCG),
+		.host = &host,
+		.kernel = kpath,
+		.cmdline = cmdline,
+		.disk = disk,
+		.seed = seed,
+		.console = console,
+		.ssh_port = o.port ? o.port : 2222,
+		.vm = name,
+		.owner = state,
+		.variant = o.kernel,
+		.release = a.release,
+		.image = o.image,
+	};
+	domain_format_xml(&dc, &out);
+	cmd_write(&out);
+	kartifact_release(&a);
+	kvariant_release(&v);
+	return EXIT_OK;
+}
+
+static void on_step(void *userdata, const char *vm, const char *what)
+{
+	const struct lab_ctx *ctx = userdata;
+
+	if (ctx->verbosity >= 0)
+		fprintf(stderr, "lab: vm %s: %s\n", vm, what);
+}
+
+static void print_vm(const struct lab_ctx *ctx, const struct vm *v, struct strbuf *out)
+{
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j, out, true);
+		vm_format_json(v, &j);
+		json_finish(&j);
+		return;
+	}
+	strbuf_addf(out, "%s: %s on %s, image %s, ready after %.1f s\n", v->name, v->variant ? v->variant : "?",
+		    v->topology, v->image, v->boot_seconds);
+	strbuf_addf(out, "  lab vm ssh %s            # or: ssh -i %s -o UserKnownHostsFile=%s -o HostKeyAlias=%s "
+			 "-o StrictHostKeyChecking=yes -p %u root@127.0.0.1\n",
+		    v->name, v->identity, v->known_hosts, v->alias, v->port);
+	strbuf_addf(out, "  lab vm console %s        # %s\n", v->name, v->console);
+	strbuf_addf(out, "  lab vm down %s\n", v->name);
+}
+
+static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_free_ char *state = lab_state_dir(), *cache = NULL, *layer = layer_dir();
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	const struct spec_topology *t;
+	const struct spec_image *im;
+	const struct spec_experiment *e = NULL;
+	struct kvariant kv = { 0 };
+	struct kartifact ka = { 0 };
+	struct image_artifact ia = { 0 };
+	struct image_opts io = { .layer = layer };
+	struct vm_progress p = { .step = on_step, .userdata = ctx };
+	struct vm_opts vo = { 0 };
+	struct vm v = { 0 };
+	struct vopts o = { 0 };
+	int i = parse(ctx, argc, argv, &o, "up"), r, ret = EXIT_OK;
+
+	if (i < 0)
+		return i == -2 ? EXIT_OK : EXIT_USAGE;
+	if (argc - i != 1 || !o.kernel) {
+		cmd_error(ctx, "vm up: name a topology and --kernel VARIANT");
+		return EXIT_USAGE;
+	}
+	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
+		return EXIT_USAGE;
+	if (!(t = topology(ctx, s, argv[i])))
+		return EXIT_USAGE;
+	if (o.experiment && !(e = spec_find_experiment(s, o.experiment))) {
+		cmd_error(ctx, "no experiment '%s' in %s", o.experiment, s->path);
+		return EXIT_USAGE;
+	}
+	if (!(im = image_named(s, o.image ? o.image : "minimal"))) {
+		cmd_error(ctx, "no image '%s' in %s (--image NAME)", o.image ? o.image : "minimal", s->path);
+		return EXIT_USAGE;
+	}
+	r = lookup_kernel(ctx, s, o.kernel, &kv, &ka);
+	if (r < 0)
+		return EXIT_USAGE;
+	if (r == 1) {
+		cmd_error(ctx, "kernel '%s' is not built (lab kernel build %s)", o.kernel, o.kernel);
+		kvariant_release(&kv);
+		return EXIT_FAILED;
+	}
+	r = image_lookup(s, im, &io, &ia, &d);
+	if (r == -ENOENT) {
+		cmd_error(ctx, "image '%s' is not built (lab image build %s)", im->name, im->name);
+		ret = EXIT_FAILED;
+		goto out;
+	}
+	if (r < 0) {
+		cmd_report_diags(ctx, &d);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	cache = lab_cache_dir(s);
+	vo = (struct vm_opts){
+		.name = o.name,
+		.topo = t,
+		.variant = kv.name,
+		.kernel = &ka,
+		.image = &ia,
+		.cache = cache,
+		.experiment = e,
+		.cmdline = kv.cmdline,
+		.timeout_usec = o.timeout_usec,
+		.accel = o.accel ? (streq(o.accel, "kvm") ? ACCEL_KVM : ACCEL_TCG) : -1,
+		.progress = &p,
+	};
+	if (vm_up(state, &vo, &v, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		ret = EXIT_FAILED;
+		goto out;
+	}
+	print_vm(ctx, &v, &out);
+	cmd_write(&out);
+	vm_release(&v);
+out:
+	image_artifact_release(&ia);
+	kartifact_release(&ka);
+	kvariant_release(&kv);
+	return ret;
+}
+
+static int load(struct lab_ctx *ctx, const char *name, struct vm *v)
+{
+	_cleanup_free_ char *state = lab_state_dir();
+	_cleanup_diags_ struct diags d = { 0 };
+
+	if (vm_load(state, name, v, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return -1;
+	}
+	if (!vm_alive(v)) {
+		cmd_error(ctx, "VM '%s' is not running (lab vm down %s removes what is left)", name, name);
+		vm_release(v);
+		return -1;
+	}
+	return 0;
+}
+
+static int vm_ssh_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_command_ struct command c = { 0 };
+	struct ssh_target t;
+	struct vm v = { 0 };
+	struct vopts o = { 0 };
+	int i = parse(ctx, argc, argv, &o, "ssh"), r;
+
+	if (i < 0)
+		return i == -2 ? EXIT_OK : EXIT_USAGE;
+	if (argc - i < 1) {
+		cmd_error(ctx, "vm ssh: name a VM");
+		return EXIT_USAGE;
+	}
+	if (load(ctx, argv[i], &v) < 0)
+		return EXIT_FAILED;
+	vm_ssh_target(&v, &t);
+	ssh_command(&c, &t, argc - i == 1 && isatty(STDIN_FILENO));
+	if (argc - i > 1)
+		ssh_remote_argv(&c, argv + i + 1, (size_t)(argc - i - 1));
+	vm_release(&v);
+	r = command_exec(&c);
+	cmd_error(ctx, "vm ssh: cannot run ssh: %s", strerror(-r));
+	return EXIT_FAILED;
+}
+
+static int vm_console_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_free_ char *state = lab_state_dir();
+	_cleanup_diags_ struct diags d = { 0 };
+	struct vm v = { 0 };
+	struct vopts o = { 0 };
+	int i = parse(ctx, argc, argv, &o, "console");
+	FILE *f;
+	char buf[8192];
+	size_t n;
+
+	if (i < 0)
+		return i == -2 ? EXIT_OK : EXIT_USAGE;
+	if (argc - i != 1) {
+		cmd_error(ctx, "vm console: name a VM");
+		return EXIT_USAGE;
+	}
+	if (vm_load(state, argv[i], &v, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_FAILED;
+	}
+	if (!(f = fopen(v.console, "r"))) {
+		cmd_error(ctx, "cannot read '%s'", v.console);
+		vm_release(&v);
+		return EXIT_FAILED;
+	}
+	for (;;) {
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			fwrite(buf, 1, n, stdout);
+		fflush(stdout);
+		if (!o.follow || !vm_alive(&v))
+			break;
+		clearerr(f);
+		usleep(200 * 1000);
+	}
+	fclose(f);
+	vm_release(&v);
+	return EXIT_OK;
+}
+
+static int vm_down_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_free_ char *state = lab_state_dir();
+	struct vopts o = { 0 };
+	int i = parse(ctx, argc, argv, &o, "down"), ret = EXIT_OK;
+
+	if (i < 0)
+		return i == -2 ? EXIT_OK : EXIT_USAGE;
+	if (o.all) {
+		struct vm *v = NULL;
+		bool *alive = NULL;
+		size_t n = 0;
+
+		vm_list(state, &v, &alive, &n);
+		for (size_t k = 0; k < n; k++) {
+			_cleanup_diags_ struct diags d = { 0 };
+
+			if (vm_down(state, v[k].name, &d) < 0) {
+				cmd_report_diags(ctx, &d);
+				ret = EXIT_FAILED;
+			}
+		}
+		vms_free(v, n);
+		free(alive);
+		return ret;
+	}
+	if (argc - i < 1) {
+		cmd_error(ctx, "vm down: name a VM (or --all)");
+		return EXIT_USAGE;
+	}
+	for (int k = i; k < argc; k++) {
+		_cleanup_diags_ struct diags d = { 0 };
+
+		if (vm_down(state, argv[k], &d) < 0) {
+			cmd_report_diags(ctx, &d);
+			ret = EXIT_FAILED;
+		}
+	}
+	return ret;
+}
+
+static int vm_ls_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	static const char *const cols[] = { "NAME:name", "STATE:state", "TOPOLOGY:topology", "KERNEL:variant",
+					    "IMAGE:image", "SSH:port", NULL };
+	_cleanup_free_ char *state = lab_state_dir();
+	_cleanup_table_ struct table *t = table_new(cols);
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	struct vm *v = NULL;
+	bool *alive = NULL;
+	size_t n = 0;
+	struct vopts o = { 0 };
+	int i = parse(ctx, argc, argv, &o, "ls");
+
+	if (i < 0)
+		return i == -2 ? EXIT_OK : EXIT_USAGE;
+	vm_list(state, &v, &alive, &n);
+	for (size_t k = 0; k < n; k++) {
+		table_add_string(t, v[k].name);
+		table_add_string(t, alive[k] ? "running" : "dead");
+		table_add_string(t, v[k].topology);
+		table_add_string(t, v[k].variant);
+		table_add_string(t, v[k].image);
+		table_add_uint(t, v[k].port);
+	}
+	vms_free(v, n);
+	free(alive);
+	if (ctx->json)
+		table_format_json(t, &out);
+	else
+		table_format_text(t, &out);
+	cmd_write(&out);
+	return EXIT_OK;
+}
+
+int cmd_vm(struct lab_ctx *ctx, int argc, char **argv)
+{
+	static const struct subcommand subs[] = {
+		{ "xml", vm_xml },
+		{ "up", vm_up_cmd },
+		{ "ssh", vm_ssh_cmd },
+		{ "console", vm_console_cmd },
+		{ "down", vm_down_cmd },
+		{ "ls", vm_ls_cmd },
+	};
+
+	return cmd_dispatch(ctx, "vm", subs, ELEMENTSOF(subs), argc, argv);
+}

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Topology + artifacts + host -> libvirt domain XML (see domain.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "../util/alloc.h"
+#include "../util/units.h"
+#include "../util/xml.h"
+#include "domain.h"
+#include "../util/banned.h"
+
+#define HOST_MAX_CPUS 8192
+
+unsigned domain_vcpus(const struct spec_topology *t)
+{
+	return spec_topology_vcpus(t);
+}
+
+char *domain_cmdline(const char *extra)
+{
+	return xasprintf("console=ttyS0 root=/dev/vda rw net.ifnames=0 panic=-1%s%s", extra && *extra ? " " : "",
+			 extra && *extra ? extra : "");
+}
+
+static uint64_t kib(uint64_t bytes)
+{
+	return bytes >> 10;
+}
+
+static uint64_t total_memory(const struct spec_topology *t)
+{
+	uint64_t m = 0;
+
+	if (!t->ncells)
+		return t->memory;
+	for (size_t i = 0; i < t->ncells; i++)
+		m += t->cells[i].memory;
+	return m;
+}
+
+/* The CPUs of a cpulist, in order, into v (at most n); returns the count. */
+static size_t cpus_of(const char *list, unsigned *v, size_t n)
+{
+	_cleanup_free_ uint8_t *bits = xcalloc(HOST_MAX_CPUS / 8, 1);
+	size_t max = 0, k = 0;
+
+	if (!list || parse_cpulist(list, bits, HOST_MAX_CPUS, &max) < 0)
+		return 0;
+	for (size_t i = 0; i < HOST_MAX_CPUS && k < n; i++)
+		if (bits[i / 8] & (1u << (i % 8)))
+			v[k++] = (unsigned)i;
+	return k;
+}
+
+static bool cell_has_vcpu(const struct spec_cell *c, unsigned v)
+{
+	return c->cpus[v / 8] & (1u << (v % 8));
+}
+
+static int cell_of_vcpu(const struct spec_topology *t, unsigned v)
+{
+	for (size_t i = 0; i < t->ncells; i++)
+		if (cell_has_vcpu(&t->cells[i], v))
+			return (int)i;
+	return -1;
+}
+
+static bool host_numa(const struct domain_config *c)
+{
+	return c->host && c->host->nnodes > 1 && c->topo->ncells;
+}
+
+static void cputune(struct xml *x, const struct domain_config *c)
+{
+	const struct spec_topology *t = c->topo;
+	unsigned n = domain_vcpus(t);
+	_cleanup_free_ unsigned *all = xcalloc(HOST_MAX_CPUS, sizeof(unsigned));
+	size_t nall;
+
+	if (t->pin == PIN_NONE || !c->host)
+		return;
+	if (t->pin == PIN_LIST)
+		nall = cpus_of(t->pin_cpus, all, HOST_MAX_CPUS);
+	else if (c->host->cpus)
+		nall = cpus_of(c->host->cpus, all, HOST_MAX_CPUS);
+	else
+		for (nall = 0; nall < c->host->ncpus && nall < HOST_MAX_CPUS; nall++)
+			all[nall] = (unsigned)nall;
+	if (!nall)
+		return;
+	xml_open(x, "cputune");
+	for (unsigned v = 0; v < n; v++) {
+		unsigned cpu = all[v % nall];
+		int cell = cell_of_vcpu(t, v);
+
+		/* auto with host NUMA: a guest cell's vCPUs go to one host node */
+		if (t->pin == PIN_AUTO && host_numa(c) && cell >= 0) {
+			unsigned node = (unsigned)cell % c->host->nnodes, ncpu;
+			_cleanup_free_ unsigned *nc = xcalloc(HOST_MAX_CPUS, sizeof(unsigned));
+			unsigned idx = 0;
+
+			ncpu = (unsigned)cpus_of(c->host->node_cpus[node], nc, HOST_MAX_CPUS);
+			for (unsigned w = 0; w < v; w++)
+				idx += cell_of_vcpu(t, w) == cell;
+			if (ncpu)
+				cpu = nc[idx % ncpu];
+		}
+		xml_open(x, "vcpupin");
+		xml_attrf(x, "vcpu", "%u", v);
+		xml_attrf(x, "cpuset", "%u", cpu);
+		xml_close(x);
+	}
+	xml_close(x);
+}
+
+static void numatune(struct xml *x, const struct domain_config *c)
+{
+	const struct spec_topology *t = c->topo;
+
+	if (t->pin == PIN_NONE || !host_numa(c))
+		return;
+	xml_open(x, "numatune");
+	xml_open(x, "memory");
+	xml_attr(x, "mode", "strict");
+	xml_attrf(x, "nodeset", "0-%u", c->host->nnodes - 1);
+	xml_close(x);
+	for (size_t i = 0; i < t->ncells; i++) {
+		xml_open(x, "memnode");
+		xml_attrf(x, "cellid", "%zu", i);
+		xml_attr(x, "mode", "strict");
+		xml_attrf(x, "nodeset", "%zu", i % c->host->nnodes);
+		xml_close(x);
+	}
+	xml_close(x);
+}
+
+static void cpu(struct xml *x, const struct domain_config *c)
+{
+	const struct spec_topology *t = c->topo;
+	const char *model = t->cpu && *t->cpu ? t->cpu : "auto";
+
+	xml_open(x, "cpu");
+	if (streq(model, "auto"))
+		model = c->accel == ACCEL_KVM ? "host-passthrough" : "maximum";
+	if (streq(model, "host-passthrough") || streq(model, "host-model") || streq(model, "maximum")) {
+		xml_attr(x, "mode", model);
+		xml_attr(x, "check", "none");
+		if (streq(model, "host-passthrough"))
+			xml_attr(x, "migratable", "off");
+	} else {
+		xml_attr(x, "mode", "custom");
+		xml_attr(x, "match", "exact");
+		xml_attr(x, "check", "none");
+		xml_open(x, "model");
+		xml_attr(x, "fallback", "forbid");
+		xml_text(x, model);
+		xml_close(x);
+	}
+	xml_open(x, "topology");
+	xml_attrf(x, "sockets", "%u", t->sockets);
+	xml_attrf(x, "dies", "%u", t->dies);
+	xml_attrf(x, "cores", "%u", t->cores);
+	xml_attrf(x, "threads", "%u", t->threads);
+	xml_close(x);
+	if (t->ncells) {
+		xml_open(x, "numa");
+		for (size_t i = 0; i < t->ncells; i++) {
+			xml_open(x, "cell");
+			xml_attrf(x, "id", "%zu", i);
+			xml_attr(x, "cpus", t->cells[i].cpulist);
+			xml_attrf(x, "memory", "%llu", (unsigned long long)kib(t->cells[i].memory));
+			xml_attr(x, "unit", "KiB");
+			if (t->distances && t->ndistances == t->ncells) {
+				xml_open(x, "distances");
+				for (size_t j = 0; j < t->ncells; j++) {
+					xml_open(x, "sibling");
+					xml_attrf(x, "id", "%zu", j);
+					xml_attrf(x, "value", "%u", t->distances[i * t->ndistances + j]);
+					xml_close(x);
+				}
+				xml_close(x);
+			}
+			xml_close(x);
+		}
+		xml_close(x);
+	}
+	xml_close(x);
+}
+
+static void metadata(struct xml *x, const struct domain_config *c)
+{
+	xml_open(x, "metadata");
+	xml_open(x, "lab:vm");
+	xml_attr(x, "xmlns:lab", LAB_XMLNS);
+	xml_attr(x, "name", c->vm ? c->vm : c->name);
+	if (c->owner)
+		xml_empty(x, "lab:owner", "state", c->owner, NULL);
+	if (c->run_id)
+		xml_empty(x, "lab:run", "id", c->run_id, NULL);
+	if (c->variant) {
+		xml_open(x, "lab:kernel");
+		xml_attr(x, "variant", c->variant);
+		if (c->release)
+			xml_attr(x, "release", c->release);
+		xml_close(x);
+	}
+	if (c->image) {
+		xml_open(x, "lab:image");
+		xml_attr(x, "name", c->image);
+		if (c->image_id)
+			xml_attr(x, "id", c->image_id);
+		xml_close(x);
+	}
+	xml_open(x, "lab:ssh");
+	xml_attr(x, "address", "127.0.0.1");
+	xml_attrf(x, "port", "%u", c->ssh_port);
+	xml_close(x);
+	xml_close(x);
+	xml_close(x);
+}
+
+static void disk(struct xml *x, const char *device, const char *type, const char *file, const char *dev,
+		 const char *bus, bool readonly)
+{
+	xml_open(x, "disk");
+	xml_attr(x, "type", "file");
+	xml_attr(x, "device", device);
+	xml_empty(x, "driver", "name", "qemu", "type", type, NULL);
+	xml_empty(x, "source", "file", file, NULL);
+	xml_empty(x, "target", "dev", dev, "bus", bus, NULL);
+	if (readonly)
+		xml_empty(x, "readonly", NULL);
+	xml_close(x);
+}
+
+void domain_format_xml(const struct domain_config *c, struct strbuf *out)
+{
+	const struct spec_topology *t = c->topo;
+	struct xml x;
+
+	xml_init(&x, out);
+	xml_open(&x, "domain");
+	xml_attr(&x, "type", c->accel == ACCEL_KVM ? "kvm" : "qemu");
+	xml_attr(&x, "xmlns:qemu", "http://libvirt.org/schemas/domain/qemu/1.0");
+	xml_element(&x, "name", c->name);
+	{
+		_cleanup_free_ char *title = xasprintf("lab %s: %s on %s", c->vm ? c->vm : c->name,
+						       c->variant ? c->variant : "?", t->name);
+
+		xml_element(&x, "title", title);
+	}
+	metadata(&x, c);
+	xml_open(&x, "memory");
+	xml_attr(&x, "unit", "KiB");
+	{
+		_cleanup_free_ char *m = xasprintf("%llu", (unsigned long long)kib(total_memory(t)));
+
+		xml_text(&x, m);
+	}
+	xml_close(&x);
+	{
+		_cleanup_free_ char *n = xasprintf("%u", domain_vcpus(t));
+
+		xml_open(&x, "vcpu");
+		xml_attr(&x, "placement", "static");
+		xml_text(&x, n);
+		xml_close(&x);
+	}
+	cputune(&x, c);
+	numatune(&x, c);
+	if (t->hugepages) {
+		xml_open(&x, "memoryBacking");
+		xml_open(&x, "hugepages");
+		xml_empty(&x, "page", "size", streq(t->hugepages, "1G") ? "1048576" : "2048", "unit", "KiB", NULL);
+		xml_close(&x);
+		xml_close(&x);
+	}
+	xml_open(&x, "os");
+	xml_open(&x, "type");
+	xml_attr(&x, "arch", "x86_64");
+	xml_attr(&x, "machine", "q35");
+	xml_text(&x, "hvm");
+	xml_close(&x);
+	xml_element(&x, "kernel", c->kernel);
+	xml_element(&x, "cmdline", c->cmdline);
+	xml_close(&x);
+	/* without acpi libvirt passes -no-acpi: one CPU, one node in the guest */
+	xml_open(&x, "features");
+	xml_empty(&x, "acpi", NULL);
+	xml_empty(&x, "apic", NULL);
+	if (c->accel == ACCEL_KVM)
+		xml_empty(&x, "pmu", "state", "on", NULL);
+	xml_close(&x);
+	cpu(&x, c);
+	xml_empty(&x, "clock", "offset", "utc", NULL);
+	xml_element(&x, "on_poweroff", "destroy");
+	xml_element(&x, "on_reboot", "destroy");
+	xml_element(&x, "on_crash", "destroy");
+	xml_open(&x, "devices");
+	disk(&x, "disk", "qcow2", c->disk, "vda", "virtio", false);
+	if (c->modules)
+		disk(&x, "disk", "raw", c->modules, "vdb", "virtio", true);
+	disk(&x, "cdrom", "raw", c->seed, "sda", "sata", true);
+	xml_open(&x, "serial");
+	xml_attr(&x, "type", "file");
+	xml_empty(&x, "source", "path", c->console, NULL);
+	xml_empty(&x, "target", "port", "0", NULL);
+	xml_close(&x);
+	xml_empty(&x, "controller", "type", "usb", "model", "none", NULL);
+	xml_empty(&x, "memballoon", "model", "none", NULL);
+	xml_open(&x, "rng");
+	xml_attr(&x, "model", "virtio");
+	xml_open(&x, "backend");
+	xml_attr(&x, "model", "random");
+	xml_text(&x, "/dev/urandom");
+	xml_close(&x);
+	xml_close(&x);
+	xml_close(&x);
+	/* isolated user-mode networking: the guest reaches nothing, lab reaches its sshd */
+	xml_open(&x, "qemu:commandline");
+	xml_empty(&x, "qemu:arg", "value", "-netdev", NULL);
+	{
+		_cleanup_free_ char *nd = xasprintf("user,id=labnet,restrict=on,hostfwd=tcp:127.0.0.1:%u-:22",
+						    c->ssh_port);
+		_cleanup_free_ char *dev = c->mac ? xasprintf("virtio-net-pci,netdev=labnet,bus=pcie.0,addr=0x10,mac=%s",
+							     c->mac)
+						  : xstrdup("virtio-net-pci,netdev=labnet,bus=pcie.0,addr=0x10");
+
+		xml_empty(&x, "qemu:arg", "value", nd, NULL);
+		xml_empty(&x, "qemu:arg", "value", "-device", NULL);
+		xml_empty(&x, "qemu:arg", "value", dev, NULL);
+	}
+	xml_close(&x);
+	xml_close(&x);
+}

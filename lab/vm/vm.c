@@ -1,0 +1,821 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * VMs through libvirt: holder processes, readiness, teardown (see vm.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include "../image/seed.h"
+#include "../util/alloc.h"
+#include "../util/command.h"
+#include "../util/fs.h"
+#include "../util/json.h"
+#include "../util/path.h"
+#include "../util/strbuf.h"
+#include "../util/units.h"
+#include "vm.h"
+#include "../util/banned.h"
+
+#define CONSOLE_KEEP (256 * 1024)
+#define FAIL_LINES 50
+
+static const char *const boot_failures[] = {
+	"Kernel panic - not syncing", "kernel BUG at", "BUG: unable to handle", "BUG: kernel NULL pointer",
+	"Oops: ", "general protection fault", "Unable to mount root fs", "VFS: Cannot open root device",
+	"Kernel Offset: ", "---[ end trace",
+};
+
+static double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+char *lab_state_dir(void)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+
+	if (xdg && *xdg)
+		return xasprintf("%s/lab", xdg);
+	return xasprintf("%s/.local/state/lab", home && *home ? home : "/tmp");
+}
+
+bool vm_kvm_available(void)
+{
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static char *read_trimmed(const char *path)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	if (strbuf_read_file(&sb, path, 1 << 16) < 0)
+		return NULL;
+	while (sb.len && (sb.buf[sb.len - 1] == '\n' || sb.buf[sb.len - 1] == ' '))
+		strbuf_setlen(&sb, sb.len - 1);
+	return strbuf_detach(&sb, NULL);
+}
+
+void vm_probe_host(struct domain_host *h, char **storage)
+{
+	_cleanup_strbuf_ struct strbuf all = STRBUF_INIT;
+	size_t offs[DOMAIN_MAX_HOST_NODES + 1];
+	unsigned n = 0;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(h, 0, sizeof(*h));
+	h->ncpus = ncpu > 0 ? (unsigned)ncpu : 1;
+	{
+		_cleanup_free_ char *online = read_trimmed("/sys/devices/system/cpu/online");
+
+		offs[0] = all.len;
+		strbuf_addstr(&all, online ? online : "0");
+		strbuf_addch(&all, '\0');
+	}
+	for (unsigned node = 0; node < 1024 && n < DOMAIN_MAX_HOST_NODES; node++) {
+		_cleanup_free_ char *p = xasprintf("/sys/devices/system/node/node%u/cpulist", node);
+		_cleanup_free_ char *list = read_trimmed(p);
+
+		if (!list) {
+			if (node > 0 && !path_is_dir("/sys/devices/system/node"))
+				break;
+			continue;
+		}
+		if (!*list)
+			continue; /* memory-only node */
+		offs[++n] = all.len;
+		strbuf_addstr(&all, list);
+		strbuf_addch(&all, '\0');
+	}
+	*storage = xmalloc(all.len ? all.len : 1);
+	memcpy(*storage, all.buf, all.len);
+	h->cpus = *storage + offs[0];
+	h->nnodes = n;
+	for (unsigned i = 0; i < n; i++)
+		h->node_cpus[i] = *storage + offs[i + 1];
+}
+
+static int free_port(unsigned *ret)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || getsockname(fd, (struct sockaddr *)&a, &len) < 0)
+		r = -errno;
+	close(fd);
+	if (r == 0)
+		*ret = ntohs(a.sin_port);
+	return r;
+}
+
+void vm_release(struct vm *v)
+{
+	free(v->name);
+	free(v->dir);
+	free(v->domain);
+	free(v->uri);
+	free(v->topology);
+	free(v->variant);
+	free(v->release);
+	free(v->image);
+	free(v->console);
+	free(v->identity);
+	free(v->known_hosts);
+	free(v->alias);
+	free(v->control);
+	memset(v, 0, sizeof(*v));
+}
+
+void vms_free(struct vm *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		vm_release(&v[i]);
+	free(v);
+}
+
+void vm_ssh_target(const struct vm *v, struct ssh_target *t)
+{
+	*t = (struct ssh_target){
+		.port = v->port,
+		.identity = v->identity,
+		.known_hosts = v->known_hosts,
+		.alias = v->alias,
+		.control = v->control,
+	};
+}
+
+bool vm_alive(const struct vm *v)
+{
+	_cleanup_free_ char *p = NULL, *stat = NULL;
+	const char *rp;
+
+	if (v->holder <= 0)
+		return false;
+	p = xasprintf("/proc/%d/stat", (int)v->holder);
+	stat = read_trimmed(p);
+	/* a holder that exited may stay a zombie where nothing reaps orphans */
+	return stat && (rp = strrchr(stat, ')')) && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+void vm_format_json(const struct vm *v, struct json *j)
+{
+	json_object_begin(j);
+	json_kv_string(j, "name", v->name);
+	json_kv_string(j, "domain", v->domain);
+	json_kv_string(j, "uri", v->uri);
+	json_kv_string(j, "topology", v->topology);
+	json_kv_string(j, "variant", v->variant);
+	json_kv_string(j, "release", v->release);
+	json_kv_string(j, "image", v->image);
+	json_kv_string(j, "console", v->console);
+	json_kv_string(j, "identity", v->identity);
+	json_kv_string(j, "known_hosts", v->known_hosts);
+	json_kv_string(j, "host_key_alias", v->alias);
+	json_kv_string(j, "control", v->control);
+	json_kv_uint(j, "port", v->port);
+	json_kv_uint(j, "holder", (uint64_t)v->holder);
+	json_key(j, "boot_seconds");
+	json_double(j, v->boot_seconds);
+	json_object_end(j);
+}
+
+static int save(const struct vm *v)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_free_ char *path = path_join(v->dir, "vm.json");
+	struct json j;
+
+	json_init(&j, &sb, true);
+	vm_format_json(v, &j);
+	json_finish(&j);
+	return fs_write_atomic(path, sb.buf, sb.len, 0644);
+}
+
+int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d)
+{
+	_cleanup_free_ char *dir = xasprintf("%s/vms/%s", state, name), *path = path_join(dir, "vm.json");
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct vm v = { 0 };
+	double x;
+
+	if (!str_is_name(name) || strbuf_read_file(&sb, path, 1 << 20) < 0) {
+		diags_add(d, NULL, "no VM '%s' (lab vm ls lists them)", name);
+		return -ENOENT;
+	}
+	v.dir = TAKE_PTR(dir);
+	v.name = json_lookup_string(sb.buf, "name");
+	v.domain = json_lookup_string(sb.buf, "domain");
+	v.uri = json_lookup_string(sb.buf, "uri");
+	v.topology = json_lookup_string(sb.buf, "topology");
+	v.variant = json_lookup_string(sb.buf, "variant");
+	v.release = json_lookup_string(sb.buf, "release");
+	v.image = json_lookup_string(sb.buf, "image");
+	v.console = json_lookup_string(sb.buf, "console");
+	v.identity = json_lookup_string(sb.buf, "identity");
+	v.known_hosts = json_lookup_string(sb.buf, "known_hosts");
+	v.alias = json_lookup_string(sb.buf, "host_key_alias");
+	v.control = json_lookup_string(sb.buf, "control");
+	if (json_lookup_number(sb.buf, "port", &x) == 0)
+		v.port = (unsigned)x;
+	if (json_lookup_number(sb.buf, "holder", &x) == 0)
+		v.holder = (pid_t)x;
+	if (json_lookup_number(sb.buf, "boot_seconds", &x) == 0)
+		v.boot_seconds = x;
+	if (!v.name || !v.domain || !v.identity || !v.known_hosts || !v.port) {
+		diags_add(d, NULL, "'%s' is not a VM lab wrote", path);
+		vm_release(&v);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+int vm_list(const char *state, struct vm **ret, bool **alive, size_t *n)
+{
+	_cleanup_free_ char *dir = path_join(state, "vms");
+	struct vm *v = NULL;
+	bool *a = NULL;
+	size_t count = 0, alloc = 0, aalloc = 0;
+	struct dirent **names = NULL;
+	int m = scandir(dir, &names, NULL, alphasort);
+
+	*ret = NULL;
+	*alive = NULL;
+	*n = 0;
+	if (m < 0)
+		return errno == ENOENT ? 0 : -errno;
+	for (int i = 0; i < m; i++) {
+		_cleanup_diags_ struct diags d = { 0 };
+		struct vm one = { 0 };
+
+		if (names[i]->d_name[0] != '.' && vm_load(state, names[i]->d_name, &one, &d) == 0) {
+			GROW(v, alloc, count + 1);
+			GROW(a, aalloc, count + 1);
+			a[count] = vm_alive(&one);
+			v[count++] = one;
+		}
+		free(names[i]);
+	}
+	free(names);
+	*ret = v;
+	*alive = a;
+	*n = count;
+	return 0;
+}
+
+/* ---- the holder ---- */
+
+static volatile sig_atomic_t holder_stop;
+static volatile sig_atomic_t holder_domain_stopped;
+
+static void holder_signal(int sig)
+{
+	(void)sig;
+	holder_stop = 1;
+}
+
+static int holder_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
+{
+	(void)conn;
+	(void)dom;
+	(void)opaque;
+	if (event == VIR_DOMAIN_EVENT_STOPPED || event == VIR_DOMAIN_EVENT_CRASHED) {
+		holder_domain_stopped = 1;
+		fprintf(stderr, "lab holder: domain stopped (event %d, detail %d)\n", event, detail);
+	}
+	return 0;
+}
+
+static void holder_tick(int timer, void *opaque)
+{
+	(void)timer;
+	(void)opaque;
+}
+
+static void holder_report(int fd, const char *fmt, ...) _printf_(2, 3);
+static void holder_report(int fd, const char *fmt, ...)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	if (fd >= 0 && write(fd, sb.buf, sb.len) < 0)
+		fprintf(stderr, "lab holder: cannot report: %s\n", strerror(errno));
+}
+
+static const char *virt_error(void)
+{
+	const virError *e = virGetLastError();
+
+	return e && e->message ? e->message : "unknown libvirt error";
+}
+
+static void holder_teardown(virDomainPtr dom)
+{
+	if (virDomainIsActive(dom) == 1 && virDomainDestroy(dom) < 0)
+		fprintf(stderr, "lab holder: destroy: %s\n", virt_error());
+	if (virDomainUndefine(dom) < 0)
+		fprintf(stderr, "lab holder: undefine: %s\n", virt_error());
+	virDomainFree(dom);
+}
+
+_Noreturn void vm_holder_main(const char *uri, const char *xml_path, const char *domain, int ready_fd)
+{
+	_cleanup_strbuf_ struct strbuf xml = STRBUF_INIT;
+	struct sigaction sa = { .sa_handler = holder_signal };
+	virConnectPtr conn;
+	virDomainPtr dom;
+	int r;
+
+	(void)domain;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (strbuf_read_file(&xml, xml_path, 1 << 22) < 0) {
+		holder_report(ready_fd, "error cannot read %s\n", xml_path);
+		_exit(1);
+	}
+	if (virEventRegisterDefaultImpl() < 0 || !(conn = virConnectOpen(uri))) {
+		holder_report(ready_fd, "error cannot open %s: %s\n", uri, virt_error());
+		_exit(1);
+	}
+	if (!(dom = virDomainDefineXML(conn, xml.buf))) {
+		holder_report(ready_fd, "error defining the domain: %s\n", virt_error());
+		virConnectClose(conn);
+		_exit(1);
+	}
+	virConnectDomainEventRegisterAny(conn, dom, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+					 VIR_DOMAIN_EVENT_CALLBACK(holder_lifecycle), NULL, NULL);
+	if (virDomainCreate(dom) < 0) {
+		holder_report(ready_fd, "error starting the domain: %s\n", virt_error());
+		virDomainUndefine(dom);
+		virDomainFree(dom);
+		virConnectClose(conn);
+		_exit(1);
+	}
+	holder_report(ready_fd, "ok\n");
+	if (ready_fd >= 0)
+		close(ready_fd);
+	virEventAddTimeout(500, holder_tick, NULL, NULL);
+	while (!holder_stop && !holder_domain_stopped) {
+		r = virEventRunDefaultImpl();
+		if (r < 0 && !holder_stop)
+			break;
+		if (virDomainIsActive(dom) == 0)
+			holder_domain_stopped = 1;
+	}
+	fprintf(stderr, "lab holder: %s\n", holder_stop ? "asked to stop" : "the domain stopped");
+	holder_teardown(dom);
+	virConnectClose(conn);
+	_exit(0);
+}
+
+/* Fork the holder, detached (its own session, stdio to holder.log). */
+static int spawn_holder(const struct vm *v, const char *xml_path, pid_t *ret, struct strbuf *why)
+{
+	_cleanup_free_ char *log = path_join(v->dir, "holder.log");
+	int p[2];
+	pid_t pid;
+	char buf[4096];
+	ssize_t n;
+	size_t got = 0;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644), nul = open("/dev/null", O_RDONLY);
+
+		close(p[0]);
+		setsid();
+		if (nul >= 0)
+			dup2(nul, STDIN_FILENO);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_IGN);
+		vm_holder_main(v->uri, xml_path, v->domain, p[1]);
+	}
+	close(p[1]);
+	while (got < sizeof(buf) - 1 && (n = read(p[0], buf + got, sizeof(buf) - 1 - got)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		got += (size_t)n;
+	}
+	close(p[0]);
+	buf[got] = '\0';
+	*ret = pid;
+	if (!str_startswith(buf, "ok")) {
+		int status;
+
+		waitpid(pid, &status, 0);
+		strbuf_addstr(why, got ? buf : "the holder exited without a word (see holder.log)");
+		while (why->len && why->buf[why->len - 1] == '\n')
+			strbuf_setlen(why, why->len - 1);
+		return -EIO;
+	}
+	return 0;
+}
+
+static bool wait_gone(pid_t pid, const struct vm *v, double seconds)
+{
+	double end = now_sec() + seconds;
+
+	while (now_sec() < end) {
+		waitpid(pid, NULL, WNOHANG);
+		if (!vm_alive(v))
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+static int remove_dir(const char *dir)
+{
+	_cleanup_command_ struct command c = { 0 };
+
+	command_init(&c, "rm");
+	command_args(&c, "-rf", "--one-file-system", "--", dir, NULL);
+	return command_run(&c) == 0 ? 0 : -EIO;
+}
+
+/* libvirt's QEMU pid, for the last resort when a holder will not go. */
+static void kill_qemu(const struct vm *v)
+{
+	_cleanup_free_ char *pidf = xasprintf("%s/libvirt/run/qemu/%s.pid", v->dir, v->domain);
+	_cleanup_free_ char *s = read_trimmed(pidf);
+	uint64_t pid = 0;
+
+	if (s && parse_uint(s, INT32_MAX, &pid) == 0 && pid > 1)
+		kill((pid_t)pid, SIGKILL);
+}
+
+static int teardown(struct vm *v)
+{
+	struct ssh_target t;
+
+	vm_ssh_target(v, &t);
+	ssh_control_exit(&t);
+	if (vm_alive(v)) {
+		kill(v->holder, SIGTERM);
+		if (!wait_gone(v->holder, v, 60)) {
+			kill(v->holder, SIGKILL);
+			kill_qemu(v);
+			wait_gone(v->holder, v, 5);
+		}
+	}
+	return remove_dir(v->dir);
+}
+
+int vm_down(const char *state, const char *name, struct diags *d)
+{
+	struct vm v = { 0 };
+	int r = vm_load(state, name, &v, d);
+
+	if (r < 0)
+		return r;
+	r = teardown(&v);
+	if (r < 0)
+		diags_add(d, NULL, "cannot remove '%s'", v.dir);
+	vm_release(&v);
+	return r;
+}
+
+/* ---- boot and readiness ---- */
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	interrupted = sig;
+}
+
+static void step(const struct vm_opts *o, const char *name, const char *what)
+{
+	if (o->progress && o->progress->step)
+		o->progress->step(o->progress->userdata, name, what);
+}
+
+/* Read what the console got since *off into buf (the last CONSOLE_KEEP bytes). */
+static bool read_console(const char *path, off_t *off, struct strbuf *buf)
+{
+	char chunk[16384];
+	bool grew = false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	if (lseek(fd, *off, SEEK_SET) == *off) {
+		while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+			strbuf_add(buf, chunk, (size_t)n);
+			*off += n;
+			grew = true;
+		}
+	}
+	close(fd);
+	if (buf->len > CONSOLE_KEEP) {
+		size_t cut = buf->len - CONSOLE_KEEP;
+
+		memmove(buf->buf, buf->buf + cut, CONSOLE_KEEP);
+		strbuf_setlen(buf, CONSOLE_KEEP);
+	}
+	return grew;
+}
+
+static const char *boot_failure(const struct strbuf *console)
+{
+	for (size_t i = 0; i < sizeof(boot_failures) / sizeof(boot_failures[0]); i++)
+		if (strstr(console->buf, boot_failures[i]))
+			return boot_failures[i];
+	return NULL;
+}
+
+static void last_lines(const struct strbuf *console, size_t n, struct strbuf *out)
+{
+	const char *p = console->buf + console->len;
+	size_t lines = 0;
+
+	while (p > console->buf && lines <= n) {
+		p--;
+		if (*p == '\n')
+			lines++;
+	}
+	if (*p == '\n')
+		p++;
+	for (; *p; p++)
+		if (*p != '\r')
+			strbuf_addch(out, (*p >= 0x20 || *p == '\n' || *p == '\t') ? *p : '?');
+}
+
+/* uname -r over ssh: 0 and the release, or a negative errno when ssh could not get in yet. */
+static int probe_ssh(const struct vm *v, char **ret)
+{
+	_cleanup_command_ struct command c = { 0 };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	struct ssh_target t;
+	char *argv[] = { (char *)"uname", (char *)"-r" };
+
+	vm_ssh_target(v, &t);
+	t.control = NULL; /* the master starts once the guest is ready */
+	t.connect_timeout = 3;
+	ssh_command(&c, &t, false);
+	ssh_remote_argv(&c, argv, 2);
+	c.out = &out;
+	c.err = &err;
+	c.timeout_usec = 20 * 1000000ULL;
+	if (command_run(&c) != 0)
+		return -EAGAIN;
+	while (out.len && (out.buf[out.len - 1] == '\n' || out.buf[out.len - 1] == '\r'))
+		strbuf_setlen(&out, out.len - 1);
+	*ret = strbuf_detach(&out, NULL);
+	return 0;
+}
+
+static int wait_ready(struct vm *v, const struct vm_opts *o, double t0, struct diags *d)
+{
+	_cleanup_strbuf_ struct strbuf console = STRBUF_INIT;
+	double timeout = o->timeout_usec ? (double)o->timeout_usec / 1e6 : (vm_kvm_available() ? 180 : 600);
+	double silence = o->silence_usec ? (double)o->silence_usec / 1e6 : 120;
+	double last_output = now_sec(), next_probe = now_sec() + 2;
+	off_t off = 0;
+	const char *why = NULL;
+	_cleanup_free_ char *what = NULL;
+
+	for (;;) {
+		double now = now_sec();
+
+		if (read_console(v->console, &off, &console))
+			last_output = now;
+		if ((why = boot_failure(&console))) {
+			what = xasprintf("boot failure: the console says '%s'", why);
+			break;
+		}
+		if (interrupted) {
+			what = xstrdup("interrupted");
+			break;
+		}
+		if (!vm_alive(v)) {
+			waitpid(v->holder, NULL, WNOHANG);
+			what = xstrdup("the domain stopped during boot (a triple fault, a reboot or QEMU exited)");
+			break;
+		}
+		if (now - last_output > silence && now - t0 > silence) {
+			what = xasprintf("the console printed nothing for %.0f s", silence);
+			break;
+		}
+		if (now - t0 > timeout) {
+			what = xasprintf("not ready after %.0f s", timeout);
+			break;
+		}
+		if (now >= next_probe) {
+			_cleanup_free_ char *rel = NULL;
+
+			if (probe_ssh(v, &rel) == 0) {
+				if (v->release && !streq(rel, v->release)) {
+					what = xasprintf("the guest runs '%s', not the variant's '%s'", rel, v->release);
+					break;
+				}
+				v->boot_seconds = now_sec() - t0;
+				return 0;
+			}
+			next_probe = now_sec() + 1;
+		}
+		usleep(200 * 1000);
+	}
+	{
+		_cleanup_strbuf_ struct strbuf tail = STRBUF_INIT;
+
+		read_console(v->console, &off, &console);
+		last_lines(&console, FAIL_LINES, &tail);
+		diags_add(d, NULL, "VM '%s' (%s on %s): %s after %.1f s; the last console lines:\n%s", v->name,
+			  v->variant ? v->variant : "?", v->topology, what, now_sec() - t0,
+			  tail.len ? tail.buf : "(nothing)");
+	}
+	return interrupted ? -EINTR : -EIO;
+}
+
+static int write_embed_config(const char *root)
+{
+	_cleanup_free_ char *etc = path_join(root, "etc"), *conf = path_join(etc, "qemu.conf");
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int r = path_mkdir_p(etc, 0755);
+
+	if (r < 0)
+		return r;
+	/* no virtlogd: QEMU's stdio goes to a file */
+	strbuf_addstr(&sb, "stdio_handler = \"file\"\n");
+	if (geteuid() == 0)
+		strbuf_addstr(&sb, "user = \"root\"\ngroup = \"root\"\n");
+	strbuf_addstr(&sb, "security_driver = \"none\"\n");
+	return fs_write_atomic(conf, sb.buf, sb.len, 0644);
+}
+
+int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct diags *d)
+{
+	const char *name = o->name ? o->name : o->topo->name;
+	_cleanup_free_ char *hoststore = NULL, *cmdline = NULL, *xml_path = NULL, *root = NULL;
+	_cleanup_strbuf_ struct strbuf xml = STRBUF_INIT, why = STRBUF_INIT;
+	_cleanup_strv_ struct strv cgroups = STRV_INIT;
+	struct sigaction sa = { .sa_handler = on_interrupt }, old_int, old_term;
+	struct domain_host host;
+	struct domain_config dc;
+	struct instance in = { 0 };
+	struct instance_opts io = { 0 };
+	struct vm v = { 0 };
+	bool kvm = o->accel < 0 ? vm_kvm_available() : o->accel == ACCEL_KVM;
+	double t0;
+	int r;
+
+	if (!str_is_name(name) || strchr(name, '.') || strlen(name) > 40) {
+		diags_add(d, NULL, "'%s' is not a VM name (letters, digits, '-', '_'; at most 40)", name);
+		return -EINVAL;
+	}
+	v.name = xstrdup(name);
+	v.dir = xasprintf("%s/vms/%s", state, name);
+	{
+		struct vm old = { 0 };
+		_cleanup_diags_ struct diags ignore = { 0 };
+
+		if (vm_load(state, name, &old, &ignore) == 0) {
+			bool alive = vm_alive(&old);
+
+			vm_release(&old);
+			if (alive) {
+				diags_add(d, NULL, "VM '%s' is running (lab vm down %s, or --name)", name, name);
+				vm_release(&v);
+				return -EEXIST;
+			}
+		}
+		/* what a dead VM left: reuse the folder */
+		remove_dir(v.dir);
+	}
+	v.domain = xasprintf("lab-%s", name);
+	v.topology = xstrdup(o->topo->name);
+	v.variant = o->variant ? xstrdup(o->variant) : NULL;
+	v.release = o->kernel && o->kernel->release ? xstrdup(o->kernel->release) : NULL;
+	v.image = xstrdup(o->image->name);
+	v.console = path_join(v.dir, "console.log");
+	v.control = path_join(v.dir, "ssh.ctl");
+	root = path_join(v.dir, "libvirt");
+	v.uri = o->uri ? xstrdup(o->uri) : xasprintf("qemu:///embed?root=%s", root);
+
+	step(o, name, "overlay and seed");
+	io.hostname = name;
+	if (o->experiment) {
+		io.sysctl = o->experiment->sysctl;
+		io.nsysctl = o->experiment->nsysctl;
+		seed_experiment_cgroups(o->experiment, &cgroups);
+		io.cgroups = &cgroups;
+	}
+	io.kernel_dir = o->kernel ? o->kernel->dir : NULL;
+	if ((r = image_instance_create(o->cache, o->image, v.dir, &io, &in, d)) < 0)
+		goto fail;
+	v.identity = xstrdup(in.identity);
+	v.known_hosts = xstrdup(in.known_hosts);
+	v.alias = xstrdup(in.host_alias);
+	if ((r = free_port(&v.port)) < 0) {
+		diags_add(d, NULL, "no free port on 127.0.0.1: %s", strerror(-r));
+		goto fail;
+	}
+	if (!o->uri && (r = write_embed_config(root)) < 0) {
+		diags_add(d, NULL, "cannot write the libvirt configuration in '%s': %s", root, strerror(-r));
+		goto fail;
+	}
+	vm_probe_host(&host, &hoststore);
+	cmdline = domain_cmdline(o->cmdline);
+	dc = (struct domain_config){
+		.name = v.domain,
+		.topo = o->topo,
+		.accel = kvm ? ACCEL_KVM : ACCEL_TCG,
+		.host = &host,
+		.kernel = o->kernel->bzimage,
+		.cmdline = cmdline,
+		.disk = in.disk,
+		.seed = in.seed,
+		.modules = in.modules,
+		.console = v.console,
+		.ssh_port = v.port,
+		.vm = name,
+		.owner = state,
+		.variant = o->variant,
+		.release = v.release,
+		.image = o->image->name,
+		.image_id = o->image->id,
+		.run_id = o->run_id,
+	};
+	domain_format_xml(&dc, &xml);
+	xml_path = path_join(v.dir, "domain.xml");
+	if ((r = fs_write_atomic(xml_path, xml.buf, xml.len, 0644)) < 0) {
+		diags_add(d, NULL, "cannot write '%s': %s", xml_path, strerror(-r));
+		goto fail;
+	}
+
+	interrupted = 0;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	step(o, name, kvm ? "starting (KVM)" : "starting (TCG: software emulation)");
+	t0 = now_sec();
+	r = spawn_holder(&v, xml_path, &v.holder, &why);
+	if (r == 0)
+		r = save(&v);
+	if (r < 0) {
+		diags_add(d, NULL, "VM '%s' did not start: %s", name, why.len ? why.buf : strerror(-r));
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		goto fail;
+	}
+	step(o, name, "booting; waiting for ssh");
+	r = wait_ready(&v, o, t0, d);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (r < 0)
+		goto fail;
+	save(&v);
+	instance_release(&in);
+	*ret = v;
+	return 0;
+fail:
+	instance_release(&in);
+	teardown(&v);
+	vm_release(&v);
+	return r;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One lab VM: prepared, started through libvirt's C API, waited for, and
+ * always torn down.
+ *
+ * Each VM lives in <state>/vms/<name>/ (overlay, seed, host key,
+ * known_hosts, console.log, vm.json). A holder process per VM keeps the
+ * libvirt connection open with the event loop running: the default URI is
+ * libvirt's embedded QEMU driver rooted in the VM's folder (no daemon),
+ * and with it a domain lives only as long as the process that holds the
+ * connection keeps it (seen here: a second process that reopens the root
+ * reattaches, and kills the domain when it exits). The holder defines and
+ * starts the domain, and on SIGTERM (lab vm down, a failed boot, Ctrl-C
+ * in lab) or when the domain stops, destroys and undefines it and exits.
+ * Commands that only talk to the guest (ssh, console) need no libvirt.
+ *
+ * Ready means: lab's ssh command succeeds against the pinned host key and
+ * `uname -r` is the variant's release. A panic, an oops, a BUG, a domain
+ * that stops, or a console silent for too long is a boot failure,
+ * reported with the last console lines, and the VM is removed.
+ */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "../image/image.h"
+#include "../kernel/build.h"
+#include "../spec/spec.h"
+#include "../util/diag.h"
+#include "domain.h"
+#include "ssh.h"
+
+struct vm {
+	char *name;
+	char *dir;
+	char *domain;     /* libvirt domain name */
+	char *uri;        /* the libvirt URI the holder uses */
+	char *topology;
+	char *variant;
+	char *release;    /* expected uname -r */
+	char *image;
+	char *console;    /* serial log */
+	char *identity, *known_hosts, *alias, *control;
+	unsigned port;
+	pid_t holder;
+	double boot_seconds; /* start to ready */
+};
+
+struct vm_progress {
+	void (*step)(void *userdata, const char *vm, const char *what);
+	void *userdata;
+};
+
+struct vm_opts {
+	const char *name;                 /* NULL: the topology's name */
+	const char *uri;                  /* NULL: embedded QEMU driver in the VM's folder */
+	const struct spec_topology *topo;
+	const char *variant;
+	const struct kartifact *kernel;
+	const struct image_artifact *image;
+	const char *cache;                /* lab's cache (ssh key) */
+	const struct spec_experiment *experiment; /* sysctls, cgroups; may be NULL */
+	const char *cmdline;              /* extra kernel arguments (the variant's, the host's) */
+	const char *run_id;
+	uint64_t timeout_usec;            /* boot to ready; 0: 10 min under TCG, 3 min under KVM */
+	uint64_t silence_usec;            /* console silent this long = hung; 0: 120 s */
+	int accel;                        /* -1: auto (KVM when /dev/kvm works) */
+	const struct vm_progress *progress;
+};
+
+/* Fill `h` from /sys (strings point into `storage`, which the caller frees). */
+void vm_probe_host(struct domain_host *h, char **storage);
+bool vm_kvm_available(void);
+/* $XDG_STATE_HOME/lab, or ~/.local/state/lab */
+char *lab_state_dir(void);
+
+int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct diags *d);
+/* Stop the holder (domain destroyed and undefined) and remove the folder. */
+int vm_down(const char *state, const char *name, struct diags *d);
+int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d);
+/* Every VM folder; `alive` tells whether its holder still runs. */
+int vm_list(const char *state, struct vm **ret, bool **alive, size_t *n);
+bool vm_alive(const struct vm *v);
+void vm_ssh_target(const struct vm *v, struct ssh_target *t);
+struct json;
+/* The VM as vm.json holds it (and `lab vm up --json` prints it). */
+void vm_format_json(const struct vm *v, struct json *j);
+void vm_release(struct vm *v);
+void vms_free(struct vm *v, size_t n);
+
+/* Test hook and `lab vm up` internals: run the holder in this process (never returns). */
+_Noreturn void vm_holder_main(const char *uri, const char *xml_path, const char *domain, int ready_fd);
