@@ -372,10 +372,15 @@ static int kernel_show(struct lab_ctx *ctx, int argc, char **argv)
 		if (built) {
 			json_artifact(&j, &a);
 		} else {
+			_cleanup_free_ char *key = NULL;
+			_cleanup_diags_ struct diags kd = { 0 };
+
 			json_object_begin(&j);
 			json_kv_string(&j, "variant", v.name);
 			json_key(&j, "built");
 			json_bool(&j, false);
+			if (kernel_key(s, &v, &key, &kd) == 0)
+				json_kv_string(&j, "key", key);
 			json_object_end(&j);
 		}
 		json_finish(&j);

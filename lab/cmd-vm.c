@@ -31,6 +31,7 @@ struct vopts {
 	const char *name;
 	const char *experiment;
 	const char *accel;
+	const char *cmdline;
 	const char *host_cpus;
 	const char *host_nodes[MAX_HOST_NODES_OPT];
 	unsigned nhost_nodes;
@@ -48,6 +49,7 @@ static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, co
 		{ "name", required_argument, NULL, 'n' },
 		{ "experiment", required_argument, NULL, 'e' },
 		{ "accel", required_argument, NULL, 'A' },
+		{ "cmdline", required_argument, NULL, 'c' },
 		{ "host-cpus", required_argument, NULL, 'C' },
 		{ "host-node", required_argument, NULL, 'N' },
 		{ "port", required_argument, NULL, 'P' },
@@ -78,6 +80,7 @@ static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, co
 			}
 			o->accel = optarg;
 			break;
+		case 'c': o->cmdline = optarg; break;
 		case 'C': o->host_cpus = optarg; break;
 		case 'N':
 			if (o->nhost_nodes == MAX_HOST_NODES_OPT) {
@@ -275,7 +278,7 @@ static void print_vm(const struct lab_ctx *ctx, const struct vm *v, struct strbu
 static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *state = lab_state_dir(), *cache = NULL, *layer = layer_dir();
+	_cleanup_free_ char *state = lab_state_dir(), *cache = NULL, *layer = layer_dir(), *extra = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	const struct spec_topology *t;
@@ -329,6 +332,8 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	cache = lab_cache_dir(s);
+	extra = kv.cmdline && o.cmdline ? xasprintf("%s %s", kv.cmdline, o.cmdline)
+					: xstrdup(kv.cmdline ? kv.cmdline : o.cmdline ? o.cmdline : "");
 	vo = (struct vm_opts){
 		.name = o.name,
 		.topo = t,
@@ -337,7 +342,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		.image = &ia,
 		.cache = cache,
 		.experiment = e,
-		.cmdline = kv.cmdline,
+		.cmdline = extra,
 		.timeout_usec = o.timeout_usec,
 		.accel = o.accel ? (streq(o.accel, "kvm") ? ACCEL_KVM : ACCEL_TCG) : -1,
 		.progress = &p,

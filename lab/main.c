@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,8 @@ int main(int argc, char **argv)
 	int c;
 
 	opterr = 0;
+	/* a closed pipe must not kill lab in the middle of a teardown: writes fail instead */
+	signal(SIGPIPE, SIG_IGN);
 	while ((c = getopt_long(argc, argv, "+f:C:vqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':

@@ -232,6 +232,18 @@ static void fill_patch_list(const struct inputs *in, struct kartifact *a)
 		strv_push_take(&a->patches, xasprintf("%s %s", in->patches[i]->sha256, in->patches[i]->path));
 }
 
+int kernel_key(const struct spec *s, const struct kvariant *v, char **ret, struct diags *d)
+{
+	_cleanup_free_ char *cache = lab_cache_dir(s);
+	struct inputs in = { 0 };
+	int r = compute_inputs(cache, v, false, NULL, &in, d);
+
+	if (r == 0)
+		*ret = xstrdup(in.key);
+	inputs_release(&in);
+	return r;
+}
+
 int kernel_lookup(const struct spec *s, const struct kvariant *v, struct kartifact *ret, struct diags *d)
 {
 	_cleanup_free_ char *cache = lab_cache_dir(s), *dir = NULL;

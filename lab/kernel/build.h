@@ -56,6 +56,8 @@ struct kartifact {
 
 int kernel_build(const struct spec *s, const struct kvariant *v, const struct kbuild_opts *o,
 		 const struct kbuild_progress *p, struct kartifact *ret, struct diags *d);
+/* The content key a build of the variant gets (its artifact folder is <cache>/kernels/<key16>). */
+int kernel_key(const struct spec *s, const struct kvariant *v, char **ret, struct diags *d);
 /* The cached artifact of a variant, if built; -ENOENT otherwise. Never builds, never fetches. */
 int kernel_lookup(const struct spec *s, const struct kvariant *v, struct kartifact *ret, struct diags *d);
 void kartifact_release(struct kartifact *a);

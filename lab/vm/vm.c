@@ -334,21 +334,67 @@ static const char *virt_error(void)
 	return e && e->message ? e->message : "unknown libvirt error";
 }
 
-static void holder_teardown(virDomainPtr dom)
+int vm_domain_start(const char *uri, const char *xml, void **ret_conn, void **ret_dom, struct strbuf *err)
+{
+	virConnectPtr conn;
+	virDomainPtr dom;
+
+	if (!(conn = virConnectOpen(uri))) {
+		strbuf_addf(err, "cannot open %s: %s", uri, virt_error());
+		return -EIO;
+	}
+	if (!(dom = virDomainDefineXML(conn, xml))) {
+		strbuf_addf(err, "defining the domain: %s", virt_error());
+		virConnectClose(conn);
+		return -EINVAL;
+	}
+	if (virDomainCreate(dom) < 0) {
+		strbuf_addf(err, "starting the domain: %s", virt_error());
+		virDomainUndefine(dom);
+		virDomainFree(dom);
+		virConnectClose(conn);
+		return -EIO;
+	}
+	*ret_conn = conn;
+	*ret_dom = dom;
+	return 0;
+}
+
+void vm_domain_stop(void *conn, void *dom)
 {
 	if (virDomainIsActive(dom) == 1 && virDomainDestroy(dom) < 0)
 		fprintf(stderr, "lab holder: destroy: %s\n", virt_error());
 	if (virDomainUndefine(dom) < 0)
 		fprintf(stderr, "lab holder: undefine: %s\n", virt_error());
 	virDomainFree(dom);
+	virConnectClose(conn);
+}
+
+int vm_domains_owned(void *conn, struct strv *names)
+{
+	virDomainPtr *doms = NULL;
+	int n = virConnectListAllDomains(conn, &doms, 0);
+
+	if (n < 0)
+		return -EIO;
+	for (int i = 0; i < n; i++) {
+		char *md = virDomainGetMetadata(doms[i], VIR_DOMAIN_METADATA_ELEMENT, LAB_XMLNS, 0);
+
+		if (md) {
+			strv_push(names, virDomainGetName(doms[i]));
+			free(md);
+		}
+		virDomainFree(doms[i]);
+	}
+	free(doms);
+	return 0;
 }
 
 _Noreturn void vm_holder_main(const char *uri, const char *xml_path, const char *domain, int ready_fd)
 {
-	_cleanup_strbuf_ struct strbuf xml = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf xml = STRBUF_INIT, err = STRBUF_INIT;
 	struct sigaction sa = { .sa_handler = holder_signal };
-	virConnectPtr conn;
-	virDomainPtr dom;
+	void *conn = NULL, *dom = NULL;
 	int r;
 
 	(void)domain;
@@ -360,24 +406,12 @@ _Noreturn void vm_holder_main(const char *uri, const char *xml_path, const char 
 		holder_report(ready_fd, "error cannot read %s\n", xml_path);
 		_exit(1);
 	}
-	if (virEventRegisterDefaultImpl() < 0 || !(conn = virConnectOpen(uri))) {
-		holder_report(ready_fd, "error cannot open %s: %s\n", uri, virt_error());
-		_exit(1);
-	}
-	if (!(dom = virDomainDefineXML(conn, xml.buf))) {
-		holder_report(ready_fd, "error defining the domain: %s\n", virt_error());
-		virConnectClose(conn);
+	if (virEventRegisterDefaultImpl() < 0 || vm_domain_start(uri, xml.buf, &conn, &dom, &err) < 0) {
+		holder_report(ready_fd, "error %s\n", err.len ? err.buf : virt_error());
 		_exit(1);
 	}
 	virConnectDomainEventRegisterAny(conn, dom, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
 					 VIR_DOMAIN_EVENT_CALLBACK(holder_lifecycle), NULL, NULL);
-	if (virDomainCreate(dom) < 0) {
-		holder_report(ready_fd, "error starting the domain: %s\n", virt_error());
-		virDomainUndefine(dom);
-		virDomainFree(dom);
-		virConnectClose(conn);
-		_exit(1);
-	}
 	holder_report(ready_fd, "ok\n");
 	if (ready_fd >= 0)
 		close(ready_fd);
@@ -390,8 +424,7 @@ _Noreturn void vm_holder_main(const char *uri, const char *xml_path, const char 
 			holder_domain_stopped = 1;
 	}
 	fprintf(stderr, "lab holder: %s\n", holder_stop ? "asked to stop" : "the domain stopped");
-	holder_teardown(dom);
-	virConnectClose(conn);
+	vm_domain_stop(conn, dom);
 	_exit(0);
 }
 

@@ -88,5 +88,16 @@ void vm_format_json(const struct vm *v, struct json *j);
 void vm_release(struct vm *v);
 void vms_free(struct vm *v, size_t n);
 
+/*
+ * The libvirt part of a holder, usable on any URI (test:///default in the
+ * tests): open, define, start; and destroy, undefine, close. Handles are
+ * virConnectPtr and virDomainPtr, opaque here so callers need no libvirt
+ * headers.
+ */
+int vm_domain_start(const char *uri, const char *xml, void **ret_conn, void **ret_dom, struct strbuf *err);
+void vm_domain_stop(void *conn, void *dom);
+/* Names of the domains on conn that carry lab's metadata. */
+int vm_domains_owned(void *conn, struct strv *names);
+
 /* Test hook and `lab vm up` internals: run the holder in this process (never returns). */
 _Noreturn void vm_holder_main(const char *uri, const char *xml_path, const char *domain, int ready_fd);

@@ -1,0 +1,108 @@
+#!/bin/sh
+# VMs through libvirt (the embedded QEMU driver, no daemon), for real:
+# lab's base kernel boots on the 2-cell, 4-vCPU quick-2x2 topology, lab
+# reaches it over ssh with the pinned key, the guest sees the NUMA layout
+# lab.yaml gave it, hostile arguments cross ssh unchanged, and `vm down`
+# leaves no domain, process or file. An injected panic is a boot failure,
+# reported with the console and cleaned up. Uses the cache of t1100
+# (build/test-cache): the base kernel and the minimal image.
+. "$(dirname "$0")/test-lib.sh"
+
+missing=""
+for p in qemu-system-x86_64 qemu-img genisoimage ssh ssh-keygen mmdebstrap; do
+	command -v "$p" >/dev/null || missing="$missing $p"
+done
+[ -z "$missing" ] || test_skip_all "missing:$missing (make deps installs them)"
+[ "$(id -u)" = 0 ] || test_skip_all "the image build needs root (mmdebstrap --mode=root)"
+[ -f /usr/src/linux-source-6.1.tar.xz ] || test_skip_all "linux-source-6.1 is missing (make deps installs it)"
+getent hosts deb.debian.org >/dev/null || test_skip_all "the Debian archive (deb.debian.org) does not resolve"
+id libvirt-qemu >/dev/null 2>&1 || test_skip_all "libvirt's QEMU driver is not installed (make deps: libvirt-daemon-system)"
+
+export XDG_CACHE_HOME="${LAB_TEST_CACHE:-$SRC_DIR/build/test-cache}"
+export XDG_STATE_HOME="$TRASH/state"
+P=$SRC_DIR
+
+trap 'lab -C "$P" -q vm down --all >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+
+test_expect_success 'the base kernel and the minimal image are built (or cached)' "
+	lab -C '$P' -q kernel build base &&
+	lab -C '$P' -q image build minimal &&
+	lab -C '$P' --json kernel show base >kernel.json &&
+	python3 -c 'import json; print(json.load(open(\"kernel.json\"))[\"release\"])' >release
+"
+
+test_expect_success 'vm up boots base on quick-2x2 and is ready (ssh + uname -r)' "
+	lab -C '$P' --json vm up quick-2x2 --kernel base --image minimal -e quick --name t1200 >up.json &&
+	python3 -c '
+import json
+v = json.load(open(\"up.json\"))
+assert v[\"name\"] == \"t1200\" and v[\"domain\"] == \"lab-t1200\", v
+assert v[\"uri\"].startswith(\"qemu:///embed?root=\"), v
+assert v[\"boot_seconds\"] > 0, v
+' &&
+	lab -C '$P' vm ls >ls &&
+	test_grep -q '^t1200  *running  *quick-2x2  *base  *minimal' ls
+"
+
+test_expect_success 'the guest runs the variant and sees the topology: 2 nodes, 2 vCPUs each' "
+	test \"\$(lab -C '$P' vm ssh t1200 uname -r)\" = \"\$(cat release)\" &&
+	test \"\$(lab -C '$P' vm ssh t1200 cat /sys/devices/system/node/node0/cpulist)\" = 0-1 &&
+	test \"\$(lab -C '$P' vm ssh t1200 cat /sys/devices/system/node/node1/cpulist)\" = 2-3 &&
+	test \"\$(lab -C '$P' vm ssh t1200 nproc)\" = 4 &&
+	lab -C '$P' vm ssh t1200 cat /sys/devices/system/node/node0/meminfo /sys/devices/system/node/node1/meminfo >mem &&
+	python3 -c '
+import re
+kb = [int(m) for m in re.findall(r\"MemTotal:\\s+(\\d+) kB\", open(\"mem\").read())]
+# quick-2x2 gives each cell 2G; the kernel keeps some for itself
+assert len(kb) == 2 and all(1500000 < k <= 2097152 for k in kb), kb
+' &&
+	lab -C '$P' vm ssh t1200 cat /sys/devices/system/node/node0/distance >dist &&
+	test \"\$(cat dist)\" = '10 20'
+"
+
+test_expect_success 'hostile arguments cross ssh unchanged' "
+	lab -C '$P' vm ssh t1200 printf '%s|\n' \"it's\" '\$(touch /tmp/pwned)' 'a
+b' -rf '' '\`id\`' '\"q\" \\\\ *' >out &&
+	printf '%s|\n' \"it's\" '\$(touch /tmp/pwned)' 'a
+b' -rf '' '\`id\`' '\"q\" \\\\ *' >expected &&
+	test_cmp expected out &&
+	! lab -C '$P' vm ssh t1200 test -e /tmp/pwned
+"
+
+# Without restrict=on the guest would reach the host's loopback through
+# 10.0.2.2, its own forwarded ssh port included (and read a banner there).
+test_expect_success 'the guest reaches nothing but lab (restrict=on)' "
+	port=\$(python3 -c 'import json; print(json.load(open(\"up.json\"))[\"port\"])') &&
+	! lab -C '$P' vm ssh t1200 timeout 10 bash -c \"exec 3<>/dev/tcp/10.0.2.2/\$port && head -c 4 <&3\" >banner 2>err &&
+	! grep -q SSH banner
+"
+
+test_expect_success 'vm console shows the boot' "
+	lab -C '$P' vm console t1200 >console &&
+	test_grep -q 'Linux version' console
+"
+
+test_expect_success 'vm down destroys the domain and leaves nothing' "
+	python3 -c 'import json; print(json.load(open(\"up.json\"))[\"port\"])' >port &&
+	lab -C '$P' vm down t1200 &&
+	! test -e '$XDG_STATE_HOME/lab/vms/t1200' &&
+	! pgrep -f 'guest=lab-t1200' &&
+	lab -C '$P' vm ls >ls &&
+	! grep -q t1200 ls
+"
+
+test_expect_success 'a panic during boot is a boot failure, reported with the console, cleaned up' "
+	test_must_fail_with 1 lab -C '$P' vm up quick-2x2 --kernel base --image minimal --name t1200p \
+		--cmdline root=/dev/vdz --timeout 60s 2>err &&
+	test_grep -q \"boot failure: the console says 'Kernel panic - not syncing'\" err &&
+	test_grep -q 'VFS: Unable to mount root fs' err &&
+	! test -e '$XDG_STATE_HOME/lab/vms/t1200p' &&
+	! pgrep -f 'guest=lab-t1200p'
+"
+
+test_expect_success 'vm ssh to a VM that does not exist says so' "
+	test_must_fail_with 1 lab -C '$P' vm ssh nosuch true 2>err &&
+	test_grep -q \"no VM 'nosuch'\" err
+"
+
+test_done

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The VM layer without QEMU: the libvirt API paths on libvirt's test
+ * driver (define, start, find by lab's metadata, destroy, undefine), the
+ * kernel command line, and remote-argument quoting checked by a real
+ * shell. Real boots are in t1200-vm.sh.
+ */
+#include "unit.h"
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include "util/alloc.h"
+#include "util/command.h"
+#include "util/strv.h"
+#include "vm/domain.h"
+#include "vm/ssh.h"
+#include "vm/vm.h"
+
+static struct spec_topology two_cells(void)
+{
+	static struct spec_cell cells[2];
+	static unsigned dist[4] = { 10, 21, 21, 10 };
+	struct spec_topology t = {
+		.name = (char *)"t", .sockets = 2, .dies = 1, .cores = 2, .threads = 1,
+		.cells = cells, .ncells = 2, .distances = dist, .ndistances = 2,
+	};
+
+	memset(cells, 0, sizeof(cells));
+	cells[0].cpus[0] = 0x3;
+	cells[0].cpulist = (char *)"0-1";
+	cells[0].memory = 512ULL << 20;
+	cells[1].cpus[0] = 0xc;
+	cells[1].cpulist = (char *)"2-3";
+	cells[1].memory = 512ULL << 20;
+	return t;
+}
+
+static void format(const char *name, struct strbuf *xml)
+{
+	struct spec_topology t = two_cells();
+	struct domain_host h = { .cpus = "0-1", .ncpus = 2 };
+	struct domain_config c = {
+		.name = name, .topo = &t, .accel = ACCEL_TCG, .host = &h,
+		.kernel = "/k/bzImage", .cmdline = "console=ttyS0", .disk = "/v/disk.qcow2",
+		.seed = "/v/seed.iso", .console = "/v/console.log", .ssh_port = 2222, .vm = name,
+		.owner = "/state", .variant = "base",
+	};
+
+	domain_format_xml(&c, xml);
+}
+
+static bool listed(const char *name)
+{
+	virConnectPtr conn = virConnectOpen("test:///default");
+	_cleanup_strv_ struct strv names = STRV_INIT;
+	bool found;
+
+	assert_non_null(conn);
+	assert_int_equal(vm_domains_owned(conn, &names), 0);
+	found = strv_contains(&names, name);
+	virConnectClose(conn);
+	return found;
+}
+
+static void test_libvirt_test_driver(void **state)
+{
+	_cleanup_strbuf_ struct strbuf xml = STRBUF_INIT, err = STRBUF_INIT;
+	void *conn = NULL, *dom = NULL;
+
+	(void)state;
+	format("lab-unit", &xml);
+	if (vm_domain_start("test:///default", xml.buf, &conn, &dom, &err) < 0)
+		fail_msg("test driver refused the domain: %s", err.buf);
+	assert_int_equal(virDomainIsActive(dom), 1);
+	/* found through lab's metadata, not through its name; test's own domain is not lab's */
+	assert_true(listed("lab-unit"));
+	assert_false(listed("test"));
+	vm_domain_stop(conn, dom);
+	assert_false(listed("lab-unit"));
+}
+
+static void test_libvirt_bad_xml(void **state)
+{
+	_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
+	void *conn = NULL, *dom = NULL;
+
+	(void)state;
+	assert_true(vm_domain_start("test:///default", "<domain type='test'><name>x</name></domain>", &conn, &dom,
+				    &err) < 0);
+	assert_non_null(strstr(err.buf, "defining the domain"));
+	strbuf_reset(&err);
+	assert_true(vm_domain_start("nosuch:///x", "<domain/>", &conn, &dom, &err) < 0);
+	assert_non_null(strstr(err.buf, "cannot open"));
+}
+
+static void test_cmdline(void **state)
+{
+	_cleanup_free_ char *a = domain_cmdline(NULL), *b = domain_cmdline("mitigations=off");
+
+	(void)state;
+	assert_string_equal(a, "console=ttyS0 root=/dev/vda rw net.ifnames=0 panic=-1");
+	assert_string_equal(b, "console=ttyS0 root=/dev/vda rw net.ifnames=0 panic=-1 mitigations=off");
+}
+
+/* What ssh sends is one line for the remote shell; a real sh must split it back into argv. */
+static void test_remote_quoting(void **state)
+{
+	char *argv[] = {
+		(char *)"printf", (char *)"%s\\0", (char *)"it's", (char *)"$(touch /tmp/lab-pwned)",
+		(char *)"a\nb", (char *)"-rf", (char *)"", (char *)"`id`", (char *)"\"q\" \\ *",
+	};
+	_cleanup_command_ struct command ssh = { 0 };
+	_cleanup_command_ struct command sh = { 0 };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	struct ssh_target t = { .port = 22, .identity = "/id", .known_hosts = "/kh" };
+	const char *line;
+	size_t off = 0;
+
+	(void)state;
+	unlink("/tmp/lab-pwned");
+	ssh_command(&ssh, &t, false);
+	ssh_remote_argv(&ssh, argv, ELEMENTSOF(argv));
+	line = ssh.argv.v[ssh.argv.n - 1];
+	command_init(&sh, "sh");
+	command_args(&sh, "-c", line, NULL);
+	sh.out = &out;
+	assert_int_equal(command_run(&sh), 0);
+	for (size_t i = 2; i < ELEMENTSOF(argv); i++) {
+		assert_true(off < out.len + 1);
+		assert_string_equal(out.buf + off, argv[i]);
+		off += strlen(argv[i]) + 1;
+	}
+	assert_int_equal(off, out.len);
+	assert_int_not_equal(access("/tmp/lab-pwned", F_OK), 0);
+}
+
+static void test_ssh_options(void **state)
+{
+	_cleanup_command_ struct command c = { 0 };
+	struct ssh_target t = { .port = 2200, .identity = "/id", .known_hosts = "/kh", .alias = "lab-x",
+				.control = "/c" };
+	_cleanup_free_ char *s = NULL;
+
+	(void)state;
+	ssh_command(&c, &t, false);
+	s = command_to_string(&c);
+	assert_non_null(strstr(s, "-F /dev/null"));
+	assert_non_null(strstr(s, "-oStrictHostKeyChecking=yes"));
+	assert_non_null(strstr(s, "-oUserKnownHostsFile=/kh"));
+	assert_non_null(strstr(s, "-oHostKeyAlias=lab-x"));
+	assert_non_null(strstr(s, "-oIdentitiesOnly=yes"));
+	assert_non_null(strstr(s, "-oControlPath=/c"));
+	assert_null(strstr(s, "StrictHostKeyChecking=no"));
+	assert_string_equal(c.argv.v[c.argv.n - 1], "root@127.0.0.1");
+	assert_string_equal(c.argv.v[c.argv.n - 2], "--");
+}
+
+static void quiet(void *userdata, virErrorPtr e)
+{
+	(void)userdata;
+	(void)e;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_libvirt_test_driver),
+		cmocka_unit_test(test_libvirt_bad_xml),
+		cmocka_unit_test(test_cmdline),
+		cmocka_unit_test(test_remote_quoting),
+		cmocka_unit_test(test_ssh_options),
+	};
+
+	/* libvirt prints its errors to stderr by default; the tests check them */
+	virSetErrorFunc(NULL, quiet);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
