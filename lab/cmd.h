@@ -41,6 +41,7 @@ int cmd_plan(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_kernel(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_image(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_vm(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_gc(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_unimplemented(struct lab_ctx *ctx, int argc, char **argv);
 
 /* Shared helpers of the command layer (lab/cmd-common.c). */

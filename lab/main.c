@@ -38,7 +38,7 @@ const struct cli_command commands[] = {
 	{ "bundle", cmd_unimplemented, 0, -1, "RUN_ID [-o FILE]", "Pack a run into a shareable bundle" },
 	{ "fetch", cmd_unimplemented, 0, -1, "RUN_ID|PATH|ssh://HOST/RUN_ID [-o DIR]", "Bring a bundle back and index it" },
 	{ "doctor", cmd_unimplemented, 0, -1, "", "Check this host for what lab needs" },
-	{ "gc", cmd_unimplemented, 0, -1, "[--reindex]", "Remove what a killed lab left behind" },
+	{ "gc", cmd_gc, 0, -1, "[--dry-run]", "Remove what a killed lab left behind (VMs, unfinished image builds)" },
 };
 const size_t ncommands = ELEMENTSOF(commands);
 

@@ -852,3 +852,30 @@ fail:
 	vm_release(&v);
 	return r;
 }
+
+int vm_gc(const char *state, bool dry_run, struct strv *removed, struct diags *d)
+{
+	struct vm *v = NULL;
+	bool *alive = NULL;
+	size_t n = 0;
+	int r = vm_list(state, &v, &alive, &n);
+
+	if (r < 0) {
+		diags_add(d, NULL, "cannot list '%s/vms': %s", state, strerror(-r));
+		return r;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (alive[i])
+			continue;
+		strv_push(removed, v[i].name);
+		if (dry_run)
+			continue;
+		/* the holder is gone: a QEMU it started may not be */
+		kill_qemu(&v[i]);
+		if (teardown(&v[i]) < 0)
+			diags_add(d, NULL, "cannot remove '%s'", v[i].dir);
+	}
+	vms_free(v, n);
+	free(alive);
+	return d->n ? -EIO : 0;
+}

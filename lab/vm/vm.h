@@ -78,6 +78,8 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 /* Stop the holder (domain destroyed and undefined) and remove the folder. */
 int vm_down(const char *state, const char *name, struct diags *d);
 int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d);
+/* Remove the VMs whose holder is gone (a killed lab): QEMU, folder. Names go to `removed`. */
+int vm_gc(const char *state, bool dry_run, struct strv *removed, struct diags *d);
 /* Every VM folder; `alive` tells whether its holder still runs. */
 int vm_list(const char *state, struct vm **ret, bool **alive, size_t *n);
 bool vm_alive(const struct vm *v);

@@ -32,7 +32,7 @@ test_expect_success 'unknown global option is a usage error' '
 '
 
 test_expect_success 'reserved commands say they are not implemented and exit 2' '
-	for c in run report bundle fetch gc; do
+	for c in run report bundle fetch doctor; do
 		test_must_fail_with 2 lab $c 2>err || exit 1
 		test_grep -q "not implemented yet" err || exit 1
 	done
@@ -125,5 +125,16 @@ test_expect_success 'a missing -f file names the file' '
 	test_must_fail_with 2 lab -f nowhere.yaml plan 2>err &&
 	test_grep -q "cannot read .nowhere.yaml." err
 '
+
+test_expect_success 'gc with nothing left behind removes nothing' "
+	XDG_STATE_HOME=\$PWD/gcstate XDG_CACHE_HOME=\$PWD/gccache lab gc >out &&
+	test_line_count = 0 out &&
+	mkdir -p gccache/lab/images/tmp-x-999999999 &&
+	XDG_STATE_HOME=\$PWD/gcstate XDG_CACHE_HOME=\$PWD/gccache lab gc --dry-run >out &&
+	test_grep -q 'would remove unfinished image build' out &&
+	test -d gccache/lab/images/tmp-x-999999999 &&
+	XDG_STATE_HOME=\$PWD/gcstate XDG_CACHE_HOME=\$PWD/gccache lab gc >out &&
+	! test -d gccache/lab/images/tmp-x-999999999
+"
 
 test_done

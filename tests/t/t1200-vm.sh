@@ -100,6 +100,19 @@ test_expect_success 'a panic during boot is a boot failure, reported with the co
 	! pgrep -f 'guest=lab-t1200p'
 "
 
+test_expect_success 'lab gc removes a VM whose holder was killed, QEMU included' "
+	lab -C '$P' --json vm up quick-2x2 --kernel base --image minimal --name t1200g >g.json &&
+	kill -9 \$(python3 -c 'import json; print(json.load(open(\"g.json\"))[\"holder\"])') &&
+	sleep 1 &&
+	lab -C '$P' vm ls >ls &&
+	test_grep -q '^t1200g  *dead' ls &&
+	pgrep -f 'guest=lab-t1200g' >/dev/null &&
+	lab -C '$P' gc >gc &&
+	test_grep -q 'removed VM t1200g' gc &&
+	! pgrep -f 'guest=lab-t1200g' &&
+	! test -e '$XDG_STATE_HOME/lab/vms/t1200g'
+"
+
 test_expect_success 'vm ssh to a VM that does not exist says so' "
 	test_must_fail_with 1 lab -C '$P' vm ssh nosuch true 2>err &&
 	test_grep -q \"no VM 'nosuch'\" err

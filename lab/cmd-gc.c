@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lab gc [--dry-run]: remove what a killed lab left behind: VMs whose
+ * holder process is gone (their QEMU, overlay and folder), and image
+ * builds that never finished.
+ */
+#include <dirent.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "kernel/source.h"
+#include "util/alloc.h"
+#include "util/command.h"
+#include "util/json.h"
+#include "util/path.h"
+#include "vm/vm.h"
+#include "util/banned.h"
+
+static void stale_image_builds(const char *cache, struct strv *ret)
+{
+	_cleanup_free_ char *images = path_join(cache, "images");
+	DIR *dir = opendir(images);
+	struct dirent *e;
+
+	if (!dir)
+		return;
+	while ((e = readdir(dir))) {
+		const char *dash = strrchr(e->d_name, '-');
+		_cleanup_free_ char *proc = NULL;
+
+		if (!str_startswith(e->d_name, "tmp-") || !dash)
+			continue;
+		/* tmp-<image>-<pid>: a build whose process still runs is not stale */
+		proc = xasprintf("/proc/%s", dash + 1);
+		if (!path_is_dir(proc))
+			strv_push_take(ret, path_join(images, e->d_name));
+	}
+	closedir(dir);
+}
+
+int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	_cleanup_free_ char *state = lab_state_dir(), *cache = NULL;
+	_cleanup_strv_ struct strv vms = STRV_INIT, builds = STRV_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	_cleanup_spec_ struct spec *s = NULL;
+	bool dry = false;
+	int c, ret = EXIT_OK;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "nh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': dry = true; break;
+		case 'J': ctx->json = true; break;
+		case 'h':
+			command_usage(command_find("gc"), stdout);
+			return EXIT_OK;
+		default:
+			cmd_error(ctx, "gc: unknown option '%s'", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	/* the cache is lab.yaml's when there is one here, else the default */
+	if (path_is_file(ctx->file))
+		cmd_load_spec(ctx, ctx->file, &s);
+	cache = lab_cache_dir(s);
+	if (vm_gc(state, dry, &vms, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		ret = EXIT_FAILED;
+	}
+	stale_image_builds(cache, &builds);
+	for (size_t i = 0; i < builds.n && !dry; i++) {
+		_cleanup_command_ struct command rm = { 0 };
+
+		command_init(&rm, "rm");
+		command_args(&rm, "-rf", "--one-file-system", "--", builds.v[i], NULL);
+		if (command_run(&rm) != 0)
+			ret = EXIT_FAILED;
+	}
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j, &out, true);
+		json_object_begin(&j);
+		json_key(&j, "dry_run");
+		json_bool(&j, dry);
+		json_key(&j, "vms");
+		json_array_begin(&j);
+		for (size_t i = 0; i < vms.n; i++)
+			json_string(&j, vms.v[i]);
+		json_array_end(&j);
+		json_key(&j, "image_builds");
+		json_array_begin(&j);
+		for (size_t i = 0; i < builds.n; i++)
+			json_string(&j, builds.v[i]);
+		json_array_end(&j);
+		json_object_end(&j);
+		json_finish(&j);
+	} else {
+		for (size_t i = 0; i < vms.n; i++)
+			strbuf_addf(&out, "%s VM %s (its holder is gone)\n", dry ? "would remove" : "removed", vms.v[i]);
+		for (size_t i = 0; i < builds.n; i++)
+			strbuf_addf(&out, "%s unfinished image build %s\n", dry ? "would remove" : "removed", builds.v[i]);
+	}
+	cmd_write(&out);
+	return ret;
+}
