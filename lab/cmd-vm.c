@@ -405,6 +405,36 @@ static int vm_ssh_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	return EXIT_FAILED;
 }
 
+/* lab vm cp NAME SRC DST: a guest path is written ":path" */
+static int vm_cp_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_command_ struct command c = { 0 };
+	_cleanup_strbuf_ struct strbuf log = STRBUF_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	struct ssh_target t;
+	struct vm v = { 0 };
+	struct vopts o = { 0 };
+	int i = parse(ctx, argc, argv, &o, "cp"), r;
+
+	if (i < 0)
+		return i == -2 ? EXIT_OK : EXIT_USAGE;
+	if (argc - i != 3 || (argv[i + 1][0] == ':') == (argv[i + 2][0] == ':')) {
+		cmd_error(ctx, "vm cp: name a VM, a source and a destination, one of them in the guest (:path)");
+		return EXIT_USAGE;
+	}
+	if (load(ctx, argv[i], &v) < 0)
+		return EXIT_FAILED;
+	vm_ssh_target(&v, &t);
+	scp_command(&c, &t, argv[i + 1], argv[i + 2]);
+	r = command_run_logged(&c, &log, &d, NULL, "scp");
+	vm_release(&v);
+	if (r < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
 static int vm_console_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_free_ char *state = lab_state_dir();
@@ -526,6 +556,7 @@ int cmd_vm(struct lab_ctx *ctx, int argc, char **argv)
 		{ "xml", vm_xml },
 		{ "up", vm_up_cmd },
 		{ "ssh", vm_ssh_cmd },
+		{ "cp", vm_cp_cmd },
 		{ "console", vm_console_cmd },
 		{ "down", vm_down_cmd },
 		{ "ls", vm_ls_cmd },

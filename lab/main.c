@@ -28,7 +28,7 @@ const struct cli_command commands[] = {
 	  "Build, check and inspect kernel variants" },
 	{ "image", cmd_image, 0, -1, "build|list|show|instance [--refresh] [--packages] [NAME...] [DIR]",
 	  "Build, list and inspect guest images; prepare a VM's overlay and seed" },
-	{ "vm", cmd_vm, 0, -1, "up|ssh|console|down|ls|xml [--kernel VARIANT] [--image NAME] [--name NAME] [-e EXPERIMENT] ...",
+	{ "vm", cmd_vm, 0, -1, "up|ssh|cp|console|down|ls|xml [--kernel VARIANT] [--image NAME] [--name NAME] [-e EXPERIMENT] ...",
 	  "Boot a kernel variant on a topology and drive it (libvirt)" },
 	{ "host", cmd_unimplemented, 0, -1, "check|trust|restore HOST", "Manage bare-metal hosts" },
 	{ "run", cmd_unimplemented, 0, -1, "[--resume RUN_ID] [EXPERIMENT...]", "Run experiments and store results" },

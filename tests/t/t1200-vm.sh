@@ -71,6 +71,15 @@ b' -rf '' '\`id\`' '\"q\" \\\\ *' >expected &&
 
 # Without restrict=on the guest would reach the host's loopback through
 # 10.0.2.2, its own forwarded ssh port included (and read a banner there).
+test_expect_success 'vm cp copies a file in and back out, names with spaces and quotes intact' "
+	printf 'payload \\0 \$(x)\\n' >\"it's a file\" &&
+	lab -C '$P' vm cp t1200 \"it's a file\" \":/tmp/it's a file\" &&
+	lab -C '$P' vm ssh t1200 cat \"/tmp/it's a file\" >seen &&
+	test_cmp \"it's a file\" seen &&
+	lab -C '$P' vm cp t1200 \":/tmp/it's a file\" back &&
+	test_cmp \"it's a file\" back
+"
+
 test_expect_success 'the guest reaches nothing but lab (restrict=on)' "
 	port=\$(python3 -c 'import json; print(json.load(open(\"up.json\"))[\"port\"])') &&
 	! lab -C '$P' vm ssh t1200 timeout 10 bash -c \"exec 3<>/dev/tcp/10.0.2.2/\$port && head -c 4 <&3\" >banner 2>err &&

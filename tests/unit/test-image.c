@@ -12,6 +12,7 @@
 #include "image/seed.h"
 #include "spec/spec.h"
 #include "util/alloc.h"
+#include "util/command.h"
 #include "util/fs.h"
 #include "util/json.h"
 #include "util/path.h"
@@ -247,6 +248,57 @@ static void test_seed_cgroups_of_experiment(void **state)
 	assert_string_equal(cg.v[1], "lab/b");
 }
 
+/* A variant's modules reach the guest on a disk labelled lab-modules, made once per kernel. */
+static void test_modules_disk(void **state)
+{
+	char tmpl[] = "/tmp/lab-kmod-XXXXXX";
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_free_ char *ko = NULL, *disk = NULL, *again = NULL, *none = NULL;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	_cleanup_command_ struct command c = { 0 };
+	struct stat st1, st2;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	/* no modules: no disk */
+	assert_int_equal(image_modules_disk(tmpl, &none, &d), 0);
+	assert_null(none);
+	ko = xasprintf("%s/modules/lib/modules/6.1.0-lab/kernel/drivers/demo.ko", tmpl);
+	{
+		_cleanup_free_ char *dir = path_dirname(ko);
+
+		assert_int_equal(path_mkdir_p(dir, 0755), 0);
+	}
+	assert_int_equal(fs_write_atomic(ko, "not really an ELF", 17, 0644), 0);
+	assert_int_equal(image_modules_disk(tmpl, &disk, &d), 0);
+	assert_non_null(disk);
+	command_init(&c, "debugfs");
+	command_args(&c, "-R", "ls -p /6.1.0-lab/kernel/drivers", disk, NULL);
+	c.out = &out;
+	assert_int_equal(command_run(&c), 0);
+	assert_non_null(strstr(out.buf, "/demo.ko/"));
+	command_release(&c);
+	strbuf_reset(&out);
+	command_init(&c, "e2label");
+	command_arg(&c, disk);
+	c.out = &out;
+	assert_int_equal(command_run(&c), 0);
+	assert_string_equal(out.buf, "lab-modules\n");
+	/* made once: a second call reuses the file */
+	assert_int_equal(stat(disk, &st1), 0);
+	assert_int_equal(image_modules_disk(tmpl, &again, &d), 0);
+	assert_string_equal(disk, again);
+	assert_int_equal(stat(again, &st2), 0);
+	assert_true(st1.st_ino == st2.st_ino && st1.st_mtime == st2.st_mtime);
+	{
+		_cleanup_command_ struct command rm = { 0 };
+
+		command_init(&rm, "rm");
+		command_args(&rm, "-rf", tmpl, NULL);
+		command_run(&rm);
+	}
+}
+
 static void test_yaml_writers(void **state)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
@@ -301,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_seed_experiment),
 		cmocka_unit_test(test_seed_rejects),
 		cmocka_unit_test(test_seed_cgroups_of_experiment),
+		cmocka_unit_test(test_modules_disk),
 		cmocka_unit_test(test_yaml_writers),
 		cmocka_unit_test(test_json_lookup),
 	};
