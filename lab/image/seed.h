@@ -10,8 +10,8 @@
  * layer runs no other stage) so it is done before sshd starts:
  *   - root accepts lab's ed25519 key, no passwords;
  *   - the SSH host key is the one lab generated for this VM (lab pins it
- *     in the VM's known_hosts under a HostKeyAlias: never
- *     StrictHostKeyChecking=no);
+ *     in the VM's known_hosts under a HostKeyAlias; host key
+ *     checking is never turned off);
  *   - the experiment's sysctls, applied with `sysctl -w` (a refused value
  *     fails the stage, and lab's readiness check reports it);
  *   - the cgroup v2 groups the workloads run in, with cpu/cpuset/memory/io

@@ -30,7 +30,7 @@ trap 'cleanup_vm; rm -rf "$TRASH"' EXIT
 test_expect_success 'the base kernel builds (or is cached)' "
 	lab -C '$P' -q kernel build base &&
 	lab -C '$P' --json kernel show base >kernel.json &&
-	python3 -c 'import json; k = json.load(open(\"kernel.json\")); print(k[\"bzimage\"]); print(k[\"release\"])' >kernel.txt &&
+	python3 -c 'import json; k = json.load(open(\"kernel.json\")); print(k[\"bzImage\"]); print(k[\"release\"])' >kernel.txt &&
 	test -s \"\$(head -1 kernel.txt)\"
 "
 
@@ -72,7 +72,7 @@ assert a[\"id\"] == b[\"id\"], (a, b)
 
 test_expect_success 'image instance makes an overlay and a cidata seed' "
 	sha256sum \"\$(cat qcow2)\" >image.sha &&
-	lab -C '$P' -q --json image instance -e quick --hostname boot-test minimal vm >inst.json &&
+	lab -C '$P' -q --json image instance -e quick --hostname boot-test minimal \"\$PWD/vm\" >inst.json &&
 	python3 -c '
 import json
 i = json.load(open(\"inst.json\"))
@@ -91,7 +91,7 @@ assert json.load(open(\"ov.json\"))[\"backing-filename\"] == open(\"qcow2\").rea
 	test_grep -q 'kernel.perf_event_paranoid=-1' user-data &&
 	test_grep -q 'lab/quick' user-data &&
 	test_grep -q '^lab-boot-test ssh-ed25519 ' vm/known_hosts &&
-	! grep -rq 'StrictHostKeyChecking=no' vm '$P/lab' '$P/images'
+	! grep -rq 'StrictHostKeyChecking=no' vm '$P/lab' '$P/images' '$P/bench'
 "
 
 test_expect_success CLOUDINIT 'the generated user-data passes cloud-init schema' "

@@ -73,10 +73,10 @@ b' -rf '' '\`id\`' '\"q\" \\\\ *' >expected &&
 # 10.0.2.2, its own forwarded ssh port included (and read a banner there).
 test_expect_success 'vm cp copies a file in and back out, names with spaces and quotes intact' "
 	printf 'payload \\0 \$(x)\\n' >\"it's a file\" &&
-	lab -C '$P' vm cp t1200 \"it's a file\" \":/tmp/it's a file\" &&
+	lab -C '$P' vm cp t1200 \"\$PWD/it's a file\" \":/tmp/it's a file\" &&
 	lab -C '$P' vm ssh t1200 cat \"/tmp/it's a file\" >seen &&
 	test_cmp \"it's a file\" seen &&
-	lab -C '$P' vm cp t1200 \":/tmp/it's a file\" back &&
+	lab -C '$P' vm cp t1200 \":/tmp/it's a file\" \"\$PWD/back\" &&
 	test_cmp \"it's a file\" back
 "
 
