@@ -31,6 +31,7 @@ struct vopts {
 	const char *name;
 	const char *experiment;
 	const char *accel;
+	const char *host;
 	const char *cmdline;
 	const char *host_cpus;
 	const char *host_nodes[MAX_HOST_NODES_OPT];
@@ -50,6 +51,7 @@ static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, co
 		{ "experiment", required_argument, NULL, 'e' },
 		{ "accel", required_argument, NULL, 'A' },
 		{ "cmdline", required_argument, NULL, 'c' },
+		{ "host", required_argument, NULL, 'H' },
 		{ "host-cpus", required_argument, NULL, 'C' },
 		{ "host-node", required_argument, NULL, 'N' },
 		{ "port", required_argument, NULL, 'P' },
@@ -81,6 +83,7 @@ static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, co
 			o->accel = optarg;
 			break;
 		case 'c': o->cmdline = optarg; break;
+		case 'H': o->host = optarg; break;
 		case 'C': o->host_cpus = optarg; break;
 		case 'N':
 			if (o->nhost_nodes == MAX_HOST_NODES_OPT) {
@@ -140,6 +143,43 @@ static const struct spec_image *image_named(const struct spec *s, const char *na
 		if (streq(s->images[i].name, name))
 			return &s->images[i];
 	return NULL;
+}
+
+/*
+ * The libvirt URI of --host: NULL for the embedded driver (the implicit
+ * `local`, or a host whose uri is qemu:///embed); a local daemon's URI
+ * (qemu:///system, qemu:///session) as given. -1 after an error.
+ */
+static int host_uri(const struct lab_ctx *ctx, const struct spec *s, const char *name, const char **ret)
+{
+	*ret = NULL;
+	if (!name || streq(name, "local")) {
+		for (size_t i = 0; name && i < s->nhosts; i++)
+			if (streq(s->hosts[i].name, name) && s->hosts[i].uri &&
+			    !str_startswith(s->hosts[i].uri, "qemu:///embed"))
+				*ret = s->hosts[i].uri;
+		return 0;
+	}
+	for (size_t i = 0; i < s->nhosts; i++) {
+		const struct spec_host *h = &s->hosts[i];
+
+		if (!streq(h->name, name))
+			continue;
+		if (h->type != HOST_LIBVIRT) {
+			cmd_error(ctx, "host '%s' is bare metal (ssh): lab vm boots libvirt hosts", name);
+			return -1;
+		}
+		if (h->uri && !str_startswith(h->uri, "qemu:///")) {
+			cmd_error(ctx, "host '%s' (%s) is remote: lab vm does not copy kernels and disks to other "
+				  "machines yet", name, h->uri);
+			return -1;
+		}
+		if (h->uri && !str_startswith(h->uri, "qemu:///embed"))
+			*ret = h->uri;
+		return 0;
+	}
+	cmd_error(ctx, "no host '%s' in %s", name, s->path);
+	return -1;
 }
 
 static char *layer_dir(void)
@@ -292,6 +332,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	struct vm_opts vo = { 0 };
 	struct vm v = { 0 };
 	struct vopts o = { 0 };
+	const char *uri = NULL;
 	int i = parse(ctx, argc, argv, &o, "up"), r, ret = EXIT_OK;
 
 	if (i < 0)
@@ -308,6 +349,8 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_error(ctx, "no experiment '%s' in %s", o.experiment, s->path);
 		return EXIT_USAGE;
 	}
+	if (host_uri(ctx, s, o.host, &uri) < 0)
+		return EXIT_USAGE;
 	if (!(im = image_named(s, o.image ? o.image : "minimal"))) {
 		cmd_error(ctx, "no image '%s' in %s (--image NAME)", o.image ? o.image : "minimal", s->path);
 		return EXIT_USAGE;
@@ -336,6 +379,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 					: xstrdup(kv.cmdline ? kv.cmdline : o.cmdline ? o.cmdline : "");
 	vo = (struct vm_opts){
 		.name = o.name,
+		.uri = uri,
 		.topo = t,
 		.variant = kv.name,
 		.kernel = &ka,

@@ -70,4 +70,21 @@ test_expect_success 'vm xml of an unknown topology suggests one' "
 	test_grep -q \"did you mean 'two'\" err
 "
 
+test_expect_success 'vm up refuses bare-metal and remote hosts with a reason, before booting anything' "
+	cat >hosts.yaml <<-EOF &&
+	version: 1
+	topologies:
+	  two: {sockets: 1, cores: 2, memory: 1G}
+	hosts:
+	  box: {ssh: root@box.example}
+	  far: {uri: qemu+ssh://root@far.example/system}
+	EOF
+	test_must_fail_with 2 lab -f hosts.yaml vm up two --kernel k --host box 2>err &&
+	test_grep -q \"host 'box' is bare metal\" err &&
+	test_must_fail_with 2 lab -f hosts.yaml vm up two --kernel k --host far 2>err &&
+	test_grep -q \"host 'far' (qemu+ssh://root@far.example/system) is remote\" err &&
+	test_must_fail_with 2 lab -f hosts.yaml vm up two --kernel k --host nosuch 2>err &&
+	test_grep -q \"no host 'nosuch'\" err
+"
+
 test_done
