@@ -1,6 +1,7 @@
 #!/bin/sh
 # Workload parsers on outputs recorded from real runs in a TCG guest
-# (tests/data/parse/<prefix>-<case>.raw; sng = stress-ng, hb = hackbench):
+# (tests/data/parse/<prefix>-<case>.raw; sng = stress-ng, hb = hackbench,
+# pv = the proc-vmstat monitor, cs = the cpu-stat monitor):
 #   <case>.raw -> <case>.metrics   one "metric value" per line
 #   bad-<...>.raw -> <...>.err     a clear error and exit 1, never a zero metric
 . "$(dirname "$0")/test-lib.sh"
@@ -17,6 +18,8 @@ parser() {
 	case $(basename "$1") in
 	sng-* | bad-sng-*) echo "$W/stress-ng/parse" ;;
 	hb-* | bad-hb-*) echo "$W/hackbench/parse" ;;
+	pv-* | bad-pv-*) echo "$W/monitors/proc-vmstat/parse" ;;
+	cs-* | bad-cs-*) echo "$W/monitors/cpu-stat/parse" ;;
 	esac
 }
 
@@ -37,15 +40,22 @@ for raw in "$DATA"/*.raw; do
 			'$p' '$raw' >actual 2>err &&
 			test_line_count = 0 err &&
 			golden '$DATA/$c.metrics' actual &&
-			! grep -q ' 0\$' actual
+			test -s actual
 		"
 		;;
 	esac
 done
 
 test_expect_success 'every metric name is in the dotted families' "
-	for raw in '$DATA'/sng-*.raw '$DATA'/hb-*.raw; do \"\$(parser \"\$raw\")\" \"\$raw\"; done >all &&
-	! grep -v '^\\(stress-ng\\|hackbench\\)\\.[a-z0-9_.-]* [0-9.e+-]*\$' all
+	for raw in '$DATA'/sng-*.raw '$DATA'/hb-*.raw '$DATA'/pv-*.raw '$DATA'/cs-*.raw; do
+		\"\$(parser \"\$raw\")\" \"\$raw\"
+	done >all &&
+	! grep -v '^\\(stress-ng\\|hackbench\\|proc-vmstat\\|cpu-stat\\)\\.[a-z0-9_.-]* -\\?[0-9.e+-]*\$' all
+"
+
+test_expect_success 'workload figures are never zero: a stressor that did nothing is visible' "
+	for raw in '$DATA'/sng-*.raw '$DATA'/hb-*.raw; do \"\$(parser \"\$raw\")\" \"\$raw\"; done >w &&
+	! grep ' 0\$' w
 "
 
 test_done

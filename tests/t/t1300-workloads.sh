@@ -1,0 +1,76 @@
+#!/bin/sh
+# The workload and monitor scripts in a real guest: the catalogue is copied
+# in with `lab vm cp`, stress-ng and hackbench run at their smallest size
+# inside the experiment's cgroup between the proc-vmstat and cpu-stat
+# monitors, and the controller-side parsers turn the raw outputs into
+# metrics. (lab run will drive the same scripts; this checks them alone.)
+. "$(dirname "$0")/test-lib.sh"
+
+missing=""
+for p in qemu-system-x86_64 qemu-img genisoimage ssh mmdebstrap; do
+	command -v "$p" >/dev/null || missing="$missing $p"
+done
+[ -z "$missing" ] || test_skip_all "missing:$missing (make deps installs them)"
+[ "$(id -u)" = 0 ] || test_skip_all "the image build needs root (mmdebstrap --mode=root)"
+[ -f /usr/src/linux-source-6.1.tar.xz ] || test_skip_all "linux-source-6.1 is missing (make deps installs it)"
+getent hosts deb.debian.org >/dev/null || test_skip_all "the Debian archive (deb.debian.org) does not resolve"
+id libvirt-qemu >/dev/null 2>&1 || test_skip_all "libvirt's QEMU driver is not installed (make deps: libvirt-daemon-system)"
+
+export XDG_CACHE_HOME="${LAB_TEST_CACHE:-$SRC_DIR/build/test-cache}"
+export XDG_STATE_HOME="$TRASH/state"
+P=$SRC_DIR
+W=$SRC_DIR/workloads
+
+trap 'lab -C "$P" -q vm down --all >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+
+test_expect_success 'a VM with the quick experiment and the catalogue in it' "
+	lab -C '$P' -q kernel build base &&
+	lab -C '$P' -q image build minimal &&
+	lab -C '$P' -q vm up quick-2x2 --kernel base --image minimal -e quick --name t1300 >/dev/null &&
+	tar -C '$W' -cf wl.tar . &&
+	lab -C '$P' vm cp t1300 \"\$PWD/wl.tar\" :/tmp/wl.tar &&
+	lab -C '$P' vm ssh t1300 sh -c 'mkdir -p /tmp/wl /tmp/mon && tar -C /tmp/wl -xf /tmp/wl.tar'
+"
+
+test_expect_success 'stress-ng and hackbench run in lab/quick between two monitors' "
+	lab -C '$P' vm ssh t1300 sh -ec '
+		cd /tmp/wl; export LAB_MON_DIR=/tmp/mon
+		monitors/proc-vmstat/start; monitors/cpu-stat/start
+		LAB_PARAM_STRESSOR=switch LAB_PARAM_INSTANCES=100% LAB_PARAM_DURATION=2s \
+			LAB_PARAM_CGROUP=lab/quick stress-ng/run >/tmp/mon/stress-ng.raw 2>/tmp/mon/stress-ng.log
+		LAB_PARAM_MODE=threads LAB_PARAM_GROUPS=2 LAB_PARAM_LOOPS=50 LAB_PARAM_CGROUP=lab/quick \
+			hackbench/run >/tmp/mon/hackbench.raw
+		monitors/proc-vmstat/stop >/tmp/mon/proc-vmstat.raw
+		monitors/cpu-stat/stop >/tmp/mon/cpu-stat.raw
+		cat /sys/fs/cgroup/lab/quick/cpu.stat >/tmp/mon/cgroup.raw' &&
+	for f in stress-ng hackbench proc-vmstat cpu-stat cgroup; do
+		lab -C '$P' vm cp t1300 :/tmp/mon/\$f.raw \"\$PWD/\$f.raw\" || exit 1
+	done &&
+	python3 -c '
+import re
+# the work ran inside the cgroup: it used CPU time there
+us = int(re.search(r\"usage_usec (\\d+)\", open(\"cgroup.raw\").read()).group(1))
+assert us > 0, us
+'
+"
+
+test_expect_success 'the parsers turn the raw outputs into metrics' "
+	'$W/stress-ng/parse' stress-ng.raw >m &&
+	'$W/hackbench/parse' hackbench.raw >>m &&
+	'$W/monitors/proc-vmstat/parse' proc-vmstat.raw >>m &&
+	'$W/monitors/cpu-stat/parse' cpu-stat.raw >>m &&
+	python3 -c '
+m = dict(l.split() for l in open(\"m\"))
+for k in (\"stress-ng.switch.ops_per_sec\", \"stress-ng.ctxt_per_sec\", \"hackbench.throughput\", \"hackbench.time\"):
+    assert float(m[k]) > 0, (k, m.get(k))
+assert float(m[\"cpu-stat.user_pct\"]) + float(m[\"cpu-stat.system_pct\"]) > 10, m
+assert int(m[\"proc-vmstat.pgfault\"]) > 0, m
+'
+"
+
+test_expect_success 'the VM goes away' "
+	lab -C '$P' vm down t1300 &&
+	! test -e '$XDG_STATE_HOME/lab/vms/t1300'
+"
+
+test_done
