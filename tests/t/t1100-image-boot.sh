@@ -9,18 +9,8 @@
 # image, ~2 min); the cache (build/test-cache) makes later runs minutes.
 . "$(dirname "$0")/test-lib.sh"
 
-missing=""
-for p in mmdebstrap qemu-system-x86_64 qemu-img genisoimage isoinfo ssh ssh-keygen mkfs.ext4 make flex bison bc; do
-	command -v "$p" >/dev/null || missing="$missing $p"
-done
-[ -z "$missing" ] || test_skip_all "missing:$missing (make deps installs them)"
-[ "$(id -u)" = 0 ] || test_skip_all "building an image needs root (mmdebstrap --mode=root)"
-[ -f /usr/src/linux-source-6.1.tar.xz ] || test_skip_all "linux-source-6.1 is missing (make deps installs it)"
-getent hosts deb.debian.org >/dev/null || test_skip_all "the Debian archive (deb.debian.org) does not resolve"
+test_require_vm isoinfo
 command -v cloud-init >/dev/null && test_set_prereq CLOUDINIT
-
-export XDG_CACHE_HOME="${LAB_TEST_CACHE:-$SRC_DIR/build/test-cache}"
-mkdir -p "$XDG_CACHE_HOME"
 P=$SRC_DIR
 port=$((30000 + $$ % 20000))
 

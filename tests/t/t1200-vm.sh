@@ -8,17 +8,8 @@
 # (build/test-cache): the base kernel and the minimal image.
 . "$(dirname "$0")/test-lib.sh"
 
-missing=""
-for p in qemu-system-x86_64 qemu-img genisoimage ssh ssh-keygen mmdebstrap; do
-	command -v "$p" >/dev/null || missing="$missing $p"
-done
-[ -z "$missing" ] || test_skip_all "missing:$missing (make deps installs them)"
-[ "$(id -u)" = 0 ] || test_skip_all "the image build needs root (mmdebstrap --mode=root)"
-[ -f /usr/src/linux-source-6.1.tar.xz ] || test_skip_all "linux-source-6.1 is missing (make deps installs it)"
-getent hosts deb.debian.org >/dev/null || test_skip_all "the Debian archive (deb.debian.org) does not resolve"
+test_require_vm
 id libvirt-qemu >/dev/null 2>&1 || test_skip_all "libvirt's QEMU driver is not installed (make deps: libvirt-daemon-system)"
-
-export XDG_CACHE_HOME="${LAB_TEST_CACHE:-$SRC_DIR/build/test-cache}"
 export XDG_STATE_HOME="$TRASH/state"
 P=$SRC_DIR
 

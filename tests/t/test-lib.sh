@@ -96,3 +96,20 @@ test_line_count() {
 
 command -v valgrind >/dev/null 2>&1 && test_set_prereq VALGRIND
 command -v python3 >/dev/null 2>&1 && test_set_prereq PYTHON3
+
+# The real-VM tests need: the tools, root (mmdebstrap --mode=root), the
+# kernel source, the Debian archive and libvirt's QEMU driver; else they
+# skip, naming what is missing. They share the cache build/test-cache.
+test_require_vm() {
+	_missing=""
+	for _p in qemu-system-x86_64 qemu-img genisoimage ssh ssh-keygen mmdebstrap mkfs.ext4 make flex bison bc "$@"; do
+		command -v "$_p" >/dev/null || _missing="$_missing $_p"
+	done
+	[ -z "$_missing" ] || test_skip_all "missing:$_missing (make deps installs them)"
+	[ "$(id -u)" = 0 ] || test_skip_all "the image build needs root (mmdebstrap --mode=root)"
+	[ -f /usr/src/linux-source-6.1.tar.xz ] || test_skip_all "linux-source-6.1 is missing (make deps installs it)"
+	getent hosts deb.debian.org >/dev/null ||
+		test_skip_all "the Debian archive (deb.debian.org) does not resolve"
+	export XDG_CACHE_HOME="${LAB_TEST_CACHE:-$SRC_DIR/build/test-cache}"
+	mkdir -p "$XDG_CACHE_HOME"
+}
