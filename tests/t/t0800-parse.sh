@@ -1,7 +1,7 @@
 #!/bin/sh
 # Workload parsers on outputs recorded from real runs in a TCG guest
 # (tests/data/parse/<prefix>-<case>.raw; sng = stress-ng, hb = hackbench,
-# pv = the proc-vmstat monitor, cs = the cpu-stat monitor):
+# pv, cs, zp = the proc-vmstat, cpu-stat and zoneinfo-pcp monitors):
 #   <case>.raw -> <case>.metrics   one "metric value" per line
 #   bad-<...>.raw -> <...>.err     a clear error and exit 1, never a zero metric
 . "$(dirname "$0")/test-lib.sh"
@@ -20,6 +20,7 @@ parser() {
 	hb-* | bad-hb-*) echo "$W/hackbench/parse" ;;
 	pv-* | bad-pv-*) echo "$W/monitors/proc-vmstat/parse" ;;
 	cs-* | bad-cs-*) echo "$W/monitors/cpu-stat/parse" ;;
+	zp-* | bad-zp-*) echo "$W/monitors/zoneinfo-pcp/parse" ;;
 	esac
 }
 
@@ -47,10 +48,10 @@ for raw in "$DATA"/*.raw; do
 done
 
 test_expect_success 'every metric name is in the dotted families' "
-	for raw in '$DATA'/sng-*.raw '$DATA'/hb-*.raw '$DATA'/pv-*.raw '$DATA'/cs-*.raw; do
+	for raw in '$DATA'/sng-*.raw '$DATA'/hb-*.raw '$DATA'/pv-*.raw '$DATA'/cs-*.raw '$DATA'/zp-*.raw; do
 		\"\$(parser \"\$raw\")\" \"\$raw\"
 	done >all &&
-	! grep -v '^\\(stress-ng\\|hackbench\\|proc-vmstat\\|cpu-stat\\)\\.[a-z0-9_.-]* -\\?[0-9.e+-]*\$' all
+	! grep -v '^\\(stress-ng\\|hackbench\\|proc-vmstat\\|cpu-stat\\|zoneinfo-pcp\\)\\.[A-Za-z0-9_.-]* -\\?[0-9.e+-]*\$' all
 "
 
 test_expect_success 'workload figures are never zero: a stressor that did nothing is visible' "
