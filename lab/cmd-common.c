@@ -211,3 +211,37 @@ int cmd_dispatch(struct lab_ctx *ctx, const char *noun, const struct subcommand 
 	cmd_error(ctx, "%s: no subcommand '%s' (%s)", noun, argv[1], names.buf);
 	return EXIT_USAGE;
 }
+
+long cmd_lookup(const struct lab_ctx *ctx, const char *what, const char *name, const char *const *names, size_t n,
+		const char *file)
+{
+	const char *near;
+
+	for (size_t i = 0; i < n; i++)
+		if (streq(names[i], name))
+			return (long)i;
+	near = str_suggest(name, names, n);
+	if (near)
+		cmd_error(ctx, "no %s '%s' in %s; did you mean '%s'?", what, name, file, near);
+	else
+		cmd_error(ctx, "no %s '%s' in %s", what, name, file);
+	return -1;
+}
+
+char *lab_layer_dir(void)
+{
+	_cleanup_free_ char *data = lab_datadir();
+
+	return path_join(data, "images/layer");
+}
+
+const struct spec_image *cmd_find_image(const struct lab_ctx *ctx, const struct spec *s, const char *name)
+{
+	_cleanup_free_ const char **names = xcalloc(s->nimages + 1, sizeof(char *));
+	long i;
+
+	for (size_t k = 0; k < s->nimages; k++)
+		names[k] = s->images[k].name;
+	i = cmd_lookup(ctx, "image", name, names, s->nimages, s->path);
+	return i < 0 ? NULL : &s->images[i];
+}

@@ -12,7 +12,7 @@
 #include "cmd.h"
 #include "kernel/source.h"
 #include "util/alloc.h"
-#include "util/command.h"
+#include "util/fs.h"
 #include "util/json.h"
 #include "util/path.h"
 #include "vm/vm.h"
@@ -79,14 +79,9 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		ret = EXIT_FAILED;
 	}
 	stale_image_builds(cache, &builds);
-	for (size_t i = 0; i < builds.n && !dry; i++) {
-		_cleanup_command_ struct command rm = { 0 };
-
-		command_init(&rm, "rm");
-		command_args(&rm, "-rf", "--one-file-system", "--", builds.v[i], NULL);
-		if (command_run(&rm) != 0)
+	for (size_t i = 0; i < builds.n && !dry; i++)
+		if (fs_remove_tree(builds.v[i]) < 0)
 			ret = EXIT_FAILED;
-	}
 	if (ctx->json) {
 		struct json j;
 

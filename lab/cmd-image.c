@@ -84,31 +84,6 @@ static int parse(struct lab_ctx *ctx, int argc, char **argv, struct iopts *o, co
 	return optind;
 }
 
-static char *layer_dir(void)
-{
-	_cleanup_free_ char *data = lab_datadir();
-
-	return path_join(data, "images/layer");
-}
-
-static const struct spec_image *find_image(const struct lab_ctx *ctx, const struct spec *s, const char *name)
-{
-	_cleanup_free_ const char **names = xcalloc(s->nimages + 1, sizeof(char *));
-	const char *near;
-
-	for (size_t i = 0; i < s->nimages; i++) {
-		if (streq(s->images[i].name, name))
-			return &s->images[i];
-		names[i] = s->images[i].name;
-	}
-	near = str_suggest(name, names, s->nimages);
-	if (near)
-		cmd_error(ctx, "no image '%s' in %s; did you mean '%s'?", name, s->path, near);
-	else
-		cmd_error(ctx, "no image '%s' in %s", name, s->path);
-	return NULL;
-}
-
 static void json_image(struct json *j, const struct image_artifact *a)
 {
 	json_object_begin(j);
@@ -135,7 +110,7 @@ static void json_image(struct json *j, const struct image_artifact *a)
 static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *layer = layer_dir();
+	_cleanup_free_ char *layer = lab_layer_dir();
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	struct iopts o = { 0 };
 	struct image_opts io = { 0 };
@@ -150,7 +125,7 @@ static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		return EXIT_USAGE;
 	first = (size_t)i;
 	for (int k = i; k < argc; k++)
-		if (!find_image(ctx, s, argv[k]))
+		if (!cmd_find_image(ctx, s, argv[k]))
 			return EXIT_USAGE;
 	io.layer = layer;
 	io.refresh = o.refresh;
@@ -159,7 +134,8 @@ static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		json_array_begin(&j);
 	}
 	for (size_t k = 0; k < (first < (size_t)argc ? (size_t)argc - first : s->nimages); k++) {
-		const struct spec_image *im = first < (size_t)argc ? find_image(ctx, s, argv[first + k]) : &s->images[k];
+		/* the names given (checked above), or every image of lab.yaml */
+		const struct spec_image *im = first < (size_t)argc ? cmd_find_image(ctx, s, argv[first + k]) : &s->images[k];
 		_cleanup_diags_ struct diags d = { 0 };
 		struct image_artifact a = { 0 };
 
@@ -194,7 +170,7 @@ static int image_list_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	static const char *const cols[] = { "IMAGE:name", "ID:id", "STATE:state", "PACKAGES:packages",
 					    "DISK:disk_bytes", "CREATED:created", NULL };
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *cache = NULL, *layer = layer_dir();
+	_cleanup_free_ char *cache = NULL, *layer = lab_layer_dir();
 	_cleanup_table_ struct table *t = table_new(cols);
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
@@ -267,7 +243,7 @@ static int image_list_cmd(struct lab_ctx *ctx, int argc, char **argv)
 static int image_show_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *layer = layer_dir();
+	_cleanup_free_ char *layer = lab_layer_dir();
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	const struct spec_image *im;
@@ -284,7 +260,7 @@ static int image_show_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
 		return EXIT_USAGE;
-	if (!(im = find_image(ctx, s, argv[i])))
+	if (!(im = cmd_find_image(ctx, s, argv[i])))
 		return EXIT_USAGE;
 	r = image_lookup(s, im, &io, &a, &d);
 	if (r < 0 && r != -ENOENT) {
@@ -348,7 +324,7 @@ static int kernel_dir(const struct lab_ctx *ctx, const struct spec *s, const cha
 static int image_instance_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *layer = layer_dir(), *cache = NULL, *kdir = NULL, *dir = NULL;
+	_cleanup_free_ char *layer = lab_layer_dir(), *cache = NULL, *kdir = NULL, *dir = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_strv_ struct strv cgroups = STRV_INIT;
@@ -369,7 +345,7 @@ static int image_instance_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
 		return EXIT_USAGE;
-	if (!(im = find_image(ctx, s, argv[i])))
+	if (!(im = cmd_find_image(ctx, s, argv[i])))
 		return EXIT_USAGE;
 	if (o.experiment && !(e = spec_find_experiment(s, o.experiment))) {
 		cmd_error(ctx, "no experiment '%s' in %s", o.experiment, s->path);

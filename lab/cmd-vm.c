@@ -122,27 +122,12 @@ static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, co
 static const struct spec_topology *topology(const struct lab_ctx *ctx, const struct spec *s, const char *name)
 {
 	_cleanup_free_ const char **names = xcalloc(s->ntopologies + 1, sizeof(char *));
-	const char *near;
+	long i;
 
-	for (size_t i = 0; i < s->ntopologies; i++) {
-		if (streq(s->topologies[i].name, name))
-			return &s->topologies[i];
-		names[i] = s->topologies[i].name;
-	}
-	near = str_suggest(name, names, s->ntopologies);
-	if (near)
-		cmd_error(ctx, "no topology '%s' in %s; did you mean '%s'?", name, s->path, near);
-	else
-		cmd_error(ctx, "no topology '%s' in %s", name, s->path);
-	return NULL;
-}
-
-static const struct spec_image *image_named(const struct spec *s, const char *name)
-{
-	for (size_t i = 0; i < s->nimages; i++)
-		if (streq(s->images[i].name, name))
-			return &s->images[i];
-	return NULL;
+	for (size_t k = 0; k < s->ntopologies; k++)
+		names[k] = s->topologies[k].name;
+	i = cmd_lookup(ctx, "topology", name, names, s->ntopologies, s->path);
+	return i < 0 ? NULL : &s->topologies[i];
 }
 
 /*
@@ -180,13 +165,6 @@ static int host_uri(const struct lab_ctx *ctx, const struct spec *s, const char 
 	}
 	cmd_error(ctx, "no host '%s' in %s", name, s->path);
 	return -1;
-}
-
-static char *layer_dir(void)
-{
-	_cleanup_free_ char *data = lab_datadir();
-
-	return path_join(data, "images/layer");
 }
 
 /* The variant's built artifact; 1 when not built (a is empty). */
@@ -233,10 +211,8 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		return EXIT_USAGE;
 	if (!(t = topology(ctx, s, argv[i])))
 		return EXIT_USAGE;
-	if (o.image && !image_named(s, o.image)) {
-		cmd_error(ctx, "no image '%s' in %s", o.image, s->path);
+	if (o.image && !cmd_find_image(ctx, s, o.image))
 		return EXIT_USAGE;
-	}
 	name = o.name ? o.name : t->name;
 	if (o.kernel) {
 		int r = lookup_kernel(ctx, s, o.kernel, &v, &a);
@@ -318,7 +294,7 @@ static void print_vm(const struct lab_ctx *ctx, const struct vm *v, struct strbu
 static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *state = lab_state_dir(), *cache = NULL, *layer = layer_dir(), *extra = NULL;
+	_cleanup_free_ char *state = lab_state_dir(), *cache = NULL, *layer = lab_layer_dir(), *extra = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	const struct spec_topology *t;
@@ -351,10 +327,8 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	if (host_uri(ctx, s, o.host, &uri) < 0)
 		return EXIT_USAGE;
-	if (!(im = image_named(s, o.image ? o.image : "minimal"))) {
-		cmd_error(ctx, "no image '%s' in %s (--image NAME)", o.image ? o.image : "minimal", s->path);
+	if (!(im = cmd_find_image(ctx, s, o.image ? o.image : "minimal")))
 		return EXIT_USAGE;
-	}
 	r = lookup_kernel(ctx, s, o.kernel, &kv, &ka);
 	if (r < 0)
 		return EXIT_USAGE;

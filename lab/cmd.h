@@ -62,5 +62,11 @@ const struct cli_command *command_find(const char *name);
 void command_usage(const struct cli_command *cmd, FILE *out);
 /* Load ctx->file; on failure the errors are already reported. */
 int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret);
+/* Index of `name` among `names`, or -1 after "no WHAT 'name' in FILE; did you mean ...". */
+long cmd_lookup(const struct lab_ctx *ctx, const char *what, const char *name, const char *const *names, size_t n,
+		const char *file);
+const struct spec_image *cmd_find_image(const struct lab_ctx *ctx, const struct spec *s, const char *name);
+/* lab's guest layer (images/layer) in the shipped data. */
+char *lab_layer_dir(void);
 /* Where lab's shipped data (lab.yaml, workloads/, kernels/, images/) lives. */
 char *lab_datadir(void);

@@ -14,6 +14,7 @@
 #include "../kernel/source.h"
 #include "../util/alloc.h"
 #include "../util/command.h"
+#include "../util/clock.h"
 #include "../util/fs.h"
 #include "../util/hash.h"
 #include "../util/json.h"
@@ -51,14 +52,6 @@ static void step(const struct image_progress *p, const char *name, const char *w
 {
 	if (p && p->step)
 		p->step(p->userdata, name, what);
-}
-
-static double now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static char *images_dir(const struct spec *s)
@@ -334,17 +327,6 @@ static int make_disk(struct build *b, const char *root, const char *out)
 	return r;
 }
 
-static int remove_tree(const char *path)
-{
-	_cleanup_command_ struct command c = { 0 };
-
-	if (!path_is_dir(path))
-		return 0;
-	command_init(&c, "rm");
-	command_args(&c, "-rf", "--one-file-system", "--", path, NULL);
-	return command_run(&c) == 0 ? 0 : -EIO;
-}
-
 static char *utc_now(void)
 {
 	char buf[32];
@@ -491,7 +473,7 @@ int image_build(const struct spec *s, const struct spec_image *im, const struct 
 	tmp = xasprintf("%s/tmp-%s-%d", images, im->name, (int)getpid());
 	root = path_join(tmp, "root");
 	files = path_join(tmp, "files");
-	remove_tree(tmp);
+	fs_remove_tree(tmp);
 	if ((r = path_mkdir_p(files, 0755)) < 0) {
 		diags_add(d, &im->pos, "cannot create '%s': %s", files, strerror(-r));
 		return r;
@@ -515,7 +497,7 @@ int image_build(const struct spec *s, const struct spec_image *im, const struct 
 		if (fs_write_atomic(failed, log.buf, log.len, 0644) == 0)
 			diags_add(d, &im->pos, "image '%s' failed; its log is '%s'", im->name, failed);
 	}
-	remove_tree(tmp);
+	fs_remove_tree(tmp);
 	return r;
 }
 

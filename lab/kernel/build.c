@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "../util/alloc.h"
 #include "../util/command.h"
+#include "../util/clock.h"
 #include "../util/fs.h"
 #include "../util/json.h"
 #include "../util/path.h"
@@ -41,14 +42,6 @@ void kartifact_release(struct kartifact *a)
 	strv_release(&a->checked);
 	free(a->checks);
 	memset(a, 0, sizeof(*a));
-}
-
-static double now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void step(const struct kbuild_progress *p, const char *variant, const char *what)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <dirent.h>
+#include <ftw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -117,4 +118,21 @@ int fs_lock(const char *path, void (*on_wait)(void *userdata), void *userdata)
 		return r;
 	}
 	return fd;
+}
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return (type == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? -errno : 0;
+}
+
+int fs_remove_tree(const char *path)
+{
+	int r;
+
+	if (access(path, F_OK) < 0 && errno == ENOENT)
+		return 0;
+	r = nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	return r < 0 ? -errno : r;
 }

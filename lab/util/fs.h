@@ -21,3 +21,7 @@ int fs_copy_tree(const char *from, const char *to, bool overwrite, size_t *ret_c
  * holds it. Returns the descriptor to close, or a negative errno.
  */
 int fs_lock(const char *path, void (*on_wait)(void *userdata), void *userdata);
+
+/* Remove a folder and everything under it (not following symlinks, not
+ * crossing into other file systems); a missing path is fine. 0 or -errno. */
+int fs_remove_tree(const char *path);

@@ -20,6 +20,7 @@
 #include "../image/seed.h"
 #include "../util/alloc.h"
 #include "../util/command.h"
+#include "../util/clock.h"
 #include "../util/fs.h"
 #include "../util/json.h"
 #include "../util/path.h"
@@ -36,14 +37,6 @@ static const char *const boot_failures[] = {
 	"Oops: ", "general protection fault", "Unable to mount root fs", "VFS: Cannot open root device",
 	"Kernel Offset: ", "---[ end trace",
 };
-
-static double now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 char *lab_state_dir(void)
 {
@@ -500,15 +493,6 @@ static bool wait_gone(pid_t pid, const struct vm *v, double seconds)
 	return false;
 }
 
-static int remove_dir(const char *dir)
-{
-	_cleanup_command_ struct command c = { 0 };
-
-	command_init(&c, "rm");
-	command_args(&c, "-rf", "--one-file-system", "--", dir, NULL);
-	return command_run(&c) == 0 ? 0 : -EIO;
-}
-
 /* libvirt's QEMU pid, for the last resort when a holder will not go. */
 static void kill_qemu(const struct vm *v)
 {
@@ -534,7 +518,7 @@ static int teardown(struct vm *v)
 			wait_gone(v->holder, v, 5);
 		}
 	}
-	return remove_dir(v->dir);
+	return fs_remove_tree(v->dir);
 }
 
 int vm_down(const char *state, const char *name, struct diags *d)
@@ -758,7 +742,7 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 			}
 		}
 		/* what a dead VM left: reuse the folder */
-		remove_dir(v.dir);
+		fs_remove_tree(v.dir);
 	}
 	v.domain = xasprintf("lab-%s", name);
 	v.topology = xstrdup(o->topo->name);
