@@ -1,7 +1,6 @@
 #!/bin/sh
 # Workload parsers on outputs recorded from real runs in a TCG guest
-# (tests/data/parse/<prefix>-<case>.raw; sng = stress-ng, hb = hackbench,
-# pv, cs, zp = the proc-vmstat, cpu-stat and zoneinfo-pcp monitors):
+# (tests/data/parse/<prefix>-<case>.raw; the prefixes are in PARSERS):
 #   <case>.raw -> <case>.metrics   one "metric value" per line
 #   bad-<...>.raw -> <...>.err     a clear error and exit 1, never a zero metric
 . "$(dirname "$0")/test-lib.sh"
@@ -14,14 +13,20 @@ golden() {
 	if [ -n "$REGEN" ]; then cp "$2" "$1"; else test_cmp "$1" "$2"; fi
 }
 
+# prefix -> parser (workloads, then monitors)
+PARSERS="sng:stress-ng hb:hackbench pg:pg-sysbench ff:ffmpeg-multi kb:kbuild pi:pi-stress ip:iperf3
+	pv:monitors/proc-vmstat cs:monitors/cpu-stat zp:monitors/zoneinfo-pcp pp:monitors/perf-profile
+	pl:monitors/perf-lock ps:monitors/perf-stat vm:monitors/vmstat
+	mi:monitors/meminfo sd:monitors/sched-debug ir:monitors/interrupts"
+
 parser() {
-	case $(basename "$1") in
-	sng-* | bad-sng-*) echo "$W/stress-ng/parse" ;;
-	hb-* | bad-hb-*) echo "$W/hackbench/parse" ;;
-	pv-* | bad-pv-*) echo "$W/monitors/proc-vmstat/parse" ;;
-	cs-* | bad-cs-*) echo "$W/monitors/cpu-stat/parse" ;;
-	zp-* | bad-zp-*) echo "$W/monitors/zoneinfo-pcp/parse" ;;
-	esac
+	c=$(basename "$1")
+	c=${c#bad-}
+	for p in $PARSERS; do
+		case $c in "${p%%:*}"-*) echo "$W/${p#*:}/parse"; return ;; esac
+	done
+	echo "no parser for $1" >&2
+	return 1
 }
 
 for raw in "$DATA"/*.raw; do
@@ -47,16 +52,28 @@ for raw in "$DATA"/*.raw; do
 	esac
 done
 
-test_expect_success 'every metric name is in the dotted families' "
-	for raw in '$DATA'/sng-*.raw '$DATA'/hb-*.raw '$DATA'/pv-*.raw '$DATA'/cs-*.raw '$DATA'/zp-*.raw; do
-		\"\$(parser \"\$raw\")\" \"\$raw\"
-	done >all &&
-	! grep -v '^\\(stress-ng\\|hackbench\\|proc-vmstat\\|cpu-stat\\|zoneinfo-pcp\\)\\.[A-Za-z0-9_.-]* -\\?[0-9.e+-]*\$' all
+test_expect_success 'every parser has a recorded output and a refused one' "
+	for p in \$PARSERS; do
+		ls '$DATA'/\${p%%:*}-*.raw >/dev/null && ls '$DATA'/bad-\${p%%:*}-*.raw >/dev/null || exit 1
+	done
 "
 
-test_expect_success 'workload figures are never zero: a stressor that did nothing is visible' "
-	for raw in '$DATA'/sng-*.raw '$DATA'/hb-*.raw; do \"\$(parser \"\$raw\")\" \"\$raw\"; done >w &&
-	! grep ' 0\$' w
+test_expect_success 'every metric name is in the dotted families' "
+	for raw in '$DATA'/[!b]*.raw; do
+		\"\$(parser \"\$raw\")\" \"\$raw\"
+	done >all &&
+	test -s all &&
+	! grep -v '^\\(stress-ng\\|hackbench\\|sysbench\\|ffmpeg\\|kbuild\\|pi-stress\\|iperf3\\|proc-vmstat\\|cpu-stat\\|zoneinfo-pcp\\|perf-profile\\|lock\\.contention\\|lock_stat\\|perf-stat\\|vmstat\\|meminfo\\|sched_debug\\|interrupts\\)\\.[^ ]* -\\?[0-9.e+-]*\$' all &&
+	! grep '^[^ ]* .* ' all
+"
+
+test_expect_success 'workload figures are never zero: a run that did nothing is visible' "
+	for raw in '$DATA'/sng-*.raw '$DATA'/hb-*.raw '$DATA'/pg-*.raw '$DATA'/ff-*.raw '$DATA'/kb-*.raw \
+		'$DATA'/pi-*.raw '$DATA'/ip-*.raw; do
+		\"\$(parser \"\$raw\")\" \"\$raw\"
+	done >w &&
+	grep -q '^sysbench.tps ' w && grep -q '^ffmpeg.fps.total ' w && grep -q '^kbuild.time.total ' w &&
+	! grep -v '\\(errors\\|reconnects\\|retransmits\\|lost_pct\\) 0\$' w | grep ' 0\$'
 "
 
 test_done

@@ -8,12 +8,7 @@
 # (build/test-cache): the base kernel and the minimal image.
 . "$(dirname "$0")/test-lib.sh"
 
-test_require_vm
-id libvirt-qemu >/dev/null 2>&1 || test_skip_all "libvirt's QEMU driver is not installed (make deps: libvirt-daemon-system)"
-export XDG_STATE_HOME="$TRASH/state"
-P=$SRC_DIR
-
-trap 'lab -C "$P" -q vm down --all >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+test_require_libvirt_vm
 
 test_expect_success 'the base kernel and the minimal image are built (or cached)' "
 	lab -C '$P' -q kernel build base &&

@@ -6,21 +6,10 @@
 # metrics. (lab run will drive the same scripts; this checks them alone.)
 . "$(dirname "$0")/test-lib.sh"
 
-test_require_vm
-id libvirt-qemu >/dev/null 2>&1 || test_skip_all "libvirt's QEMU driver is not installed (make deps: libvirt-daemon-system)"
-export XDG_STATE_HOME="$TRASH/state"
-P=$SRC_DIR
-W=$SRC_DIR/workloads
-
-trap 'lab -C "$P" -q vm down --all >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+test_require_libvirt_vm
 
 test_expect_success 'a VM with the quick experiment and the catalogue in it' "
-	lab -C '$P' -q kernel build base &&
-	lab -C '$P' -q image build minimal &&
-	lab -C '$P' -q vm up quick-2x2 --kernel base --image minimal -e quick --name t1300 >/dev/null &&
-	tar -C '$W' -cf wl.tar . &&
-	lab -C '$P' vm cp t1300 \"\$PWD/wl.tar\" :/tmp/wl.tar &&
-	lab -C '$P' vm ssh t1300 sh -c 'mkdir -p /tmp/wl /tmp/mon && tar -C /tmp/wl -xf /tmp/wl.tar'
+	test_catalogue_vm t1300 minimal
 "
 
 test_expect_success 'stress-ng and hackbench run in lab/quick between two monitors' "

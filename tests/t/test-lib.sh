@@ -113,3 +113,27 @@ test_require_vm() {
 	export XDG_CACHE_HOME="${LAB_TEST_CACHE:-$SRC_DIR/build/test-cache}"
 	mkdir -p "$XDG_CACHE_HOME"
 }
+
+# test_require_libvirt_vm [tools]: test_require_vm, libvirt's QEMU driver,
+# a private state folder (VMs of this test only) and every VM torn down at
+# exit. Sets P (the project) and W (its workload catalogue).
+test_require_libvirt_vm() {
+	test_require_vm "$@"
+	id libvirt-qemu >/dev/null 2>&1 ||
+		test_skip_all "libvirt's QEMU driver is not installed (make deps: libvirt-daemon-system)"
+	export XDG_STATE_HOME="$TRASH/state"
+	P=$SRC_DIR
+	W=$SRC_DIR/workloads
+	trap 'lab -C "$P" -q vm down --all >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+}
+
+# test_catalogue_vm NAME IMAGE: the base kernel and IMAGE built, VM NAME up
+# on quick-2x2 with the quick experiment, the catalogue unpacked in /tmp/wl.
+test_catalogue_vm() {
+	lab -C "$P" -q kernel build base &&
+	lab -C "$P" -q image build "$2" &&
+	lab -C "$P" -q vm up quick-2x2 --kernel base --image "$2" -e quick --name "$1" >/dev/null &&
+	tar -C "$W" -cf wl.tar . &&
+	lab -C "$P" vm cp "$1" "$PWD/wl.tar" :/tmp/wl.tar &&
+	lab -C "$P" vm ssh "$1" sh -c 'mkdir -p /tmp/wl /tmp/mon /tmp/out && tar -C /tmp/wl -xf /tmp/wl.tar'
+}

@@ -13,16 +13,48 @@ lab_cpus() {
 # lab_in_cgroup PATH CMD...: run CMD in the cgroup v2 group PATH (made if
 # missing; lab's seed has delegated the controllers); "" runs it in place.
 lab_in_cgroup() {
-	cg=$1
+	lab_join_cgroup "$1"
 	shift
-	if [ -n "$cg" ]; then
-		mkdir -p "/sys/fs/cgroup/$cg"
-		echo $$ > "/sys/fs/cgroup/$cg/cgroup.procs"
-	fi
 	exec "$@"
 }
 
 # lab_ctxt: the system's context switches so far (/proc/stat).
 lab_ctxt() {
 	awk '$1 == "ctxt" { print $2 }' /proc/stat
+}
+
+# lab_join_cgroup PATH: move this shell (and so every child it starts
+# later) into the cgroup v2 group PATH, made if missing; "" stays put.
+# On the way down the cpu, cpuset, memory, io and pids controllers are
+# enabled where the kernel has them (as lab's seed does for declared groups).
+lab_join_cgroup() {
+	[ -n "$1" ] || return 0
+	dir=/sys/fs/cgroup
+	rest=$1
+	while [ -n "$rest" ]; do
+		for c in cpu cpuset memory io pids; do
+			grep -qw "$c" "$dir/cgroup.controllers" 2>/dev/null &&
+				echo "+$c" >"$dir/cgroup.subtree_control" 2>/dev/null || true
+		done
+		dir=$dir/${rest%%/*}
+		case $rest in */*) rest=${rest#*/} ;; *) rest= ;; esac
+		mkdir -p "$dir"
+	done
+	echo $$ >"$dir/cgroup.procs"
+}
+
+# lab_seconds DURATION: "90" or "90s" -> 90, "5m" -> 300, "1h" -> 3600,
+# "500ms" -> 1 (rounded up: tools here take whole seconds).
+lab_seconds() {
+	awk -v d="$1" 'BEGIN {
+		if (match(d, /^[0-9]+(\.[0-9]+)?/) == 0) { print "lab_seconds: bad duration " d > "/dev/stderr"; exit 1 }
+		n = substr(d, 1, RLENGTH); u = substr(d, RLENGTH + 1)
+		if (u == "" || u == "s") f = 1; else if (u == "ms") f = 0.001; else if (u == "m" || u == "min") f = 60
+		else if (u == "h") f = 3600; else { print "lab_seconds: bad unit in " d > "/dev/stderr"; exit 1 }
+		s = n * f; if (s != int(s)) s = int(s) + 1; if (s > 0 && s < 1) s = 1; print s }'
+}
+
+# lab_mem_mib: the guest's memory in MiB (MemTotal).
+lab_mem_mib() {
+	awk '$1 == "MemTotal:" { print int($2 / 1024) }' /proc/meminfo
 }

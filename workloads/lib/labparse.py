@@ -1,4 +1,5 @@
 """Shared helpers of lab's parse scripts (run on the controller)."""
+import signal
 import sys
 
 
@@ -28,3 +29,41 @@ def snapshots(name, path):
     if "start" not in snaps or "stop" not in snaps or not snaps["start"] or not snaps["stop"]:
         fail(name, path, "need a start and a stop snapshot (was the monitor stopped?)")
     return snaps["start"], snaps["stop"]
+
+
+def read_lines(name, path):
+    try:
+        return open(path, encoding="utf-8", errors="replace").read().splitlines()
+    except OSError as e:
+        fail(name, path, e.strerror)
+
+
+def number(name, path, lineno, text):
+    """A finite float, or an error naming the line."""
+    try:
+        v = float(text)
+    except ValueError:
+        fail(name, path, "line %d: '%s' is not a number" % (lineno, text))
+    if v != v or v in (float("inf"), float("-inf")):
+        fail(name, path, "line %d: '%s' is not a finite number" % (lineno, text))
+    return v
+
+
+def emit(pairs):
+    """Print 'metric value' lines sorted by name."""
+    for k, v in sorted(pairs):
+        print("%s %.6g" % (k, v))
+
+
+def run(main):
+    """The command line of every parse script: parse RAW."""
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: parse RAW\n")
+        sys.exit(2)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    main(sys.argv[1])
+
+
+def stats(values):
+    """avg, max, min of a non-empty list."""
+    return sum(values) / len(values), max(values), min(values)

@@ -1,0 +1,40 @@
+#!/bin/sh
+# The catalogue's scripts: the shell ones pass shellcheck (warnings and
+# errors), the Python parsers compile, every script is executable, and every
+# workload and monitor has the scripts the contract asks for.
+. "$(dirname "$0")/test-lib.sh"
+
+W=$SRC_DIR/workloads
+
+test_expect_success 'every workload has workload.yaml, run and parse; every monitor start, stop and parse' "
+	for d in '$W'/*/; do
+		n=\$(basename \"\$d\")
+		test \"\$n\" = lib || test \"\$n\" = monitors && continue
+		for f in workload.yaml run parse; do test -f \"\$d\$f\" || { echo \"\$d\$f missing\"; exit 1; }; done
+	done &&
+	for d in '$W'/monitors/*/; do
+		for f in monitor.yaml start stop parse; do test -f \"\$d\$f\" || { echo \"\$d\$f missing\"; exit 1; }; done
+	done
+"
+
+test_expect_success 'scripts are executable' "
+	for f in '$W'/*/run '$W'/*/setup '$W'/*/parse '$W'/monitors/*/start '$W'/monitors/*/stop '$W'/monitors/*/parse; do
+		test -e \"\$f\" || continue
+		test -x \"\$f\" || { echo \"\$f is not executable\"; exit 1; }
+	done
+"
+
+test_expect_success 'the parsers compile (python3)' "
+	for f in '$W'/*/parse '$W'/monitors/*/parse; do
+		python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' \"\$f\" || exit 1
+	done &&
+	python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' '$W/lib/labparse.py'
+"
+
+command -v shellcheck >/dev/null && test_set_prereq SHELLCHECK
+test_expect_success SHELLCHECK 'the shell scripts pass shellcheck (-S warning)' "
+	cd '$W' &&
+	shellcheck -S warning -x -s sh lib/lab.sh \$(grep -l '^#!/bin/sh' */run */setup monitors/*/start monitors/*/stop 2>/dev/null)
+"
+
+test_done
