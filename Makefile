@@ -9,9 +9,9 @@ COMPLDIR ?= $(PREFIX)/share/bash-completion/completions
 VERSION := 0.1
 
 CC ?= cc
-PKGS := yaml-0.1 libcrypto libvirt
+PKGS := yaml-0.1 libcrypto libvirt gsl sqlite3 libarchive
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lyaml -lcrypto -lvirt)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lyaml -lcrypto -lvirt -lgsl -lgslcblas -lsqlite3 -larchive)
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wmissing-prototypes \
 	-Wstrict-prototypes -Wvla -Wno-missing-field-initializers
 BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilab $(PKG_CFLAGS) \
@@ -20,7 +20,8 @@ CFLAGS ?= -O2 -g
 LIBS := $(PKG_LIBS) -lm
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-LIB_SRC := $(sort $(wildcard lab/util/*.c lab/spec/*.c lab/plan/*.c lab/kernel/*.c lab/image/*.c lab/vm/*.c))
+LIB_SRC := $(sort $(wildcard lab/util/*.c lab/spec/*.c lab/plan/*.c lab/kernel/*.c lab/image/*.c lab/vm/*.c \
+	lab/result/*.c lab/run/*.c))
 CMD_SRC := lab/main.c $(sort $(wildcard lab/cmd-*.c))
 HDRS := $(wildcard lab/*.h lab/*/*.h)
 UNIT_SRC := $(sort $(wildcard tests/unit/test-*.c))
@@ -96,7 +97,7 @@ DEB_PKGS := build-essential pkg-config libyaml-dev libssl-dev libcmocka-dev clan
 	valgrind python3 perl groff-base git ccache bc flex bison libelf-dev dwarves cpio kmod \
 	linux-source-6.1 libvirt-dev libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients libxml2-utils \
 	mmdebstrap qemu-utils qemu-system-x86 genisoimage cloud-init openssh-client busybox-static e2fsprogs \
-	shellcheck
+	shellcheck libsqlite3-dev libgsl-dev libarchive-dev
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

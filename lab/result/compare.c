@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../util/alloc.h"
+#include "../util/strmap.h"
+#include "compare.h"
+#include "../util/banned.h"
+
+#define NOISY_RSD 20.0
+#define MIN_RUNS 3
+
+static const char *const verdict_names[] = {
+	[VERDICT_IMPROVED] = "improved",
+	[VERDICT_REGRESSED] = "regressed",
+	[VERDICT_UNCHANGED] = "unchanged",
+	[VERDICT_INCONCLUSIVE] = "inconclusive",
+};
+
+const char *verdict_name(enum verdict v)
+{
+	return verdict_names[v];
+}
+
+bool metric_is_percentage(const char *name)
+{
+	if (str_endswith(name, "%") || str_endswith(name, "_pct"))
+		return true;
+	return str_startswith(name, "perf-profile.") && !streq(name, "perf-profile.samples");
+}
+
+/* Values of one metric per variant, gathered while scanning the runs. */
+struct values {
+	double *v;
+	size_t n, alloc;
+};
+
+struct gather {
+	const char *metric;
+	struct values *per; /* per variant */
+};
+
+static void delta(const struct sample_stats *a, const struct sample_stats *b, const char *metric, double conf,
+		  struct cmp_delta *d)
+{
+	double scale;
+
+	d->have = a->n && b->n;
+	if (!d->have)
+		return;
+	d->points = metric_is_percentage(metric);
+	stats_welch(a, b, conf, &d->w);
+	scale = d->points ? 1 : (a->mean != 0 ? 100 / fabs(a->mean) : NAN);
+	d->change = d->w.diff * scale;
+	d->lo = d->w.lo * scale;
+	d->hi = d->w.hi * scale;
+	d->mde = d->w.mde * scale;
+	d->separate = stats_ranges_separate(a, b);
+	d->significant = d->w.ok && d->w.p < 1 - conf;
+}
+
+static int cmp_rows(const void *x, const void *y)
+{
+	const struct cmp_row *a = x, *b = y;
+
+	if (a->significant != b->significant)
+		return a->significant ? -1 : 1;
+	return strcmp(a->metric, b->metric);
+}
+
+static double max_abs_change(const struct cmp_row *r, size_t nv)
+{
+	double m = 0;
+
+	for (size_t v = 1; v < nv; v++)
+		if (r->d[v].have && isfinite(r->d[v].change) && fabs(r->d[v].change) > m)
+			m = fabs(r->d[v].change);
+	return m;
+}
+
+static size_t g_nv; /* qsort has no context argument */
+
+static int cmp_rows_sig(const void *x, const void *y)
+{
+	const struct cmp_row *a = x, *b = y;
+	int c = cmp_rows(x, y);
+
+	if (c || !a->significant)
+		return c;
+	double ma = max_abs_change(a, g_nv), mb = max_abs_change(b, g_nv);
+
+	if (ma != mb)
+		return ma > mb ? -1 : 1;
+	return strcmp(a->metric, b->metric);
+}
+
+static void build_group(const struct result_set *rs, struct comparison *c, struct cmp_group *g)
+{
+	size_t nv = c->nvariants;
+	_cleanup_strmap_ struct strmap idx = STRMAP_INIT;
+	struct gather *gs = NULL;
+	size_t ng = 0, galloc = 0;
+
+	g->ok = xcalloc(nv, sizeof(size_t));
+	g->failed = xcalloc(nv, sizeof(size_t));
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+		size_t v = strv_index(&rs->variants, r->variant);
+
+		if (!streq(r->group, g->name))
+			continue;
+		if (r->status == RUN_FAILED)
+			g->failed[v]++;
+		if (r->status != RUN_OK)
+			continue;
+		g->ok[v]++;
+		for (size_t k = 0; k < r->nm; k++) {
+			size_t at;
+
+			if (!strmap_get(&idx, r->m[k].name, &at)) {
+				GROW(gs, galloc, ng + 1);
+				gs[ng].metric = r->m[k].name;
+				gs[ng].per = xcalloc(nv, sizeof(struct values));
+				strmap_put(&idx, r->m[k].name, ng);
+				at = ng++;
+			}
+			struct values *vals = &gs[at].per[v];
+
+			GROW(vals->v, vals->alloc, vals->n + 1);
+			vals->v[vals->n++] = r->m[k].value;
+		}
+	}
+	g->rows = xcalloc(ng ? ng : 1, sizeof(*g->rows));
+	g->nrows = ng;
+	for (size_t i = 0; i < ng; i++) {
+		struct cmp_row *row = &g->rows[i];
+
+		row->metric = gs[i].metric;
+		row->s = xcalloc(nv, sizeof(*row->s));
+		row->d = xcalloc(nv, sizeof(*row->d));
+		for (size_t v = 0; v < nv; v++) {
+			stats_describe(gs[i].per[v].v, gs[i].per[v].n, &row->s[v]);
+			if (row->s[v].n > 1 && row->s[v].rsd_pct >= NOISY_RSD)
+				row->noisy = true;
+			free(gs[i].per[v].v);
+		}
+		for (size_t v = 1; v < nv; v++) {
+			delta(&row->s[0], &row->s[v], row->metric, c->conf, &row->d[v]);
+			if (row->d[v].significant)
+				row->significant = true;
+		}
+		free(gs[i].per);
+	}
+	free(gs);
+	g_nv = nv;
+	qsort(g->rows, g->nrows, sizeof(*g->rows), cmp_rows_sig);
+}
+
+static const struct cmp_row *find_row(const struct cmp_group *g, const char *metric)
+{
+	for (size_t i = 0; i < g->nrows; i++)
+		if (streq(g->rows[i].metric, metric))
+			return &g->rows[i];
+	return NULL;
+}
+
+static void judge(struct comparison *c, const struct cmp_group *g, const struct result_expect *e, size_t v)
+{
+	const struct cmp_row *row = find_row(g, e->metric);
+	struct cmp_verdict *out;
+	const char *unit;
+	double want;
+
+	GROW(c->verdicts, c->valloc, c->nverdicts + 1);
+	out = &c->verdicts[c->nverdicts++];
+	memset(out, 0, sizeof(*out));
+	out->group = g->name;
+	out->metric = e->metric;
+	out->variant = c->rs->variants.v[v];
+	out->expect = e;
+	out->v = VERDICT_INCONCLUSIVE;
+	if (!row || !row->d[v].have) {
+		out->why = xstrdup("no value on one side (did the runs fail?)");
+		return;
+	}
+	const struct cmp_delta *d = &row->d[v];
+
+	out->d = d;
+	out->na = row->s[0].n;
+	out->nb = row->s[v].n;
+	unit = d->points ? " points" : "%";
+	if (out->na < MIN_RUNS || out->nb < MIN_RUNS) {
+		out->why = xasprintf("%zu and %zu runs: fewer than %d a side", out->na, out->nb, MIN_RUNS);
+		return;
+	}
+	if (!isfinite(d->change)) {
+		out->why = xstrdup("the baseline mean is 0: no relative change");
+		return;
+	}
+	want = e->has_effect ? e->effect * 100 : (e->dir == DIR_UNCHANGED ? 1.0 : 0);
+	if (e->dir == DIR_UNCHANGED) {
+		if (d->lo >= -want && d->hi <= want) {
+			out->v = VERDICT_UNCHANGED;
+			out->why = xasprintf("the %.0f%% interval [%+.2f, %+.2f]%s is within ±%g%s", c->conf * 100, d->lo,
+					     d->hi, unit, want, unit);
+		} else if (d->significant && fabs(d->change) > want) {
+			out->v = VERDICT_REGRESSED;
+			out->why = xasprintf("changed by %+.2f%s (p=%.3g), beyond ±%g%s", d->change, unit, d->w.p, want,
+					     unit);
+		} else {
+			out->why = xasprintf("the %.0f%% interval [%+.2f, %+.2f]%s is wider than ±%g%s; smallest detectable change ±%.2f%s",
+					     c->conf * 100, d->lo, d->hi, unit, want, unit, d->mde, unit);
+		}
+		return;
+	}
+	/* increase or decrease: sign = +1 when up is the expected way */
+	double sign = e->dir == DIR_INCREASE ? 1 : -1;
+	double ch = sign * d->change, lo = sign > 0 ? d->lo : -d->hi, hi = sign > 0 ? d->hi : -d->lo;
+
+	if (d->significant && ch > 0) {
+		if (ch >= want) {
+			out->v = VERDICT_IMPROVED;
+			out->why = xasprintf("%+.2f%s (p=%.3g, %.0f%% interval [%+.2f, %+.2f]%s)", d->change, unit,
+					     d->w.p, c->conf * 100, d->lo, d->hi, unit);
+		} else {
+			out->v = VERDICT_UNCHANGED;
+			out->why = xasprintf("a significant %+.2f%s (p=%.3g) is below the declared %g%s", d->change, unit,
+					     d->w.p, want, unit);
+		}
+	} else if (d->significant) {
+		out->v = VERDICT_REGRESSED;
+		out->why = xasprintf("%+.2f%s the wrong way (p=%.3g, %.0f%% interval [%+.2f, %+.2f]%s)", d->change, unit,
+				     d->w.p, c->conf * 100, d->lo, d->hi, unit);
+	} else if (want > 0 && hi < want && lo > -want) {
+		out->v = VERDICT_UNCHANGED;
+		out->why = xasprintf("no significant change (p=%.3g); the %.0f%% interval [%+.2f, %+.2f]%s excludes the declared %g%s",
+				     d->w.p, c->conf * 100, d->lo, d->hi, unit, want, unit);
+	} else {
+		(void)lo;
+		out->why = xasprintf("no significant change (p=%.3g); the %.0f%% interval [%+.2f, %+.2f]%s is too wide to decide; smallest detectable change ±%.2f%s",
+				     d->w.p, c->conf * 100, d->lo, d->hi, unit, d->mde, unit);
+	}
+}
+
+struct comparison *compare_build(const struct result_set *rs, double conf)
+{
+	struct comparison *c = xcalloc(1, sizeof(*c));
+	size_t galloc = 0;
+
+	c->rs = rs;
+	c->conf = conf;
+	c->nvariants = rs->variants.n;
+	for (size_t i = 0; i < rs->n; i++) {
+		bool seen = false;
+
+		for (size_t g = 0; g < c->ngroups && !seen; g++)
+			seen = streq(c->groups[g].name, rs->runs[i].group);
+		if (seen)
+			continue;
+		GROW(c->groups, galloc, c->ngroups + 1);
+		memset(&c->groups[c->ngroups], 0, sizeof(c->groups[0]));
+		c->groups[c->ngroups].name = rs->runs[i].group;
+		c->groups[c->ngroups++].job = rs->runs[i].job;
+	}
+	for (size_t g = 0; g < c->ngroups; g++)
+		build_group(rs, c, &c->groups[g]);
+	for (size_t g = 0; g < c->ngroups; g++)
+		for (size_t e = 0; e < rs->nexpect; e++)
+			if (rs->expect[e].job == c->groups[g].job)
+				for (size_t v = 1; v < c->nvariants; v++)
+					judge(c, &c->groups[g], &rs->expect[e], v);
+	return c;
+}
+
+void comparison_free(struct comparison *c)
+{
+	if (!c)
+		return;
+	for (size_t g = 0; g < c->ngroups; g++) {
+		for (size_t r = 0; r < c->groups[g].nrows; r++) {
+			free(c->groups[g].rows[r].s);
+			free(c->groups[g].rows[r].d);
+		}
+		free(c->groups[g].rows);
+		free(c->groups[g].ok);
+		free(c->groups[g].failed);
+	}
+	for (size_t v = 0; v < c->nverdicts; v++)
+		free(c->verdicts[v].why);
+	free(c->verdicts);
+	free(c->groups);
+	free(c);
+}

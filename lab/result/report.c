@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <string.h>
+#include "../util/alloc.h"
+#include "../util/json.h"
+#include "report.h"
+#include "../util/banned.h"
+
+static const char *const dir_names[] = { [DIR_INCREASE] = "increase", [DIR_DECREASE] = "decrease",
+					 [DIR_UNCHANGED] = "unchanged" };
+
+/* A mean the way the robot prints it: integers when large, 4 significant digits otherwise. */
+static void fmt_value(struct strbuf *out, double v)
+{
+	if (fabs(v) >= 1000 || v == floor(v))
+		strbuf_addf(out, "%.0f", v);
+	else
+		strbuf_addf(out, "%.4g", v);
+}
+
+static void fmt_mean(struct strbuf *out, const struct sample_stats *s)
+{
+	_cleanup_strbuf_ struct strbuf v = STRBUF_INIT;
+
+	if (!s->n) {
+		strbuf_addf(out, "%10s      ", "-");
+		return;
+	}
+	fmt_value(&v, s->mean);
+	if (s->n > 1 && s->rsd_pct >= 2)
+		strbuf_addf(out, "%10s ±%3.0f%%", v.buf, s->rsd_pct);
+	else
+		strbuf_addf(out, "%10s      ", v.buf);
+}
+
+static void fmt_change(struct strbuf *out, const struct cmp_delta *d)
+{
+	if (!d->have || !isfinite(d->change))
+		strbuf_addf(out, "%11s", "");
+	else if (d->points)
+		strbuf_addf(out, "%+10.1f ", d->change);
+	else
+		strbuf_addf(out, "%+10.1f%%", d->change);
+}
+
+/* How the row was decided, per compared variant. */
+static void fmt_basis(struct strbuf *out, const struct cmp_row *r, size_t nv)
+{
+	bool any = false;
+
+	for (size_t v = 1; v < nv; v++) {
+		const struct cmp_delta *d = &r->d[v];
+
+		if (!d->have)
+			continue;
+		strbuf_addstr(out, any ? ", " : "  (");
+		any = true;
+		if (d->w.ok)
+			strbuf_addf(out, "p=%.2g", d->w.p);
+		else
+			strbuf_addstr(out, "p=n/a");
+		if (d->separate)
+			strbuf_addstr(out, " ranges apart");
+	}
+	if (r->noisy)
+		strbuf_addstr(out, any ? ", noisy" : "  (noisy");
+	if (any || r->noisy)
+		strbuf_addch(out, ')');
+}
+
+static void header_text(const struct comparison *c, struct strbuf *out)
+{
+	const struct result_set *rs = c->rs;
+
+	strbuf_addf(out, "run %s, experiment %s\n", rs->id, rs->experiment);
+	for (size_t v = 0; v < c->nvariants; v++) {
+		const char *rel = NULL;
+		bool mixed = false;
+		size_t ok = 0, failed = 0;
+
+		for (size_t i = 0; i < rs->n; i++) {
+			const struct result_run *r = &rs->runs[i];
+
+			if (!streq(r->variant, rs->variants.v[v]))
+				continue;
+			ok += r->status == RUN_OK;
+			failed += r->status == RUN_FAILED;
+			if (!r->release)
+				continue;
+			if (rel && !streq(rel, r->release))
+				mixed = true;
+			rel = rel ? rel : r->release;
+		}
+		strbuf_addf(out, "  %s %s: booted %s%s; %zu runs ok, %zu failed\n", v ? "compared" : "baseline",
+			    rs->variants.v[v], rel ? rel : "(unknown)", mixed ? " AND OTHERS (check the runs)" : "", ok,
+			    failed);
+	}
+	strbuf_addf(out, "Rows: Welch's t-test at %.0f%% confidence (p); \"ranges apart\": the kernel test robot's rule\n"
+			 "(the min-max ranges do not overlap); noisy: %%stddev >= 20%%. perf-profile and *_pct rows\n"
+			 "change in absolute points.\n",
+		    c->conf * 100);
+}
+
+void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
+{
+	size_t nv = c->nvariants;
+
+	header_text(c, out);
+	for (size_t g = 0; g < c->ngroups; g++) {
+		const struct cmp_group *gr = &c->groups[g];
+		size_t shown = 0;
+
+		strbuf_addf(out, "\n=== %s\n\n", gr->name);
+		/* column heads: one per variant */
+		strbuf_addf(out, "%16s", c->rs->variants.v[0]);
+		for (size_t v = 1; v < nv; v++)
+			strbuf_addf(out, " %27s", c->rs->variants.v[v]);
+		strbuf_addstr(out, "\n----------------");
+		for (size_t v = 1; v < nv; v++)
+			strbuf_addstr(out, " ---------------------------");
+		strbuf_addf(out, "\n%16s", "%stddev");
+		for (size_t v = 1; v < nv; v++)
+			strbuf_addf(out, " %11s %15s", "%change", "%stddev");
+		strbuf_addf(out, "\n%16s", "\\");
+		for (size_t v = 1; v < nv; v++)
+			strbuf_addf(out, " %11s %15s", "|", "\\");
+		strbuf_addch(out, '\n');
+		for (size_t i = 0; i < gr->nrows; i++) {
+			const struct cmp_row *r = &gr->rows[i];
+
+			if (!o->all && !r->significant)
+				continue;
+			shown++;
+			fmt_mean(out, &r->s[0]);
+			for (size_t v = 1; v < nv; v++) {
+				strbuf_addch(out, ' ');
+				fmt_change(out, &r->d[v]);
+				strbuf_addch(out, ' ');
+				fmt_mean(out, &r->s[v]);
+			}
+			strbuf_addf(out, "  %s", r->metric);
+			fmt_basis(out, r, nv);
+			strbuf_addch(out, '\n');
+		}
+		if (!shown)
+			strbuf_addf(out, "(no significant change among %zu metrics; --all lists them)\n", gr->nrows);
+		else if (!o->all && shown < gr->nrows)
+			strbuf_addf(out, "(%zu more metrics without a significant change; --all lists them)\n",
+				    gr->nrows - shown);
+	}
+	if (c->nverdicts) {
+		strbuf_addstr(out, "\nExpectations\n");
+		for (size_t i = 0; i < c->nverdicts; i++) {
+			const struct cmp_verdict *v = &c->verdicts[i];
+
+			strbuf_addf(out, "  %-12s %s %s: %s", verdict_name(v->v), v->variant, v->metric,
+				    dir_names[v->expect->dir]);
+			if (v->expect->has_effect)
+				strbuf_addf(out, " %g%%", v->expect->effect * 100);
+			strbuf_addf(out, " [%s]\n      %s\n", v->group, v->why);
+		}
+	}
+	for (size_t i = 0, first = 1; i < c->rs->n; i++) {
+		const struct result_run *r = &c->rs->runs[i];
+
+		if (r->status != RUN_FAILED)
+			continue;
+		if (first)
+			strbuf_addstr(out, "\nFailed runs\n");
+		first = 0;
+		strbuf_addf(out, "  %s %s: %s\n", r->id, r->variant, r->error ? r->error : "(no reason recorded)");
+	}
+}
+
+void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
+{
+	size_t nv = c->nvariants;
+
+	strbuf_addf(out, "# %s: %s\n\n", c->rs->experiment, c->rs->id);
+	if (c->nverdicts) {
+		strbuf_addstr(out, "| verdict | variant | metric | expected | group | why |\n|---|---|---|---|---|---|\n");
+		for (size_t i = 0; i < c->nverdicts; i++) {
+			const struct cmp_verdict *v = &c->verdicts[i];
+
+			strbuf_addf(out, "| **%s** | %s | `%s` | %s | %s | %s |\n", verdict_name(v->v), v->variant,
+				    v->metric, dir_names[v->expect->dir], v->group, v->why);
+		}
+	}
+	for (size_t g = 0; g < c->ngroups; g++) {
+		const struct cmp_group *gr = &c->groups[g];
+
+		strbuf_addf(out, "\n## %s\n\n| metric | %s |", gr->name, c->rs->variants.v[0]);
+		for (size_t v = 1; v < nv; v++)
+			strbuf_addf(out, " %%change | %s | p |", c->rs->variants.v[v]);
+		strbuf_addstr(out, "\n|---|---:|");
+		for (size_t v = 1; v < nv; v++)
+			strbuf_addstr(out, "---:|---:|---:|");
+		strbuf_addch(out, '\n');
+		for (size_t i = 0; i < gr->nrows; i++) {
+			const struct cmp_row *r = &gr->rows[i];
+
+			if (!o->all && !r->significant)
+				continue;
+			strbuf_addf(out, "| `%s`%s | ", r->metric, r->noisy ? " (noisy)" : "");
+			fmt_value(out, r->s[0].mean);
+			strbuf_addf(out, " ±%.1f%% |", r->s[0].rsd_pct);
+			for (size_t v = 1; v < nv; v++) {
+				const struct cmp_delta *d = &r->d[v];
+
+				if (d->have && isfinite(d->change))
+					strbuf_addf(out, " %+.1f%s | ", d->change, d->points ? "" : "%");
+				else
+					strbuf_addstr(out, " | ");
+				fmt_value(out, r->s[v].mean);
+				strbuf_addf(out, " ±%.1f%% | ", r->s[v].rsd_pct);
+				if (d->w.ok)
+					strbuf_addf(out, "%.2g |", d->w.p);
+				else
+					strbuf_addstr(out, "n/a |");
+			}
+			strbuf_addch(out, '\n');
+		}
+	}
+}
+
+static void json_num(struct json *j, const char *k, double v)
+{
+	json_key(j, k);
+	if (isfinite(v))
+		json_double(j, v);
+	else
+		json_null(j);
+}
+
+static void json_stats(struct json *j, const struct sample_stats *s)
+{
+	json_object_begin(j);
+	json_kv_uint(j, "n", s->n);
+	json_num(j, "mean", s->mean);
+	json_num(j, "stddev", s->stddev);
+	json_num(j, "stddev_pct", s->rsd_pct);
+	json_num(j, "min", s->min);
+	json_num(j, "median", s->median);
+	json_num(j, "max", s->max);
+	json_object_end(j);
+}
+
+static void json_delta(struct json *j, const struct cmp_delta *d)
+{
+	json_object_begin(j);
+	json_key(j, "unit");
+	json_string(j, d->points ? "points" : "percent");
+	json_num(j, "change", d->change);
+	json_num(j, "ci_low", d->lo);
+	json_num(j, "ci_high", d->hi);
+	json_num(j, "min_detectable", d->mde);
+	json_key(j, "welch");
+	if (d->w.ok) {
+		json_object_begin(j);
+		json_num(j, "t", d->w.t);
+		json_num(j, "df", d->w.df);
+		json_num(j, "p", d->w.p);
+		json_object_end(j);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "significant");
+	json_bool(j, d->significant);
+	json_key(j, "ranges_apart");
+	json_bool(j, d->separate);
+	json_object_end(j);
+}
+
+void report_format_json(const struct comparison *c, struct strbuf *out)
+{
+	const struct result_set *rs = c->rs;
+	struct json j;
+
+	json_init(&j, out, true);
+	json_object_begin(&j);
+	json_kv_string(&j, "run", rs->id);
+	json_kv_string(&j, "experiment", rs->experiment);
+	json_num(&j, "confidence", c->conf);
+	json_key(&j, "variants");
+	json_array_begin(&j);
+	for (size_t v = 0; v < c->nvariants; v++)
+		json_string(&j, rs->variants.v[v]);
+	json_array_end(&j);
+	json_key(&j, "runs");
+	json_array_begin(&j);
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+
+		json_object_begin(&j);
+		json_kv_string(&j, "id", r->id);
+		json_kv_string(&j, "variant", r->variant);
+		json_kv_string(&j, "group", r->group);
+		json_kv_uint(&j, "repeat", r->repeat);
+		json_kv_string(&j, "status", run_status_name(r->status));
+		json_kv_string(&j, "release", r->release);
+		json_kv_string(&j, "error", r->error);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_key(&j, "groups");
+	json_array_begin(&j);
+	for (size_t g = 0; g < c->ngroups; g++) {
+		const struct cmp_group *gr = &c->groups[g];
+
+		json_object_begin(&j);
+		json_kv_string(&j, "name", gr->name);
+		json_key(&j, "metrics");
+		json_array_begin(&j);
+		for (size_t i = 0; i < gr->nrows; i++) {
+			const struct cmp_row *r = &gr->rows[i];
+
+			json_object_begin(&j);
+			json_kv_string(&j, "metric", r->metric);
+			json_key(&j, "noisy");
+			json_bool(&j, r->noisy);
+			json_key(&j, "variants");
+			json_object_begin(&j);
+			for (size_t v = 0; v < c->nvariants; v++) {
+				json_key(&j, rs->variants.v[v]);
+				json_stats(&j, &r->s[v]);
+			}
+			json_object_end(&j);
+			json_key(&j, "against_baseline");
+			json_object_begin(&j);
+			for (size_t v = 1; v < c->nvariants; v++) {
+				json_key(&j, rs->variants.v[v]);
+				if (r->d[v].have)
+					json_delta(&j, &r->d[v]);
+				else
+					json_null(&j);
+			}
+			json_object_end(&j);
+			json_object_end(&j);
+		}
+		json_array_end(&j);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_key(&j, "verdicts");
+	json_array_begin(&j);
+	for (size_t i = 0; i < c->nverdicts; i++) {
+		const struct cmp_verdict *v = &c->verdicts[i];
+
+		json_object_begin(&j);
+		json_kv_string(&j, "verdict", verdict_name(v->v));
+		json_kv_string(&j, "variant", v->variant);
+		json_kv_string(&j, "metric", v->metric);
+		json_kv_string(&j, "group", v->group);
+		json_kv_string(&j, "expected", dir_names[v->expect->dir]);
+		json_key(&j, "effect");
+		if (v->expect->has_effect)
+			json_double(&j, v->expect->effect);
+		else
+			json_null(&j);
+		json_kv_uint(&j, "n_baseline", v->na);
+		json_kv_uint(&j, "n_compared", v->nb);
+		json_kv_string(&j, "why", v->why);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+}

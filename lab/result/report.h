@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reports of a comparison: pure formatters, golden-tested.
+ *  text  the kernel test robot's layout: base mean ±%stddev, %change,
+ *        patched mean ±%stddev, metric; significant rows first, then (with
+ *        all) the rest; each row says how it was decided (Welch p, the
+ *        robot's range rule) and flags noisy rows; then the verdicts.
+ *  md    the same tables in Markdown.
+ *  json  everything, for other tools.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include "../util/strbuf.h"
+#include "compare.h"
+
+struct report_opts {
+	bool all; /* every row, not only the significant ones */
+};
+
+void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
+void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
+void report_format_json(const struct comparison *c, struct strbuf *out);

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../util/alloc.h"
+#include "result.h"
+#include "../util/banned.h"
+
+struct result_set *result_set_new(const char *id, const char *experiment)
+{
+	struct result_set *rs = xcalloc(1, sizeof(*rs));
+
+	rs->id = xstrdup(id);
+	rs->experiment = xstrdup(experiment);
+	return rs;
+}
+
+void result_set_free(struct result_set *rs)
+{
+	if (!rs)
+		return;
+	for (size_t i = 0; i < rs->n; i++) {
+		struct result_run *r = &rs->runs[i];
+
+		free(r->id);
+		free(r->variant);
+		free(r->group);
+		free(r->release);
+		free(r->error);
+		for (size_t j = 0; j < r->nm; j++)
+			free(r->m[j].name);
+		free(r->m);
+	}
+	for (size_t i = 0; i < rs->nexpect; i++)
+		free(rs->expect[i].metric);
+	free(rs->expect);
+	free(rs->runs);
+	strv_release(&rs->variants);
+	free(rs->id);
+	free(rs->experiment);
+	free(rs);
+}
+
+struct result_run *result_add_run(struct result_set *rs, const char *id, const char *variant,
+				  const char *group, size_t job, unsigned repeat)
+{
+	struct result_run *r;
+
+	GROW(rs->runs, rs->alloc, rs->n + 1);
+	r = &rs->runs[rs->n++];
+	memset(r, 0, sizeof(*r));
+	r->id = xstrdup(id);
+	r->variant = xstrdup(variant);
+	r->group = xstrdup(group);
+	r->job = job;
+	r->repeat = repeat;
+	if (!strv_contains(&rs->variants, variant))
+		strv_push(&rs->variants, variant);
+	return r;
+}
+
+void result_add_metric(struct result_run *r, const char *name, double value)
+{
+	GROW(r->m, r->alloc, r->nm + 1);
+	r->m[r->nm].name = xstrdup(name);
+	r->m[r->nm++].value = value;
+}
+
+void result_add_expect(struct result_set *rs, size_t job, const char *metric, enum expect_direction dir,
+		       double effect, bool has_effect)
+{
+	struct result_expect *e;
+
+	GROW(rs->expect, rs->expect_alloc, rs->nexpect + 1);
+	e = &rs->expect[rs->nexpect++];
+	e->job = job;
+	e->metric = xstrdup(metric);
+	e->dir = dir;
+	e->effect = effect;
+	e->has_effect = has_effect;
+}
+
+static const char *const status_names[] = { [RUN_PENDING] = "pending", [RUN_OK] = "ok", [RUN_FAILED] = "failed" };
+
+const char *run_status_name(enum run_status s)
+{
+	return status_names[s];
+}
+
+int run_status_from_name(const char *s, enum run_status *ret)
+{
+	for (size_t i = 0; i < ELEMENTSOF(status_names); i++)
+		if (streq(s, status_names[i])) {
+			*ret = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int result_parse_metrics(struct result_run *r, const char *text, char **err)
+{
+	size_t lineno = 0;
+
+	for (const char *p = text; *p;) {
+		const char *eol = strchrnul(p, '\n');
+		_cleanup_free_ char *line = xstrndup(p, eol - p);
+		char *sp, *end;
+		double v;
+
+		lineno++;
+		p = *eol ? eol + 1 : eol;
+		if (!*line)
+			continue;
+		sp = strchr(line, ' ');
+		if (!sp || sp == line || strchr(sp + 1, ' ')) {
+			*err = xasprintf("line %zu: not a 'metric value' line: '%s'", lineno, line);
+			return -EINVAL;
+		}
+		*sp = '\0';
+		errno = 0;
+		v = strtod(sp + 1, &end);
+		if (errno || *end || end == sp + 1 || !isfinite(v)) {
+			*err = xasprintf("line %zu: '%s' is not a finite number (metric %s)", lineno, sp + 1, line);
+			return -EINVAL;
+		}
+		result_add_metric(r, line, v);
+	}
+	return 0;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What one `lab run` measured, in memory: the runs (one workload execution
+ * on one kernel variant) with their parsed metrics, grouped by what they
+ * ran (workload and parameters: the part that is not the kernel), and the
+ * experiment's expectations. Read from the store or built by tests; the
+ * comparison and the reports take it as input.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "../util/macro.h"
+#include "../util/strv.h"
+
+enum run_status { RUN_PENDING, RUN_OK, RUN_FAILED };
+
+struct result_metric {
+	char *name;
+	double value;
+};
+
+struct result_run {
+	char *id;      /* plan id: <experiment>.<seq> */
+	char *variant; /* kernel variant */
+	char *group;   /* "pg-sysbench threads=100%": workload and the non-default params */
+	size_t job;    /* workload entry of the experiment */
+	unsigned repeat;
+	enum run_status status;
+	char *release; /* booted `uname -r`, NULL when unknown */
+	char *error;   /* why it failed */
+	struct result_metric *m;
+	size_t nm, alloc;
+};
+
+enum expect_direction { DIR_INCREASE, DIR_DECREASE, DIR_UNCHANGED };
+
+struct result_expect {
+	size_t job;
+	char *metric;
+	enum expect_direction dir;
+	double effect; /* fraction: minimum effect, or the bound of unchanged */
+	bool has_effect;
+};
+
+struct result_set {
+	char *id;         /* the lab run id */
+	char *experiment;
+	struct strv variants; /* baseline first */
+	struct result_run *runs;
+	size_t n, alloc;
+	struct result_expect *expect;
+	size_t nexpect, expect_alloc;
+};
+
+struct result_set *result_set_new(const char *id, const char *experiment);
+void result_set_free(struct result_set *rs);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct result_set *, result_set_free)
+#define _cleanup_result_set_ _cleanup_(result_set_freep)
+
+struct result_run *result_add_run(struct result_set *rs, const char *id, const char *variant,
+				  const char *group, size_t job, unsigned repeat);
+void result_add_metric(struct result_run *r, const char *name, double value);
+void result_add_expect(struct result_set *rs, size_t job, const char *metric, enum expect_direction dir,
+		       double effect, bool has_effect);
+const char *run_status_name(enum run_status s);
+int run_status_from_name(const char *s, enum run_status *ret);
+
+/* Parses `metric value` lines (a parse script's output); a malformed line
+ * is an error naming it in *err. */
+int result_parse_metrics(struct result_run *r, const char *text, char **err);

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/* Statistics against reference values (R's t.test), verdicts on built
+ * result sets, and the report formatters against golden files. */
+#include <math.h>
+#include "unit.h"
+#include "result/compare.h"
+#include "result/report.h"
+#include "result/result.h"
+#include "result/stats.h"
+#include "util/strbuf.h"
+#include "util/strmap.h"
+
+#define near(a, b, eps) assert_true(fabs((a) - (b)) <= (eps))
+
+static void test_describe(void **state)
+{
+	const double v[] = { 5, 1, 4, 2, 3 };
+	struct sample_stats s;
+
+	(void)state;
+	stats_describe(v, 5, &s);
+	assert_int_equal(s.n, 5);
+	near(s.mean, 3, 1e-12);
+	near(s.stddev, 1.5811388, 1e-6);
+	near(s.rsd_pct, 52.704627, 1e-5);
+	near(s.min, 1, 0);
+	near(s.median, 3, 0);
+	near(s.max, 5, 0);
+	stats_describe(v, 4, &s); /* 5 1 4 2: even count */
+	near(s.median, 3, 1e-12);
+	stats_describe(v, 0, &s);
+	assert_int_equal(s.n, 0);
+	near(s.stddev, 0, 0);
+}
+
+static void test_welch_reference(void **state)
+{
+	/* R: t.test(c(2,4,6,8,10), c(1,2,3,4,5)): t = 1.8974, df = 5.8824,
+	 * p-value = 0.1075, 95 percent CI -0.8878 6.8878 */
+	const double a[] = { 1, 2, 3, 4, 5 }, b[] = { 2, 4, 6, 8, 10 };
+	struct sample_stats sa, sb;
+	struct welch w;
+
+	(void)state;
+	stats_describe(a, 5, &sa);
+	stats_describe(b, 5, &sb);
+	stats_welch(&sa, &sb, 0.95, &w);
+	assert_true(w.ok);
+	near(w.diff, 3, 1e-12);
+	near(w.t, 1.8974, 1e-4);
+	near(w.df, 5.8824, 1e-4);
+	near(w.p, 0.1075, 1e-4);
+	near(w.lo, -0.8878, 1e-4);
+	near(w.hi, 6.8878, 1e-4);
+	assert_true(w.mde > w.hi - w.diff); /* needs more than the half-width */
+	assert_false(stats_ranges_separate(&sa, &sb));
+}
+
+static void test_welch_edges(void **state)
+{
+	const double a[] = { 10, 10, 10 }, b[] = { 12, 12, 12 }, c[] = { 11 };
+	struct sample_stats sa, sb, sc;
+	struct welch w;
+
+	(void)state;
+	stats_describe(a, 3, &sa);
+	stats_describe(b, 3, &sb);
+	stats_describe(c, 1, &sc);
+	stats_welch(&sa, &sb, 0.95, &w);
+	assert_true(w.ok);
+	near(w.p, 0, 0);
+	near(w.lo, 2, 0);
+	assert_true(stats_ranges_separate(&sa, &sb));
+	stats_welch(&sa, &sc, 0.95, &w);
+	assert_false(w.ok); /* one value: no test */
+}
+
+static void test_strmap(void **state)
+{
+	struct strmap m = STRMAP_INIT;
+	char keys[200][16];
+	size_t v;
+
+	(void)state;
+	for (size_t i = 0; i < 200; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "metric.%zu", i);
+		strmap_put(&m, keys[i], i);
+	}
+	strmap_put(&m, keys[7], 700);
+	assert_int_equal(m.n, 200);
+	for (size_t i = 0; i < 200; i++) {
+		assert_true(strmap_get(&m, keys[i], &v));
+		assert_int_equal(v, i == 7 ? 700 : i);
+	}
+	assert_false(strmap_get(&m, "metric.200", &v));
+	strmap_release(&m);
+}
+
+/* A tg-ratelimit-like result: tps up ~20% with low noise, a noisy metric,
+ * a perf-profile share, one failed run, and a second group with 2 runs a side. */
+static struct result_set *fixture(void)
+{
+	struct result_set *rs = result_set_new("20261130-101500-ab12", "tg-load-avg");
+	const double base_tps[] = { 21.9, 22.4, 21.6, 22.1, 22.0 };
+	const double new_tps[] = { 26.4, 26.9, 26.1, 26.7, 26.5 };
+	const double base_noise[] = { 10, 30, 18, 9, 25 };
+	const double new_noise[] = { 12, 29, 11, 27, 19 };
+	const double base_ucg[] = { 30.8, 29.9, 31.2, 30.5, 30.1 };
+	const double new_ucg[] = { 1.0, 1.2, 0.9, 1.1, 1.0 };
+	char id[64];
+	int seq = 0;
+
+	for (int rep = 0; rep < 5; rep++) {
+		for (int v = 0; v < 2; v++) {
+			struct result_run *r;
+
+			snprintf(id, sizeof(id), "tg-load-avg.%04d", ++seq);
+			r = result_add_run(rs, id, v ? "tg-ratelimit" : "base", "pg-sysbench threads=100%", 0, rep + 1);
+			if (v == 1 && rep == 4) {
+				r->status = RUN_FAILED;
+				r->error = strdup("timeout after 30m in step run (console tail in the run folder)");
+				continue;
+			}
+			r->status = RUN_OK;
+			r->release = strdup(v ? "6.1.192-lab-tg-ratelimit-1" : "6.1.192-lab-base-1");
+			result_add_metric(r, "sysbench.tps", v ? new_tps[rep] : base_tps[rep]);
+			result_add_metric(r, "sysbench.latency_p95_ms", v ? new_noise[rep] : base_noise[rep]);
+			result_add_metric(r, "perf-profile.self.cycles-pp.update_cfs_group", v ? new_ucg[rep] : base_ucg[rep]);
+		}
+	}
+	for (int rep = 0; rep < 2; rep++) {
+		for (int v = 0; v < 2; v++) {
+			struct result_run *r;
+
+			snprintf(id, sizeof(id), "tg-load-avg.%04d", ++seq);
+			r = result_add_run(rs, id, v ? "tg-ratelimit" : "base", "pg-sysbench threads=75%", 1, rep + 1);
+			r->status = RUN_OK;
+			result_add_metric(r, "sysbench.tps", 20 + rep + v);
+		}
+	}
+	result_add_expect(rs, 0, "sysbench.tps", DIR_INCREASE, 0.02, true);
+	result_add_expect(rs, 0, "sysbench.latency_p95_ms", DIR_UNCHANGED, 0.05, true);
+	result_add_expect(rs, 0, "perf-profile.self.cycles-pp.update_cfs_group", DIR_DECREASE, 0, false);
+	result_add_expect(rs, 1, "sysbench.tps", DIR_INCREASE, 0.02, true);
+	result_add_expect(rs, 0, "sysbench.qps", DIR_INCREASE, 0, false);
+	return rs;
+}
+
+static void test_verdicts(void **state)
+{
+	struct result_set *rs = fixture();
+	struct comparison *c = compare_build(rs, 0.95);
+
+	(void)state;
+	assert_int_equal(c->ngroups, 2);
+	assert_int_equal(c->nverdicts, 5);
+	/* tps: +20% with n 5/4 */
+	assert_string_equal(c->verdicts[0].metric, "sysbench.tps");
+	assert_int_equal(c->verdicts[0].v, VERDICT_IMPROVED);
+	assert_int_equal(c->verdicts[0].na, 5);
+	assert_int_equal(c->verdicts[0].nb, 4);
+	/* noisy latency: cannot say it stayed within 5% */
+	assert_int_equal(c->verdicts[1].v, VERDICT_INCONCLUSIVE);
+	/* a percentage share: decreased by ~29.6 points */
+	assert_int_equal(c->verdicts[2].v, VERDICT_IMPROVED);
+	assert_true(c->verdicts[2].d->points);
+	near(c->verdicts[2].d->change, 1.05 - 30.5, 1e-9); /* the failed run has no value */
+	/* a metric nobody measured */
+	assert_int_equal(c->verdicts[3].v, VERDICT_INCONCLUSIVE);
+	assert_non_null(strstr(c->verdicts[3].why, "no value"));
+	/* 2 runs a side */
+	assert_int_equal(c->verdicts[4].v, VERDICT_INCONCLUSIVE);
+	assert_non_null(strstr(c->verdicts[4].why, "fewer than 3"));
+	/* rows: significant ones first */
+	assert_true(c->groups[0].rows[0].significant);
+	assert_false(c->groups[0].rows[c->groups[0].nrows - 1].significant);
+	assert_true(c->groups[0].rows[c->groups[0].nrows - 1].noisy);
+	assert_int_equal(c->groups[0].failed[1], 1);
+	comparison_free(c);
+	result_set_free(rs);
+}
+
+static void test_regressed_and_unchanged(void **state)
+{
+	struct result_set *rs = result_set_new("r", "e");
+	struct comparison *c;
+	char id[32];
+
+	(void)state;
+	for (int rep = 0; rep < 4; rep++)
+		for (int v = 0; v < 2; v++) {
+			struct result_run *r;
+
+			snprintf(id, sizeof(id), "e.%d.%d", rep, v);
+			r = result_add_run(rs, id, v ? "new" : "old", "w", 0, rep + 1);
+			r->status = RUN_OK;
+			result_add_metric(r, "a", (v ? 90 : 100) + rep * 0.1);
+			result_add_metric(r, "b", 100 + (rep % 2 ? 0.2 : -0.2) + v * 0.05);
+		}
+	result_add_expect(rs, 0, "a", DIR_INCREASE, 0, false);
+	result_add_expect(rs, 0, "b", DIR_UNCHANGED, 0.02, true);
+	result_add_expect(rs, 0, "b", DIR_INCREASE, 0.05, true);
+	c = compare_build(rs, 0.95);
+	assert_int_equal(c->verdicts[0].v, VERDICT_REGRESSED);
+	assert_int_equal(c->verdicts[1].v, VERDICT_UNCHANGED);
+	assert_int_equal(c->verdicts[2].v, VERDICT_UNCHANGED); /* the interval excludes +5% */
+	comparison_free(c);
+	result_set_free(rs);
+}
+
+static void test_parse_metrics(void **state)
+{
+	struct result_set *rs = result_set_new("r", "e");
+	struct result_run *r = result_add_run(rs, "e.1", "v", "g", 0, 1);
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(result_parse_metrics(r, "a.b 1.5\nc -2e3\n\n", &err), 0);
+	assert_int_equal(r->nm, 2);
+	near(r->m[1].value, -2000, 0);
+	assert_true(result_parse_metrics(r, "x 1\ny two\n", &err) < 0);
+	assert_string_equal(err, "line 2: 'two' is not a finite number (metric y)");
+	free(err);
+	assert_true(result_parse_metrics(r, "z 1 2\n", &err) < 0);
+	assert_string_equal(err, "line 1: not a 'metric value' line: 'z 1 2'");
+	free(err);
+	assert_true(result_parse_metrics(r, "n nan\n", &err) < 0);
+	free(err);
+	result_set_free(rs);
+}
+
+static void test_report_goldens(void **state)
+{
+	struct result_set *rs = fixture();
+	struct comparison *c = compare_build(rs, 0.95);
+	struct report_opts sig = { .all = false }, all = { .all = true };
+	struct strbuf t = STRBUF_INIT, ta = STRBUF_INIT, md = STRBUF_INIT, js = STRBUF_INIT;
+
+	(void)state;
+	report_format_text(c, &sig, &t);
+	report_format_text(c, &all, &ta);
+	report_format_md(c, &all, &md);
+	report_format_json(c, &js);
+	assert_golden("tests/data/report/tg.txt", t.buf);
+	assert_golden("tests/data/report/tg-all.txt", ta.buf);
+	assert_golden("tests/data/report/tg.md", md.buf);
+	assert_golden("tests/data/report/tg.json", js.buf);
+	strbuf_release(&t);
+	strbuf_release(&ta);
+	strbuf_release(&md);
+	strbuf_release(&js);
+	comparison_free(c);
+	result_set_free(rs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_welch_reference),
+		cmocka_unit_test(test_welch_edges),
+		cmocka_unit_test(test_strmap),
+		cmocka_unit_test(test_verdicts),
+		cmocka_unit_test(test_regressed_and_unchanged),
+		cmocka_unit_test(test_parse_metrics),
+		cmocka_unit_test(test_report_goldens),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
