@@ -88,6 +88,7 @@ test-slow: $(A)/bin/lab $(LAB_BIN)
 bench: $(LAB_BIN)
 	bench/kernel-build
 	bench/image-boot
+	bench/report
 
 # Rewrite golden files from the current output (then review the diff).
 regen: $(A)/bin/lab

@@ -245,3 +245,10 @@ const struct spec_image *cmd_find_image(const struct lab_ctx *ctx, const struct 
 	i = cmd_lookup(ctx, "image", name, names, s->nimages, s->path);
 	return i < 0 ? NULL : &s->images[i];
 }
+
+char *cmd_results_dir(const struct spec *s)
+{
+	if (!s)
+		return xstrdup("results");
+	return s->settings.results ? xstrdup(s->settings.results) : path_join(s->dir, "results");
+}

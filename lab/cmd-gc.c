@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
+#include "run/index.h"
 #include "kernel/source.h"
 #include "util/alloc.h"
 #include "util/fs.h"
@@ -44,6 +45,7 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "reindex", no_argument, NULL, 'R' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -53,7 +55,8 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_spec_ struct spec *s = NULL;
-	bool dry = false;
+	bool dry = false, reindex = false;
+	size_t reindexed = 0;
 	int c, ret = EXIT_OK;
 
 	optind = 0;
@@ -61,6 +64,7 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "nh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': dry = true; break;
+		case 'R': reindex = true; break;
 		case 'J': ctx->json = true; break;
 		case 'h':
 			command_usage(command_find("gc"), stdout);
@@ -78,7 +82,16 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_report_diags(ctx, &d);
 		ret = EXIT_FAILED;
 	}
+	cmd_reap_run_vms(state, dry, &vms);
 	stale_image_builds(cache, &builds);
+	if (reindex && !dry) {
+		_cleanup_free_ char *root = cmd_results_dir(s);
+
+		if (index_rebuild(root, &reindexed, &d) < 0) {
+			cmd_report_diags(ctx, &d);
+			ret = EXIT_FAILED;
+		}
+	}
 	for (size_t i = 0; i < builds.n && !dry; i++)
 		if (fs_remove_tree(builds.v[i]) < 0)
 			ret = EXIT_FAILED;
@@ -94,6 +107,8 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		for (size_t i = 0; i < vms.n; i++)
 			json_string(&j, vms.v[i]);
 		json_array_end(&j);
+		json_key(&j, "reindexed");
+		json_uint(&j, reindexed);
 		json_key(&j, "image_builds");
 		json_array_begin(&j);
 		for (size_t i = 0; i < builds.n; i++)
@@ -106,6 +121,8 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 			strbuf_addf(&out, "%s VM %s (its holder is gone)\n", dry ? "would remove" : "removed", vms.v[i]);
 		for (size_t i = 0; i < builds.n; i++)
 			strbuf_addf(&out, "%s unfinished image build %s\n", dry ? "would remove" : "removed", builds.v[i]);
+		if (reindex && !dry)
+			strbuf_addf(&out, "reindexed %zu stored runs\n", reindexed);
 	}
 	cmd_write(&out);
 	return ret;

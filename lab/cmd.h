@@ -42,6 +42,11 @@ int cmd_kernel(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_image(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_vm(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_gc(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_run(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_report(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_ls(struct lab_ctx *ctx, int argc, char **argv);
+/* VMs of `lab run`s that are gone (named run-PID): taken down; names go to removed. */
+int cmd_reap_run_vms(const char *state, bool dry_run, struct strv *removed);
 int cmd_unimplemented(struct lab_ctx *ctx, int argc, char **argv);
 
 /* Shared helpers of the command layer (lab/cmd-common.c). */
@@ -66,6 +71,8 @@ int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret
 long cmd_lookup(const struct lab_ctx *ctx, const char *what, const char *name, const char *const *names, size_t n,
 		const char *file);
 const struct spec_image *cmd_find_image(const struct lab_ctx *ctx, const struct spec *s, const char *name);
+/* The results folder: lab.yaml's settings.results, else <its folder>/results; ./results without a spec. */
+char *cmd_results_dir(const struct spec *s);
 /* lab's guest layer (images/layer) in the shipped data. */
 char *lab_layer_dir(void);
 /* Where lab's shipped data (lab.yaml, workloads/, kernels/, images/) lives. */

@@ -31,14 +31,15 @@ const struct cli_command commands[] = {
 	{ "vm", cmd_vm, 0, -1, "up|ssh|cp|console|down|ls|xml [--kernel VARIANT] [--image NAME] [--name NAME] [-e EXPERIMENT] ...",
 	  "Boot a kernel variant on a topology and drive it (libvirt)" },
 	{ "host", cmd_unimplemented, 0, -1, "check|trust|restore HOST", "Manage bare-metal hosts" },
-	{ "run", cmd_unimplemented, 0, -1, "[--resume RUN_ID] [EXPERIMENT...]", "Run experiments and store results" },
-	{ "ls", cmd_unimplemented, 0, -1, "", "List stored runs" },
-	{ "report", cmd_unimplemented, 0, -1, "RUN_ID [--format text|md|html|json]", "Compare variants of a run" },
+	{ "run", cmd_run, 0, -1, "[--resume RUN_ID] [EXPERIMENT...]", "Run experiments and store results" },
+	{ "ls", cmd_ls, 0, 0, "", "List stored runs (from the result index)" },
+	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|json] [--all]", "Compare the variants of a stored run" },
 	{ "compare", cmd_unimplemented, 0, -1, "RUN_A RUN_B", "Compare two stored runs" },
 	{ "bundle", cmd_unimplemented, 0, -1, "RUN_ID [-o FILE]", "Pack a run into a shareable bundle" },
 	{ "fetch", cmd_unimplemented, 0, -1, "RUN_ID|PATH|ssh://HOST/RUN_ID [-o DIR]", "Bring a bundle back and index it" },
 	{ "doctor", cmd_unimplemented, 0, -1, "", "Check this host for what lab needs" },
-	{ "gc", cmd_gc, 0, -1, "[--dry-run]", "Remove what a killed lab left behind (VMs, unfinished image builds)" },
+	{ "gc", cmd_gc, 0, -1, "[--dry-run] [--reindex]",
+	  "Remove what a killed lab left behind (VMs, unfinished image builds); --reindex rebuilds the result index" },
 };
 const size_t ncommands = ELEMENTSOF(commands);
 

@@ -95,6 +95,8 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 			    rs->variants.v[v], rel ? rel : "(unknown)", mixed ? " AND OTHERS (check the runs)" : "", ok,
 			    failed);
 	}
+	for (size_t i = 0; i < rs->mechanism.n; i++)
+		strbuf_addf(out, "  %s\n", rs->mechanism.v[i]);
 	strbuf_addf(out, "Rows: Welch's t-test at %.0f%% confidence (p); \"ranges apart\": the kernel test robot's rule\n"
 			 "(the min-max ranges do not overlap); noisy: %%stddev >= 20%%. perf-profile and *_pct rows\n"
 			 "change in absolute points.\n",
@@ -128,7 +130,8 @@ void report_format_text(const struct comparison *c, const struct report_opts *o,
 		for (size_t i = 0; i < gr->nrows; i++) {
 			const struct cmp_row *r = &gr->rows[i];
 
-			if (!o->all && !r->significant)
+			/* one variant: nothing to compare, every row */
+			if (!o->all && nv > 1 && !r->significant)
 				continue;
 			shown++;
 			fmt_mean(out, &r->s[0]);
@@ -285,6 +288,11 @@ void report_format_json(const struct comparison *c, struct strbuf *out)
 	json_array_begin(&j);
 	for (size_t v = 0; v < c->nvariants; v++)
 		json_string(&j, rs->variants.v[v]);
+	json_array_end(&j);
+	json_key(&j, "mechanism");
+	json_array_begin(&j);
+	for (size_t i = 0; i < rs->mechanism.n; i++)
+		json_string(&j, rs->mechanism.v[i]);
 	json_array_end(&j);
 	json_key(&j, "runs");
 	json_array_begin(&j);

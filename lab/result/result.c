@@ -37,6 +37,7 @@ void result_set_free(struct result_set *rs)
 	free(rs->expect);
 	free(rs->runs);
 	strv_release(&rs->variants);
+	strv_release(&rs->mechanism);
 	free(rs->id);
 	free(rs->experiment);
 	free(rs);

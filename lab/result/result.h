@@ -51,6 +51,7 @@ struct result_set {
 	size_t n, alloc;
 	struct result_expect *expect;
 	size_t nexpect, expect_alloc;
+	struct strv mechanism; /* checks the report repeats: the variants' require: results */
 };
 
 struct result_set *result_set_new(const char *id, const char *experiment);

@@ -32,10 +32,28 @@ test_expect_success 'unknown global option is a usage error' '
 '
 
 test_expect_success 'reserved commands say they are not implemented and exit 2' '
-	for c in run report bundle fetch doctor; do
+	for c in compare bundle fetch doctor; do
 		test_must_fail_with 2 lab $c 2>err || exit 1
 		test_grep -q "not implemented yet" err || exit 1
 	done
+'
+
+test_expect_success 'run, report and ls refuse bad usage with exit 2 and a reason' '
+	lab init usage >/dev/null &&
+	cd usage &&
+	test_must_fail_with 2 lab run 2>err &&
+	test_grep -q "name the experiments to run" err &&
+	test_must_fail_with 2 lab run no-such-experiment 2>err &&
+	test_grep -q "no-such-experiment" err &&
+	test_must_fail_with 2 lab run --bogus 2>err &&
+	test_grep -q "unknown option" err &&
+	test_must_fail_with 2 lab report 2>err &&
+	test_grep -q "name one stored run" err &&
+	test_must_fail_with 2 lab report --format pdf x 2>err &&
+	test_grep -q "text, md or json" err &&
+	test_must_fail_with 2 lab run --resume 20990101-000000-0000 2>err &&
+	test_grep -q "no stored run" err &&
+	lab ls >out && test_line_count = 0 out
 '
 
 test_expect_success 'help COMMAND and COMMAND --help print its usage' '

@@ -138,6 +138,8 @@ static struct result_set *fixture(void)
 			result_add_metric(r, "sysbench.tps", 20 + rep + v);
 		}
 	}
+	strv_push(&rs->mechanism, "kernel base: release 6.1.192-lab-base-1, build 45c3395617c4dde5; CONFIG_FAIR_GROUP_SCHED=y ok");
+	strv_push(&rs->mechanism, "kernel tg-ratelimit: release 6.1.192-lab-tg-ratelimit-1, build 0123456789abcdef; CONFIG_FAIR_GROUP_SCHED=y ok");
 	result_add_expect(rs, 0, "sysbench.tps", DIR_INCREASE, 0.02, true);
 	result_add_expect(rs, 0, "sysbench.latency_p95_ms", DIR_UNCHANGED, 0.05, true);
 	result_add_expect(rs, 0, "perf-profile.self.cycles-pp.update_cfs_group", DIR_DECREASE, 0, false);

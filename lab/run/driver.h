@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The guest side of one run as a POSIX shell script (a pure formatter,
+ * golden-tested): setup, warm-up, monitors started, the measured run,
+ * monitors stopped, every raw output and log under OUT. Its exit status
+ * names the step that failed. The same script is kept in the run folder and
+ * used by reproduce.sh.
+ */
+#pragma once
+
+#include <stdint.h>
+#include "../plan/plan.h"
+#include "../util/strbuf.h"
+
+#define DRIVER_GUEST_DIR "/var/lib/lab"
+
+enum driver_exit {
+	DRIVER_OK = 0,
+	DRIVER_SETUP = 10,
+	DRIVER_WARMUP = 11,
+	DRIVER_MONITOR = 12,
+	DRIVER_RUN = 13,
+};
+
+struct driver_monitor {
+	const char *name;
+	const struct plan_param *params; /* the monitor's defaults */
+	size_t nparams;
+};
+
+struct driver_config {
+	const struct plan_run *run;
+	const struct driver_monitor *monitors;
+	size_t nmonitors;
+	bool has_setup;
+	uint64_t warmup_sec; /* 0: none; sets the workload's duration parameter */
+	bool has_duration;   /* the workload has a `duration` parameter */
+};
+
+void driver_format(const struct driver_config *c, struct strbuf *out);
+/* "setup", "warm-up", "monitor start", "run" or NULL for DRIVER_OK/unknown. */
+const char *driver_step_name(int status);

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "../result/compare.h"
+#include "../util/alloc.h"
+#include "../util/path.h"
+#include "../util/strbuf.h"
+#include "index.h"
+#include "store.h"
+#include "../util/banned.h"
+
+static const char schema[] =
+	"PRAGMA journal_mode=WAL;"
+	"PRAGMA busy_timeout=10000;"
+	"CREATE TABLE IF NOT EXISTS labruns(id TEXT PRIMARY KEY, experiment TEXT, total INT, ok INT,"
+	" failed INT, pending INT, verdicts TEXT);"
+	"CREATE TABLE IF NOT EXISTS runs(labrun TEXT, id TEXT, variant TEXT, grp TEXT, status TEXT,"
+	" release TEXT, PRIMARY KEY(labrun, id));"
+	"CREATE TABLE IF NOT EXISTS metrics(labrun TEXT, run TEXT, name TEXT, value REAL);"
+	"CREATE INDEX IF NOT EXISTS metrics_by_run ON metrics(labrun, run);"
+	"CREATE INDEX IF NOT EXISTS metrics_by_name ON metrics(name);";
+
+static void db_closep(sqlite3 **db)
+{
+	if (*db)
+		sqlite3_close(*db);
+}
+
+static void stmt_finalizep(sqlite3_stmt **s)
+{
+	if (*s)
+		sqlite3_finalize(*s);
+}
+
+static int db_open(const char *root, sqlite3 **ret, struct diags *d)
+{
+	_cleanup_free_ char *p = path_join(root, "index.sqlite");
+	struct pos pos = { .file = p };
+	sqlite3 *db = NULL;
+	char *err = NULL;
+	int r = path_mkdir_p(root, 0755);
+
+	if (r < 0) {
+		diags_add(d, &pos, "cannot create the results folder: %s", strerror(-r));
+		return r;
+	}
+	if (sqlite3_open_v2(p, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, schema, NULL, NULL, &err) != SQLITE_OK) {
+		diags_add(d, &pos, "cannot open the result index: %s", err ? err : sqlite3_errmsg(db));
+		sqlite3_free(err);
+		sqlite3_close(db);
+		return -EIO;
+	}
+	*ret = db;
+	return 0;
+}
+
+static int exec(sqlite3 *db, const char *sql, const struct pos *pos, struct diags *d)
+{
+	char *err = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		diags_add(d, pos, "result index: %s", err ? err : sqlite3_errmsg(db));
+		sqlite3_free(err);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **s, const struct pos *pos, struct diags *d)
+{
+	if (sqlite3_prepare_v2(db, sql, -1, s, NULL) != SQLITE_OK) {
+		diags_add(d, pos, "result index: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int put(sqlite3 *db, const struct result_set *rs, const char *verdicts, const struct pos *pos, struct diags *d)
+{
+	__attribute__((cleanup(stmt_finalizep))) sqlite3_stmt *del1 = NULL, *del2 = NULL, *del3 = NULL;
+	__attribute__((cleanup(stmt_finalizep))) sqlite3_stmt *lr = NULL, *run = NULL, *met = NULL;
+	size_t ok = 0, failed = 0, pending = 0;
+
+	if (prepare(db, "DELETE FROM labruns WHERE id = ?1", &del1, pos, d) < 0 ||
+	    prepare(db, "DELETE FROM runs WHERE labrun = ?1", &del2, pos, d) < 0 ||
+	    prepare(db, "DELETE FROM metrics WHERE labrun = ?1", &del3, pos, d) < 0 ||
+	    prepare(db, "INSERT INTO labruns VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)", &lr, pos, d) < 0 ||
+	    prepare(db, "INSERT INTO runs VALUES(?1, ?2, ?3, ?4, ?5, ?6)", &run, pos, d) < 0 ||
+	    prepare(db, "INSERT INTO metrics VALUES(?1, ?2, ?3, ?4)", &met, pos, d) < 0)
+		return -EIO;
+	sqlite3_stmt *dels[] = { del1, del2, del3 };
+
+	for (size_t i = 0; i < ELEMENTSOF(dels); i++) {
+		sqlite3_bind_text(dels[i], 1, rs->id, -1, SQLITE_STATIC);
+		if (sqlite3_step(dels[i]) != SQLITE_DONE)
+			goto fail;
+	}
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+
+		ok += r->status == RUN_OK;
+		failed += r->status == RUN_FAILED;
+		pending += r->status == RUN_PENDING;
+		sqlite3_reset(run);
+		sqlite3_bind_text(run, 1, rs->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(run, 2, r->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(run, 3, r->variant, -1, SQLITE_STATIC);
+		sqlite3_bind_text(run, 4, r->group, -1, SQLITE_STATIC);
+		sqlite3_bind_text(run, 5, run_status_name(r->status), -1, SQLITE_STATIC);
+		sqlite3_bind_text(run, 6, r->release, -1, SQLITE_STATIC);
+		if (sqlite3_step(run) != SQLITE_DONE)
+			goto fail;
+		for (size_t k = 0; k < r->nm; k++) {
+			sqlite3_reset(met);
+			sqlite3_bind_text(met, 1, rs->id, -1, SQLITE_STATIC);
+			sqlite3_bind_text(met, 2, r->id, -1, SQLITE_STATIC);
+			sqlite3_bind_text(met, 3, r->m[k].name, -1, SQLITE_STATIC);
+			sqlite3_bind_double(met, 4, r->m[k].value);
+			if (sqlite3_step(met) != SQLITE_DONE)
+				goto fail;
+		}
+	}
+	sqlite3_bind_text(lr, 1, rs->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(lr, 2, rs->experiment, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(lr, 3, (sqlite3_int64)rs->n);
+	sqlite3_bind_int64(lr, 4, (sqlite3_int64)ok);
+	sqlite3_bind_int64(lr, 5, (sqlite3_int64)failed);
+	sqlite3_bind_int64(lr, 6, (sqlite3_int64)pending);
+	sqlite3_bind_text(lr, 7, verdicts, -1, SQLITE_STATIC);
+	if (sqlite3_step(lr) != SQLITE_DONE)
+		goto fail;
+	return 0;
+fail:
+	diags_add(d, pos, "result index: %s", sqlite3_errmsg(db));
+	return -EIO;
+}
+
+int index_put(const char *root, const struct result_set *rs, const char *verdicts, struct diags *d)
+{
+	__attribute__((cleanup(db_closep))) sqlite3 *db = NULL;
+	struct pos pos = { .file = root };
+	int r;
+
+	if ((r = db_open(root, &db, d)) < 0)
+		return r;
+	if (exec(db, "BEGIN IMMEDIATE", &pos, d) < 0)
+		return -EIO;
+	if (put(db, rs, verdicts, &pos, d) < 0) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -EIO;
+	}
+	return exec(db, "COMMIT", &pos, d);
+}
+
+static char *col(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+
+	return xstrdup(t ? (const char *)t : "");
+}
+
+int index_list(const char *root, struct index_entry **ret, size_t *n, struct diags *d)
+{
+	__attribute__((cleanup(db_closep))) sqlite3 *db = NULL;
+	__attribute__((cleanup(stmt_finalizep))) sqlite3_stmt *s = NULL;
+	struct pos pos = { .file = root };
+	struct index_entry *v = NULL;
+	size_t alloc = 0;
+	int r;
+
+	*ret = NULL;
+	*n = 0;
+	if ((r = db_open(root, &db, d)) < 0)
+		return r;
+	if (prepare(db, "SELECT id, experiment, total, ok, failed, pending, verdicts FROM labruns ORDER BY id", &s,
+		    &pos, d) < 0)
+		return -EIO;
+	while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+		GROW(v, alloc, *n + 1);
+		v[*n] = (struct index_entry){
+			.id = col(s, 0),
+			.experiment = col(s, 1),
+			.total = (size_t)sqlite3_column_int64(s, 2),
+			.ok = (size_t)sqlite3_column_int64(s, 3),
+			.failed = (size_t)sqlite3_column_int64(s, 4),
+			.pending = (size_t)sqlite3_column_int64(s, 5),
+			.verdicts = col(s, 6),
+		};
+		(*n)++;
+	}
+	*ret = v;
+	if (r != SQLITE_DONE) {
+		diags_add(d, &pos, "result index: %s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	return 0;
+}
+
+void index_entries_free(struct index_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].id);
+		free(e[i].experiment);
+		free(e[i].verdicts);
+	}
+	free(e);
+}
+
+char *index_verdict_summary(const struct result_set *rs)
+{
+	_cleanup_comparison_ struct comparison *c = compare_build(rs, 0.95);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	size_t count[4] = { 0 };
+
+	for (size_t i = 0; i < c->nverdicts; i++)
+		count[c->verdicts[i].v]++;
+	for (size_t v = 0; v < 4; v++)
+		if (count[v])
+			strbuf_addf(&sb, "%s%s %zu", sb.len ? ", " : "", verdict_name(v), count[v]);
+	return strbuf_detach(&sb, NULL);
+}
+
+int index_rebuild(const char *root, size_t *ret_n, struct diags *d)
+{
+	_cleanup_free_ char *p = path_join(root, "index.sqlite");
+	_cleanup_strv_ struct strv ids = STRV_INIT;
+	int r;
+
+	*ret_n = 0;
+	for (const char *suffix = ""; suffix; suffix = streq(suffix, "") ? "-wal" : streq(suffix, "-wal") ? "-shm" : NULL) {
+		_cleanup_free_ char *f = xasprintf("%s%s", p, suffix);
+
+		if (unlink(f) < 0 && errno != ENOENT) {
+			struct pos pos = { .file = f };
+
+			diags_add(d, &pos, "cannot remove: %s", strerror(errno));
+			return -errno;
+		}
+	}
+	if ((r = store_list(root, &ids)) < 0)
+		return r;
+	for (size_t i = 0; i < ids.n; i++) {
+		_cleanup_free_ char *dir = path_join(root, ids.v[i]), *sum = NULL;
+		_cleanup_result_set_ struct result_set *rs = NULL;
+
+		if ((r = store_load(dir, &rs, d)) < 0)
+			return r;
+		sum = index_verdict_summary(rs);
+		if ((r = index_put(root, rs, sum, d)) < 0)
+			return r;
+		(*ret_n)++;
+	}
+	return 0;
+}

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "../util/alloc.h"
+#include "../util/command.h"
+#include "../util/fs.h"
+#include "../util/path.h"
+#include "driver.h"
+#include "runner.h"
+#include "../util/banned.h"
+
+char *runner_group_name(const struct plan_run *pr)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, pr->workload);
+	for (size_t i = 0; i < pr->nparams; i++)
+		if (!pr->params[i].is_default)
+			strbuf_addf(&sb, " %s=%s", pr->params[i].key, pr->params[i].value);
+	return strbuf_detach(&sb, NULL);
+}
+
+static void step(const struct runner_config *c, const struct plan_run *pr, const char *what)
+{
+	if (c->progress && c->progress->step)
+		c->progress->step(c->progress->userdata, pr->id, what);
+}
+
+static void fail(struct result_run *out, const char *fmt, ...) _printf_(2, 3);
+static void fail(struct result_run *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (out->error)
+		return; /* the first failure is the reason */
+	va_start(ap, fmt);
+	out->error = xvasprintf(fmt, ap);
+	va_end(ap);
+	out->status = RUN_FAILED;
+}
+
+static void target(const struct runner_config *c, struct ssh_target *t)
+{
+	vm_ssh_target(c->vm, t);
+}
+
+/* ssh VM ARGV...; stdout to `out_path` (or captured in `out`), stderr captured in err. */
+static int remote(const struct runner_config *c, char *const *argv, size_t n, const char *in, size_t in_len,
+		  const char *out_path, struct strbuf *out, struct strbuf *err, uint64_t timeout)
+{
+	_cleanup_command_ struct command cmd = { 0 };
+	struct ssh_target t;
+	int fd = -1, r;
+
+	target(c, &t);
+	ssh_command(&cmd, &t, false);
+	ssh_remote_argv(&cmd, argv, n);
+	cmd.in = in;
+	cmd.in_len = in_len;
+	cmd.err = err;
+	cmd.timeout_usec = timeout;
+	if (out_path) {
+		fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return -errno;
+		cmd.out_fd = fd;
+	} else {
+		cmd.out = out;
+	}
+	r = command_run(&cmd);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+static int copy_in(const struct runner_config *c, const char *from, const char *to, struct strbuf *err)
+{
+	_cleanup_command_ struct command cmd = { 0 };
+	_cleanup_free_ char *dst = xasprintf(":%s", to);
+	struct ssh_target t;
+
+	target(c, &t);
+	scp_command(&cmd, &t, from, dst);
+	cmd.err = err;
+	cmd.timeout_usec = 600ULL * 1000000;
+	return command_run(&cmd);
+}
+
+static char *tail(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
+		n--;
+	return xstrndup(n > max ? s + n - max : s, n > max ? max : n);
+}
+
+static void driver_config_fill(const struct runner_config *c, const struct plan_run *pr, struct driver_config *dc,
+			       struct driver_monitor *mons, struct plan_param **storage)
+{
+	const struct catalogue_entry *w = spec_find_catalogue(c->s, pr->workload, false);
+	_cleanup_free_ char *setup = w ? path_join(w->dir, "setup") : NULL;
+
+	memset(dc, 0, sizeof(*dc));
+	dc->run = pr;
+	dc->has_setup = setup && access(setup, X_OK) == 0;
+	dc->warmup_sec = c->e ? c->e->warmup_usec / 1000000 : 0;
+	for (size_t i = 0; i < pr->nparams; i++)
+		if (streq(pr->params[i].key, "duration"))
+			dc->has_duration = true;
+	for (size_t i = 0; i < pr->monitors.n; i++) {
+		const struct catalogue_entry *m = spec_find_catalogue(c->s, pr->monitors.v[i], true);
+		size_t np = m ? m->nparams : 0;
+
+		storage[i] = xcalloc(np + 1, sizeof(struct plan_param));
+		for (size_t k = 0; k < np; k++) {
+			storage[i][k].key = m->params[k].name;
+			storage[i][k].value = m->params[k].def ? m->params[k].def : (char *)"";
+			storage[i][k].is_default = true;
+		}
+		mons[i] = (struct driver_monitor){ .name = pr->monitors.v[i], .params = storage[i], .nparams = np };
+	}
+	dc->monitors = mons;
+	dc->nmonitors = pr->monitors.n;
+}
+
+static void write_reproduce(const struct runner_config *c, const struct plan_run *pr)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_free_ char *p = path_join(c->rundir, "reproduce.sh");
+
+	strbuf_addf(&sb, "#!/bin/sh\n# Repeat run %s by hand: boot the same kernel, image and shape, ship the\n"
+			 "# catalogue the run used (workloads.tar), run the same driver.\n"
+			 "set -eu\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\n",
+		    pr->id);
+	strbuf_addstr(&sb, "lab -f \"$here/../../lab.yaml\" vm up ");
+	shell_quote(&sb, pr->topology);
+	strbuf_addstr(&sb, " --kernel ");
+	shell_quote(&sb, pr->kernel);
+	strbuf_addstr(&sb, " --image ");
+	shell_quote(&sb, pr->image);
+	strbuf_addstr(&sb, " -e ");
+	shell_quote(&sb, pr->experiment);
+	strbuf_addstr(&sb, " --name repro\n"
+			   "trap 'lab vm down repro' EXIT\n"
+			   "lab vm ssh repro mkdir -p " DRIVER_GUEST_DIR "/wl\n"
+			   "lab vm cp repro \"$here/../../workloads.tar\" :" DRIVER_GUEST_DIR "/wl.tar\n"
+			   "lab vm ssh repro tar -C " DRIVER_GUEST_DIR "/wl -xf " DRIVER_GUEST_DIR "/wl.tar\n"
+			   "lab vm ssh repro sh -s <\"$here/driver.sh\"\n"
+			   "lab vm ssh repro sh -c 'cd " DRIVER_GUEST_DIR "/out && tar -cf - .' | tar -C \"$here\" -xf - --one-top-level=repro\n"
+			   "echo \"outputs in $here/repro\"\n");
+	fs_write_atomic(p, sb.buf, sb.len, 0755);
+}
+
+static void evidence(const struct runner_config *c, const char *dir)
+{
+	_cleanup_free_ char *console = path_join(dir, "console.log"), *config = path_join(dir, "kernel.config");
+	_cleanup_free_ char *pk = path_join(dir, "packages.txt"), *dm = path_join(dir, "dmesg");
+	char *dmesg[] = { (char *)"dmesg", NULL };
+
+	if (c->vm->console)
+		fs_copy_file(c->vm->console, console, true);
+	if (c->kernel && c->kernel->config)
+		fs_copy_file(c->kernel->config, config, true);
+	if (c->image && c->image->packages)
+		fs_copy_file(c->image->packages, pk, true);
+	remote(c, dmesg, 1, NULL, 0, dm, NULL, NULL, 60ULL * 1000000);
+}
+
+/* Run `parse RAW` on the controller; its lines appended to metrics. */
+static int parse_one(const char *script, const char *raw, struct strbuf *metrics, struct strbuf *err)
+{
+	_cleanup_command_ struct command cmd = { 0 };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	int r;
+
+	command_init(&cmd, script);
+	command_arg(&cmd, raw);
+	cmd.out = &out;
+	cmd.err = err;
+	cmd.timeout_usec = 300ULL * 1000000;
+	r = command_run(&cmd);
+	if (r == 0)
+		strbuf_addstr(metrics, out.buf ? out.buf : "");
+	return r;
+}
+
+int runner_exec(const struct runner_config *c, const struct plan_run *pr, struct result_run *out)
+{
+	const struct catalogue_entry *w = spec_find_catalogue(c->s, pr->workload, false);
+	_cleanup_free_ char *raw = path_join(c->rundir, "raw"), *drv = path_join(c->rundir, "driver.sh");
+	_cleanup_free_ char *tarp = path_join(c->rundir, "raw.tar"), *mp = path_join(c->rundir, "metrics");
+	_cleanup_strbuf_ struct strbuf script = STRBUF_INIT, err = STRBUF_INIT, metrics = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf rel = STRBUF_INIT;
+	_cleanup_free_ struct driver_monitor *mons = xcalloc(pr->monitors.n + 1, sizeof(*mons));
+	_cleanup_free_ struct plan_param **storage = xcalloc(pr->monitors.n + 1, sizeof(*storage));
+	struct driver_config dc;
+	uint64_t timeout;
+	int r;
+
+	out->status = RUN_OK;
+	if ((r = path_mkdir_p(raw, 0755)) < 0)
+		return r;
+	driver_config_fill(c, pr, &dc, mons, storage);
+	driver_format(&dc, &script);
+	for (size_t i = 0; i < pr->monitors.n; i++)
+		free(storage[i]);
+	fs_write_atomic(drv, script.buf, script.len, 0755);
+	write_reproduce(c, pr);
+
+	{
+		char *uname[] = { (char *)"uname", (char *)"-r", NULL };
+
+		if (remote(c, uname, 2, NULL, 0, NULL, &rel, &err, 60ULL * 1000000) == 0 && rel.len) {
+			strbuf_setlen(&rel, rel.len - (rel.buf[rel.len - 1] == '\n'));
+			out->release = xstrdup(rel.buf);
+		}
+	}
+	if (!out->release || (c->kernel && c->kernel->release && !streq(out->release, c->kernel->release))) {
+		fail(out, "the guest runs %s, not the variant's %s", out->release ? out->release : "(no answer)",
+		     c->kernel && c->kernel->release ? c->kernel->release : "?");
+		goto evidence;
+	}
+
+	step(c, pr, "ship the catalogue");
+	{
+		char *mk[] = { (char *)"mkdir", (char *)"-p", (char *)DRIVER_GUEST_DIR "/wl", NULL };
+		char *untar[] = { (char *)"tar", (char *)"-C", (char *)DRIVER_GUEST_DIR "/wl", (char *)"-xf",
+				  (char *)DRIVER_GUEST_DIR "/wl.tar", NULL };
+
+		strbuf_reset(&err);
+		if (remote(c, mk, 3, NULL, 0, NULL, NULL, &err, 60ULL * 1000000) != 0 ||
+		    copy_in(c, c->catalogue_tar, DRIVER_GUEST_DIR "/wl.tar", &err) != 0 ||
+		    remote(c, untar, 5, NULL, 0, NULL, NULL, &err, 300ULL * 1000000) != 0 ||
+		    (c->kernel && c->kernel->system_map &&
+		     copy_in(c, c->kernel->system_map, DRIVER_GUEST_DIR "/System.map", &err) != 0)) {
+			_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 400);
+
+			fail(out, "could not ship the catalogue to the guest: %s", t);
+			goto evidence;
+		}
+	}
+
+	step(c, pr, "run");
+	timeout = c->e && c->e->timeout_usec ? c->e->timeout_usec : (w && w->timeout_usec ? w->timeout_usec : 3600ULL * 1000000);
+	{
+		char *sh[] = { (char *)"sh", (char *)"-s", NULL };
+
+		strbuf_reset(&err);
+		r = remote(c, sh, 2, script.buf, script.len, NULL, NULL, &err, timeout);
+		if (r == -ETIME)
+			fail(out, "timeout after %llu s (the run's limit)", (unsigned long long)(timeout / 1000000));
+		else if (r != 0) {
+			const char *stepname = driver_step_name(r);
+
+			if (stepname)
+				fail(out, "the %s step failed (exit %d); see raw/*.log", stepname, r);
+			else {
+				_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 400);
+
+				fail(out, "the driver failed (exit %d): %s", r, t);
+			}
+		}
+	}
+
+	/* whatever happened, bring back what the guest has */
+	step(c, pr, "collect");
+	{
+		char *tarc[] = { (char *)"tar", (char *)"-C", (char *)DRIVER_GUEST_DIR "/out", (char *)"-cf", (char *)"-",
+				 (char *)".", NULL };
+		_cleanup_command_ struct command x = { 0 };
+
+		strbuf_reset(&err);
+		if (remote(c, tarc, 6, NULL, 0, tarp, NULL, &err, 600ULL * 1000000) != 0) {
+			_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 300);
+
+			fail(out, "could not collect the raw outputs: %s", t);
+			goto evidence;
+		}
+		command_init(&x, "tar");
+		command_args(&x, "-C", raw, "--no-same-owner", "--no-overwrite-dir", "-xf", tarp, NULL);
+		x.err = &err;
+		if (command_run(&x) != 0) {
+			fail(out, "could not unpack the raw outputs");
+			goto evidence;
+		}
+		unlink(tarp);
+	}
+	if (out->status == RUN_FAILED)
+		goto evidence;
+
+	step(c, pr, "parse");
+	{
+		_cleanup_free_ char *wraw = xasprintf("%s/%s.raw", raw, pr->workload);
+		_cleanup_free_ char *wparse = w ? path_join(w->dir, "parse") : NULL;
+
+		strbuf_reset(&err);
+		if (!wparse || parse_one(wparse, wraw, &metrics, &err) != 0) {
+			_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 400);
+
+			fail(out, "%s", t);
+		}
+		for (size_t i = 0; i < pr->monitors.n; i++) {
+			const struct catalogue_entry *m = spec_find_catalogue(c->s, pr->monitors.v[i], true);
+			_cleanup_free_ char *mraw = xasprintf("%s/%s.raw", raw, pr->monitors.v[i]);
+			_cleanup_free_ char *mparse = m ? path_join(m->dir, "parse") : NULL;
+
+			strbuf_reset(&err);
+			if (!mparse || parse_one(mparse, mraw, &metrics, &err) != 0) {
+				_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 400);
+
+				fail(out, "%s", t);
+			}
+		}
+	}
+	if (out->status == RUN_OK) {
+		_cleanup_free_ char *perr = NULL;
+
+		fs_write_atomic(mp, metrics.buf ? metrics.buf : "", metrics.len, 0644);
+		if (result_parse_metrics(out, metrics.buf ? metrics.buf : "", &perr) < 0) {
+			fail(out, "a parser printed a malformed line: %s", perr);
+			unlink(mp);
+		}
+	}
+evidence:
+	step(c, pr, "evidence");
+	evidence(c, c->rundir);
+	return 0;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The result store: one folder per `lab run` under the results root,
+ * LKP-like and readable without lab:
+ *
+ *   <root>/<id>/lab.yaml      the lab.yaml snapshot
+ *   <root>/<id>/plan.json     the resolved plan
+ *   <root>/<id>/journal       one line per planned run (tab-separated: id,
+ *                             status, variant, job, repeat, group, release,
+ *                             error), rewritten atomically after each run;
+ *                             its first line names the experiment
+ *   <root>/<id>/variants      the compared kernels, baseline first
+ *   <root>/<id>/expect        the expectations (job, metric, direction, effect)
+ *   <root>/<id>/runs/<run>/   raw outputs, metrics, console, dmesg, config,
+ *                             uname, packages, reproduce.sh
+ *
+ * Run ids sort by time: YYYYMMDD-HHMMSS-xxxx. Every file is written to a
+ * temporary name, fsynced and renamed. The store never prints.
+ */
+#pragma once
+
+#include "../result/result.h"
+#include "../util/diag.h"
+
+/* A fresh folder <root>/<id>; the id goes to *ret_id. */
+int store_create(const char *root, char **ret_id, struct diags *d);
+/* Write journal, variants and expect from the set (atomically each). */
+int store_save(const char *dir, const struct result_set *rs, struct diags *d);
+/* Read a run folder back (journal, variants, expect, each run's metrics). */
+int store_load(const char *dir, struct result_set **ret, struct diags *d);
+/* <root>/<id>, or the folder itself when `id` is a path to one; NULL if neither exists. */
+char *store_find(const char *root, const char *id);
+/* The run ids under root, sorted. */
+int store_list(const char *root, struct strv *ret);

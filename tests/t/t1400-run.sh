@@ -1,0 +1,110 @@
+#!/bin/sh
+# lab run for real, on the base kernel and the minimal image: a two-run
+# experiment (one good workload, one that fails) boots a guest per run,
+# stores raw outputs, metrics, evidence and a journal, indexes the run,
+# and reports; a failed run is recorded with its reason while the rest go
+# on; after kill -9 in the middle, lab gc and --resume finish the missing
+# run without repeating the stored one.
+. "$(dirname "$0")/test-lib.sh"
+
+test_require_libvirt_vm
+
+# A project of its own: the shipped kernels/images/workloads, a small experiment.
+mkdir proj && for d in kernels images workloads; do ln -s "$SRC_DIR/$d" "proj/$d"; done
+python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+s = s[:s.index("experiments:")] + """experiments:
+  smoke:
+    kernels: [base]
+    topology: quick-2x2
+    image: minimal
+    repeat: 1
+    warmup: 1s
+    timeout: 5m
+    monitors: [cpu-stat]
+    workloads:
+      - workload: stress-ng
+        params: {stressor: switch, instances: 100%, duration: 3s, cgroup: lab/quick}
+      - workload: stress-ng
+        params: {stressor: no-such-stressor, duration: 2s}
+"""
+open(sys.argv[2], "w").write(s)
+PY
+trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; lab -C "$TRASH/proj2" -q gc >/dev/null 2>&1; lab -C "$P" -q vm down --all >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+
+test_expect_success 'the experiment is valid and plans two runs' "
+	lab -C proj validate &&
+	lab -C proj plan smoke >plan &&
+	test_line_count = 3 plan
+"
+
+test_expect_success 'lab run: the good run is stored, the bad one fails with its reason, exit 1' "
+	lab -C '$P' -q kernel build base &&
+	lab -C '$P' -q image build minimal &&
+	test_must_fail_with 1 lab -C proj run smoke >report 2>err &&
+	id=\$(ls proj/results | grep -v index) &&
+	echo \"\$id\" >id &&
+	test \$(echo \"\$id\" | wc -l) = 1 &&
+	grep -q '^smoke.0001	ok	base	0	1	stress-ng stressor=switch' proj/results/\$id/journal &&
+	grep -q '^smoke.0002	failed	base	1	1	stress-ng stressor=no-such-stressor.*the warm-up step failed' proj/results/\$id/journal &&
+	grep -q 'smoke.0002 FAILED' err &&
+	grep -q 'Failed runs' report
+"
+
+test_expect_success 'the run folder holds raw outputs, metrics and the evidence' "
+	d=proj/results/\$(cat id)/runs/smoke.0001 &&
+	for f in raw/stress-ng.raw raw/cpu-stat.raw raw/uname metrics console.log dmesg kernel.config packages.txt \
+		driver.sh reproduce.sh; do
+		test -s \$d/\$f || { echo \"\$f missing\"; exit 1; }
+	done &&
+	grep -q '^stress-ng.switch.ops_per_sec [0-9]' \$d/metrics &&
+	grep -q '^cpu-stat.user_pct ' \$d/metrics &&
+	grep -q 'lab-base' \$d/raw/uname &&
+	test -s proj/results/\$(cat id)/lab.yaml && test -s proj/results/\$(cat id)/plan.json &&
+	sh -n \$d/reproduce.sh &&
+	d2=proj/results/\$(cat id)/runs/smoke.0002 &&
+	grep -q 'no-such-stressor' \$d2/raw/warmup.log
+"
+
+test_expect_success 'lab ls and lab report read it back' "
+	lab -C proj ls >ls &&
+	grep -q \"^\$(cat id)  smoke  *2  *1  *1  *0\" ls &&
+	lab -C proj report \$(cat id) --all >r &&
+	grep -q 'stress-ng.switch.ops_per_sec' r &&
+	lab -C proj report --format json \$(cat id) >r.json &&
+	python3 -c 'import json,sys; d=json.load(open(\"r.json\")); assert d[\"runs\"][0][\"status\"] == \"ok\", d' &&
+	test_must_fail_with 2 lab -C proj report nope 2>err &&
+	grep -q \"no stored run 'nope'\" err
+"
+
+test_expect_success 'the index is rebuilt from the folders' "
+	rm proj/results/index.sqlite* &&
+	lab -C proj gc --reindex >out &&
+	grep -q 'reindexed 1 stored runs' out &&
+	lab -C proj ls | grep -q \"^\$(cat id) \"
+"
+
+test_expect_success 'kill -9 in the middle: gc and --resume lose nothing stored, repeat nothing done' "
+	mkdir proj2 && cp -P proj/lab.yaml proj/kernels proj/images proj/workloads proj2/ || exit 1
+	# the binary itself in the background (not the lab() wrapper): kill -9 must hit lab
+	\"\$LAB\" -C proj2 run smoke >/dev/null 2>&1 &
+	pid=\$! n=0
+	until grep -q '^smoke.0001	ok' proj2/results/*/journal 2>/dev/null; do
+		sleep 2; n=\$((n + 1)); test \$n -lt 300 || exit 1
+	done &&
+	kill -9 \$pid &&
+	sleep 1 &&
+	id=\$(ls proj2/results | grep -v index) &&
+	m1=\$(stat -c %Y proj2/results/\$id/runs/smoke.0001/metrics) &&
+	grep -q '^smoke.0002	pending' proj2/results/\$id/journal &&
+	lab -C proj2 gc >gc &&
+	test_must_fail_with 1 lab -C proj2 run --resume \$id >/dev/null 2>err &&
+	grep -q '^smoke.0001	ok' proj2/results/\$id/journal &&
+	grep -q '^smoke.0002	failed' proj2/results/\$id/journal &&
+	test \$(stat -c %Y proj2/results/\$id/runs/smoke.0001/metrics) = \$m1 &&
+	! grep -q 'smoke.0001: boot' err &&
+	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms
+"
+
+test_done

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* The run layer without a VM: the driver script (golden, and run by a real
+ * sh against a fake catalogue), the store's round trip, the SQLite index. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "unit.h"
+#include "result/result.h"
+#include "run/driver.h"
+#include "run/index.h"
+#include "run/store.h"
+#include "util/alloc.h"
+#include "util/fs.h"
+#include "util/path.h"
+#include "util/strbuf.h"
+
+static struct plan_param wparams[] = {
+	{ .key = "stressor", .value = "switch", .is_default = false },
+	{ .key = "duration", .value = "20s", .is_default = false },
+	{ .key = "extra", .value = "--taskset '0,1'; rm -rf /", .is_default = false },
+};
+static struct plan_param mparams[] = { { .key = "interval", .value = "1s", .is_default = true } };
+
+static void test_driver_golden(void **state)
+{
+	struct plan_run r = {
+		.id = (char *)"quick.0001",
+		.experiment = "quick",
+		.kernel = (char *)"base",
+		.workload = "stress-ng",
+		.params = wparams,
+		.nparams = 3,
+		.repeat = 1,
+	};
+	struct driver_monitor m[] = { { .name = "cpu-stat" }, { .name = "zoneinfo-pcp", .params = mparams, .nparams = 1 } };
+	struct driver_config c = { .run = &r, .monitors = m, .nmonitors = 2, .has_setup = true, .warmup_sec = 5,
+				   .has_duration = true };
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	driver_format(&c, &sb);
+	assert_golden("tests/data/run/driver.sh", sb.buf);
+	strbuf_release(&sb);
+	assert_string_equal(driver_step_name(DRIVER_MONITOR), "monitor start");
+	assert_null(driver_step_name(1));
+}
+
+static struct result_set *sample(void)
+{
+	struct result_set *rs = result_set_new("20261130-101500-ab12", "quick");
+	struct result_run *r;
+
+	r = result_add_run(rs, "quick.0001", "base", "stress-ng stressor=switch", 0, 1);
+	r->status = RUN_OK;
+	r->release = xstrdup("6.1.192-lab-base-1");
+	result_add_metric(r, "stress-ng.switch.ops_per_sec", 9308.92);
+	r = result_add_run(rs, "quick.0002", "tg-ratelimit", "stress-ng stressor=switch", 0, 1);
+	r->status = RUN_FAILED;
+	r->error = xstrdup("the run step failed (exit 13);\tsee\nraw/*.log");
+	result_add_run(rs, "quick.0003", "base", "stress-ng stressor=switch", 0, 2);
+	result_add_expect(rs, 0, "stress-ng.switch.ops_per_sec", DIR_INCREASE, 0.05, true);
+	result_add_expect(rs, 0, "stress-ng.ctxt_per_sec", DIR_UNCHANGED, 0, false);
+	return rs;
+}
+
+static void test_store_round_trip(void **state)
+{
+	char tmpl[] = "/tmp/lab-test-run.XXXXXX";
+	char *root = mkdtemp(tmpl), *id = NULL, *dir, *mp;
+	struct result_set *rs = sample(), *back = NULL;
+	struct diags d = { 0 };
+	struct strv ids = STRV_INIT;
+
+	(void)state;
+	assert_non_null(root);
+	assert_int_equal(store_create(root, &id, &d), 0);
+	assert_int_equal(strlen(id), strlen("20261130-101500-ab12"));
+	dir = path_join(root, id);
+	free(rs->id);
+	rs->id = xstrdup(id);
+	/* metrics are the run folder's, as the runner writes them */
+	mp = xasprintf("%s/runs/quick.0001", dir);
+	assert_int_equal(path_mkdir_p(mp, 0755), 0);
+	free(mp);
+	mp = xasprintf("%s/runs/quick.0001/metrics", dir);
+	assert_int_equal(fs_write_atomic(mp, "stress-ng.switch.ops_per_sec 9308.92\n", 37, 0644), 0);
+	free(mp);
+	assert_int_equal(store_save(dir, rs, &d), 0);
+	assert_int_equal(store_load(dir, &back, &d), 0);
+	assert_string_equal(back->experiment, "quick");
+	assert_int_equal(back->n, 3);
+	assert_int_equal(back->runs[0].status, RUN_OK);
+	assert_int_equal(back->runs[0].nm, 1);
+	assert_string_equal(back->runs[0].release, "6.1.192-lab-base-1");
+	assert_int_equal(back->runs[1].status, RUN_FAILED);
+	assert_string_equal(back->runs[1].error, "the run step failed (exit 13); see raw/*.log");
+	assert_int_equal(back->runs[2].status, RUN_PENDING);
+	assert_null(back->runs[2].release);
+	assert_int_equal(back->variants.n, 2);
+	assert_int_equal(back->nexpect, 2);
+	assert_true(back->expect[0].has_effect);
+	assert_false(back->expect[1].has_effect);
+	assert_int_equal(back->expect[1].dir, DIR_UNCHANGED);
+	assert_int_equal(store_list(root, &ids), 0);
+	assert_int_equal(ids.n, 1);
+	{
+		char *found = store_find(root, id);
+
+		assert_string_equal(found, dir);
+		free(found);
+		assert_null(store_find(root, "nope"));
+	}
+
+	/* the index: put, list, rebuild from the folders */
+	{
+		struct index_entry *e = NULL;
+		size_t n = 0, rebuilt = 0;
+
+		assert_int_equal(index_put(root, back, "inconclusive 2", &d), 0);
+		assert_int_equal(index_put(root, back, "inconclusive 2", &d), 0); /* replaces, no duplicate */
+		assert_int_equal(index_list(root, &e, &n, &d), 0);
+		assert_int_equal(n, 1);
+		assert_int_equal(e[0].total, 3);
+		assert_int_equal(e[0].ok, 1);
+		assert_int_equal(e[0].failed, 1);
+		assert_int_equal(e[0].pending, 1);
+		assert_string_equal(e[0].verdicts, "inconclusive 2");
+		index_entries_free(e, n);
+		assert_int_equal(index_rebuild(root, &rebuilt, &d), 0);
+		assert_int_equal(rebuilt, 1);
+		assert_int_equal(index_list(root, &e, &n, &d), 0);
+		assert_int_equal(n, 1);
+		assert_string_equal(e[0].id, id);
+		index_entries_free(e, n);
+	}
+	/* a damaged journal is an error naming the line */
+	{
+		char *jp = path_join(dir, "journal");
+		const char bad[] = "# lab journal 1 experiment=quick\nquick.0001\tok\tbase\n";
+		struct result_set *x = NULL;
+
+		assert_int_equal(fs_write_atomic(jp, bad, sizeof(bad) - 1, 0644), 0);
+		assert_true(store_load(dir, &x, &d) < 0);
+		assert_int_equal(d.v[d.n - 1].line, 2);
+		free(jp);
+	}
+	diags_release(&d);
+	strv_release(&ids);
+	result_set_free(rs);
+	result_set_free(back);
+	fs_remove_tree(root);
+	free(dir);
+	free(id);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_driver_golden),
+		cmocka_unit_test(test_store_round_trip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
