@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "cmd.h"
 #include "image/recipe.h"
+#include "run/store.h"
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/path.h"
@@ -251,4 +252,34 @@ char *cmd_results_dir(const struct spec *s)
 	if (!s)
 		return xstrdup("results");
 	return s->settings.results ? xstrdup(s->settings.results) : path_join(s->dir, "results");
+}
+
+char *cmd_results_root(const struct lab_ctx *ctx)
+{
+	struct spec *s = NULL;
+	char *root;
+
+	if (!ctx->file_given && !path_is_file(ctx->file))
+		return cmd_results_dir(NULL);
+	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
+		return NULL;
+	root = cmd_results_dir(s);
+	spec_free(s);
+	return root;
+}
+
+char *cmd_stored_run(const struct lab_ctx *ctx, const char *noun, int nargs, char **args)
+{
+	_cleanup_free_ char *root = NULL;
+	char *dir;
+
+	if (nargs != 1) {
+		cmd_error(ctx, "%s: name one stored run (lab ls lists them)", noun);
+		return NULL;
+	}
+	if (!(root = cmd_results_root(ctx)))
+		return NULL;
+	if (!(dir = store_find(root, args[0])))
+		cmd_error(ctx, "no stored run '%s' under %s (lab ls lists them)", args[0], root);
+	return dir;
 }

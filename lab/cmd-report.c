@@ -20,21 +20,6 @@
 #include "util/table.h"
 #include "util/banned.h"
 
-/* The results folder of lab.yaml, or ./results when there is none. */
-static char *results_root(const struct lab_ctx *ctx)
-{
-	struct spec *s = NULL;
-	char *root;
-
-	if (!ctx->file_given && !path_is_file(ctx->file))
-		return xstrdup("results");
-	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
-		return NULL;
-	root = cmd_results_dir(s);
-	spec_free(s);
-	return root;
-}
-
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -44,7 +29,7 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	_cleanup_free_ char *root = NULL, *dir = NULL;
+	_cleanup_free_ char *dir = NULL;
 	_cleanup_result_set_ struct result_set *rs = NULL;
 	_cleanup_comparison_ struct comparison *cmp = NULL;
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
@@ -78,16 +63,8 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_error(ctx, "report: --format is text, md or json, not '%s'", format);
 		return EXIT_USAGE;
 	}
-	if (argc - optind != 1) {
-		cmd_error(ctx, "report: name one stored run (lab ls lists them)");
+	if (!(dir = cmd_stored_run(ctx, "report", argc - optind, argv + optind)))
 		return EXIT_USAGE;
-	}
-	if (!(root = results_root(ctx)))
-		return EXIT_USAGE;
-	if (!(dir = store_find(root, argv[optind]))) {
-		cmd_error(ctx, "no stored run '%s' under %s (lab ls lists them)", argv[optind], root);
-		return EXIT_USAGE;
-	}
 	if (store_load(dir, &rs, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		return EXIT_FAILED;
@@ -117,7 +94,7 @@ int cmd_ls(struct lab_ctx *ctx, int argc, char **argv)
 
 	if (i < 0)
 		return i == -2 ? EXIT_OK : EXIT_USAGE;
-	if (!(root = results_root(ctx)))
+	if (!(root = cmd_results_root(ctx)))
 		return EXIT_USAGE;
 	if (!path_is_dir(root)) {
 		if (ctx->json)

@@ -45,6 +45,8 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_run(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_ls(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv);
 /* VMs of `lab run`s that are gone (named run-PID): taken down; names go to removed. */
 int cmd_reap_run_vms(const char *state, bool dry_run, struct strv *removed);
 int cmd_unimplemented(struct lab_ctx *ctx, int argc, char **argv);
@@ -73,6 +75,10 @@ long cmd_lookup(const struct lab_ctx *ctx, const char *what, const char *name, c
 const struct spec_image *cmd_find_image(const struct lab_ctx *ctx, const struct spec *s, const char *name);
 /* The results folder: lab.yaml's settings.results, else <its folder>/results; ./results without a spec. */
 char *cmd_results_dir(const struct spec *s);
+/* The same for commands that work without lab.yaml: ./results then; NULL after a reported error. */
+char *cmd_results_root(const struct lab_ctx *ctx);
+/* The folder of the one stored run named in args (an id or a path), or NULL after an error. */
+char *cmd_stored_run(const struct lab_ctx *ctx, const char *noun, int nargs, char **args);
 /* lab's guest layer (images/layer) in the shipped data. */
 char *lab_layer_dir(void);
 /* Where lab's shipped data (lab.yaml, workloads/, kernels/, images/) lives. */
