@@ -30,7 +30,7 @@ static int pack(const struct lab_ctx *ctx, const char *dir, const char *out)
 	_cleanup_result_set_ struct result_set *rs = NULL;
 	_cleanup_comparison_ struct comparison *c = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
-	_cleanup_strbuf_ struct strbuf txt = STRBUF_INIT, md = STRBUF_INIT, js = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf txt = STRBUF_INIT, md = STRBUF_INIT, js = STRBUF_INIT, html = STRBUF_INIT;
 	struct report_opts all = { .all = true };
 
 	if (store_load(dir, &rs, &d) < 0) {
@@ -41,7 +41,9 @@ static int pack(const struct lab_ctx *ctx, const char *dir, const char *out)
 	report_format_text(c, &all, &txt);
 	report_format_md(c, &all, &md);
 	report_format_json(c, &js);
+	report_format_html(c, &all, &html);
 	struct bundle_extra extra[] = {
+		{ "report.html", &html },
 		{ "report.txt", &txt },
 		{ "report.md", &md },
 		{ "report.json", &js },

@@ -59,8 +59,8 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (!streq(format, "text") && !streq(format, "md") && !streq(format, "json")) {
-		cmd_error(ctx, "report: --format is text, md or json, not '%s'", format);
+	if (!streq(format, "text") && !streq(format, "md") && !streq(format, "json") && !streq(format, "html")) {
+		cmd_error(ctx, "report: --format is text, md, html or json, not '%s'", format);
 		return EXIT_USAGE;
 	}
 	if (!(dir = cmd_stored_run(ctx, "report", argc - optind, argv + optind)))
@@ -72,6 +72,8 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 	cmp = compare_build(rs, 0.95);
 	if (streq(format, "json"))
 		report_format_json(cmp, &out);
+	else if (streq(format, "html"))
+		report_format_html(cmp, &ro, &out);
 	else if (streq(format, "md"))
 		report_format_md(cmp, &ro, &out);
 	else

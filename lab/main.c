@@ -33,7 +33,7 @@ const struct cli_command commands[] = {
 	{ "host", cmd_unimplemented, 0, -1, "check|trust|restore HOST", "Manage bare-metal hosts" },
 	{ "run", cmd_run, 0, -1, "[--resume RUN_ID] [EXPERIMENT...]", "Run experiments and store results" },
 	{ "ls", cmd_ls, 0, 0, "", "List stored runs (from the result index)" },
-	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|json] [--all]", "Compare the variants of a stored run" },
+	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|html|json] [--all]", "Compare the variants of a stored run" },
 	{ "compare", cmd_unimplemented, 0, -1, "RUN_A RUN_B", "Compare two stored runs" },
 	{ "bundle", cmd_bundle, 0, -1, "RUN_ID [-o FILE]", "Pack a stored run, its reports and a MANIFEST into a .tar.zst" },
 	{ "fetch", cmd_fetch, 0, -1, "RUN_ID|PATH|ssh://HOST/RUN_ID [-o DIR] [--replace]",

@@ -7,6 +7,7 @@
  *        robot's range rule) and flags noisy rows; then the verdicts.
  *  md    the same tables in Markdown.
  *  json  everything, for other tools.
+ *  html  one self-contained file with the verdicts and inline SVG charts.
  */
 #pragma once
 
@@ -21,3 +22,5 @@ struct report_opts {
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_json(const struct comparison *c, struct strbuf *out);
+/* One self-contained HTML file: verdicts, tables, inline SVG charts (lab/result/html.c). */
+void report_format_html(const struct comparison *c, const struct report_opts *o, struct strbuf *out);

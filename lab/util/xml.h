@@ -6,6 +6,7 @@
  * on one line.
  */
 #pragma once
+#include <stdbool.h>
 #include "macro.h"
 #include "strbuf.h"
 

@@ -50,7 +50,7 @@ test_expect_success 'run, report and ls refuse bad usage with exit 2 and a reaso
 	test_must_fail_with 2 lab report 2>err &&
 	test_grep -q "name one stored run" err &&
 	test_must_fail_with 2 lab report --format pdf x 2>err &&
-	test_grep -q "text, md or json" err &&
+	test_grep -q "text, md, html or json" err &&
 	test_must_fail_with 2 lab run --resume 20990101-000000-0000 2>err &&
 	test_grep -q "no stored run" err &&
 	lab ls >out && test_line_count = 0 out

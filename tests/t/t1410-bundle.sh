@@ -22,10 +22,11 @@ test_expect_success 'lab bundle packs the run, its reports and a MANIFEST' "
 	tar --zstd -tf b.tar.zst >list &&
 	grep -qx '$ID/MANIFEST' list &&
 	grep -qx '$ID/report.txt' list && grep -qx '$ID/report.json' list &&
+	grep -qx '$ID/report.html' list &&
 	grep -qx '$ID/runs/e.0001/raw/w.raw' list &&
 	! grep -v '^$ID/' list &&
 	tar --zstd -xOf b.tar.zst $ID/MANIFEST >manifest &&
-	test_line_count = 10 manifest &&
+	test_line_count = 11 manifest &&
 	(cd src && lab bundle $ID -o ../b.tar.gz >/dev/null) && gzip -t b.tar.gz
 "
 

@@ -236,13 +236,15 @@ static void test_report_goldens(void **state)
 	struct result_set *rs = fixture();
 	struct comparison *c = compare_build(rs, 0.95);
 	struct report_opts sig = { .all = false }, all = { .all = true };
-	struct strbuf t = STRBUF_INIT, ta = STRBUF_INIT, md = STRBUF_INIT, js = STRBUF_INIT;
+	struct strbuf t = STRBUF_INIT, ta = STRBUF_INIT, md = STRBUF_INIT, js = STRBUF_INIT, html = STRBUF_INIT;
 
 	(void)state;
 	report_format_text(c, &sig, &t);
 	report_format_text(c, &all, &ta);
 	report_format_md(c, &all, &md);
 	report_format_json(c, &js);
+	report_format_html(c, &sig, &html);
+	assert_golden("tests/data/report/tg.html", html.buf);
 	assert_golden("tests/data/report/tg.txt", t.buf);
 	assert_golden("tests/data/report/tg-all.txt", ta.buf);
 	assert_golden("tests/data/report/tg.md", md.buf);
@@ -251,6 +253,7 @@ static void test_report_goldens(void **state)
 	strbuf_release(&ta);
 	strbuf_release(&md);
 	strbuf_release(&js);
+	strbuf_release(&html);
 	comparison_free(c);
 	result_set_free(rs);
 }

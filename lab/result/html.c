@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HTML report: one self-contained file (no script, no external
+ * resource), written through the escaping XML writer: the verdicts, the
+ * mechanism checks, per group the robot's table, and per chosen metric an
+ * inline SVG chart: every run's value per variant (baseline first, so a
+ * sweep reads left to right), the mean and its 95% interval.
+ */
+#include <math.h>
+#include <string.h>
+#include <gsl/gsl_cdf.h>
+#include "../util/alloc.h"
+#include "../util/xml.h"
+#include "report.h"
+#include "../util/banned.h"
+
+#define CHART_W 420
+#define CHART_H 220
+#define MAX_CHARTS 24
+
+static const char css[] =
+	"body{font-family:sans-serif;margin:2em;color:#222}"
+	"table{border-collapse:collapse;margin:1em 0}"
+	"td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
+	"td.m,th.m{text-align:left;font-family:monospace}"
+	".improved{background:#d8f5d0}.regressed{background:#f8d0d0}"
+	".unchanged{background:#eef}.inconclusive{background:#f5f0d0}"
+	".up{background:#e0ecff}.down{background:#ffe8d0}.noisy{color:#a60}"
+	"figure{display:inline-block;margin:0.5em}figcaption{font-family:monospace;font-size:12px}";
+
+static void cell(struct xml *x, const char *cls, const char *fmt, ...) _printf_(3, 4);
+static void cell(struct xml *x, const char *cls, const char *fmt, ...)
+{
+	va_list ap;
+	_cleanup_free_ char *t = NULL;
+
+	va_start(ap, fmt);
+	t = xvasprintf(fmt, ap);
+	va_end(ap);
+	xml_open(x, "td");
+	if (cls)
+		xml_attr(x, "class", cls);
+	xml_text(x, t);
+	xml_close(x);
+}
+
+static void head_cell(struct xml *x, const char *cls, const char *text)
+{
+	xml_open(x, "th");
+	if (cls)
+		xml_attr(x, "class", cls);
+	xml_text(x, text);
+	xml_close(x);
+}
+
+/* Every run's value of `metric` in group g, per variant. */
+static void values(const struct comparison *c, const struct cmp_group *g, const char *metric, double **v,
+		   size_t *n)
+{
+	const struct result_set *rs = c->rs;
+
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+		ssize_t vi;
+
+		if (r->status != RUN_OK || !streq(r->group, g->name))
+			continue;
+		vi = strv_index(&rs->variants, r->variant);
+		for (size_t k = 0; vi >= 0 && k < r->nm; k++)
+			if (streq(r->m[k].name, metric)) {
+				v[vi] = xrealloc(v[vi], (n[vi] + 1) * sizeof(double));
+				v[vi][n[vi]++] = r->m[k].value;
+				break;
+			}
+	}
+}
+
+static void chart(struct xml *x, const struct comparison *c, const struct cmp_group *g, const struct cmp_row *row)
+{
+	size_t nv = c->nvariants;
+	double **v = xcalloc(nv, sizeof(*v)), lo = INFINITY, hi = -INFINITY;
+	size_t *n = xcalloc(nv, sizeof(*n));
+	const double left = 60, right = 10, top = 10, bottom = 40;
+	double pw = CHART_W - left - right, ph = CHART_H - top - bottom;
+
+	values(c, g, row->metric, v, n);
+	for (size_t i = 0; i < nv; i++)
+		for (size_t k = 0; k < n[i]; k++) {
+			lo = fmin(lo, v[i][k]);
+			hi = fmax(hi, v[i][k]);
+		}
+	if (!isfinite(lo))
+		goto out;
+	if (hi == lo) {
+		hi += fabs(hi) * 0.05 + 1;
+		lo -= fabs(lo) * 0.05 + 1;
+	}
+	{
+		double pad = (hi - lo) * 0.08;
+
+		lo -= pad;
+		hi += pad;
+	}
+#define Y(val) (top + ph * (1 - ((val) - lo) / (hi - lo)))
+	xml_open(x, "figure");
+	xml_open(x, "svg");
+	xml_attr(x, "xmlns", "http://www.w3.org/2000/svg");
+	xml_attrf(x, "width", "%d", CHART_W);
+	xml_attrf(x, "height", "%d", CHART_H);
+	xml_attrf(x, "viewBox", "0 0 %d %d", CHART_W, CHART_H);
+	xml_empty(x, "rect", "x", "0", "y", "0", "width", "100%", "height", "100%", "fill", "#fff", NULL);
+	{
+		_cleanup_free_ char *y0 = xasprintf("%.1f", top), *y1 = xasprintf("%.1f", top + ph);
+		_cleanup_free_ char *xl = xasprintf("%.1f", left), *xr = xasprintf("%.1f", left + pw);
+
+		xml_empty(x, "line", "x1", xl, "y1", y1, "x2", xr, "y2", y1, "stroke", "#888", NULL);
+		xml_empty(x, "line", "x1", xl, "y1", y0, "x2", xl, "y2", y1, "stroke", "#888", NULL);
+	}
+	for (int t = 0; t <= 4; t++) {
+		double val = lo + (hi - lo) * t / 4;
+		_cleanup_free_ char *label = xasprintf("%.4g", val);
+
+		xml_open(x, "text");
+		xml_attrf(x, "x", "%.1f", left - 4);
+		xml_attrf(x, "y", "%.1f", Y(val) + 4);
+		xml_attr(x, "font-size", "10");
+		xml_attr(x, "text-anchor", "end");
+		xml_text(x, label);
+		xml_close(x);
+	}
+	for (size_t i = 0; i < nv; i++) {
+		double cx = left + pw * (i + 0.5) / nv, half = pw / nv * 0.3;
+		const struct sample_stats *s = &row->s[i];
+
+		for (size_t k = 0; k < n[i]; k++) {
+			/* a fixed spread, so points of equal value stay visible */
+			double jx = cx + half * 0.6 * ((double)(k % 7) / 3.0 - 1);
+
+			xml_open(x, "circle");
+			xml_attrf(x, "cx", "%.1f", jx);
+			xml_attrf(x, "cy", "%.1f", Y(v[i][k]));
+			xml_attr(x, "r", "3");
+			xml_attr(x, "fill", i ? "#c33" : "#36c");
+			xml_attr(x, "fill-opacity", "0.6");
+			xml_close(x);
+		}
+		if (s->n) {
+			xml_open(x, "line");
+			xml_attrf(x, "x1", "%.1f", cx - half);
+			xml_attrf(x, "x2", "%.1f", cx + half);
+			xml_attrf(x, "y1", "%.1f", Y(s->mean));
+			xml_attrf(x, "y2", "%.1f", Y(s->mean));
+			xml_attr(x, "stroke", "#000");
+			xml_attr(x, "stroke-width", "2");
+			xml_close(x);
+		}
+		if (s->n > 1) {
+			double hw = gsl_cdf_tdist_Qinv(0.025, (double)(s->n - 1)) * s->stddev / sqrt((double)s->n);
+
+			xml_open(x, "line");
+			xml_attrf(x, "x1", "%.1f", cx);
+			xml_attrf(x, "x2", "%.1f", cx);
+			xml_attrf(x, "y1", "%.1f", Y(fmax(lo, s->mean - hw)));
+			xml_attrf(x, "y2", "%.1f", Y(fmin(hi, s->mean + hw)));
+			xml_attr(x, "stroke", "#000");
+			xml_close(x);
+		}
+		xml_open(x, "text");
+		xml_attrf(x, "x", "%.1f", cx);
+		xml_attrf(x, "y", "%.1f", top + ph + 16);
+		xml_attr(x, "font-size", "11");
+		xml_attr(x, "text-anchor", "middle");
+		xml_text(x, c->rs->variants.v[i]);
+		xml_close(x);
+	}
+#undef Y
+	xml_close(x); /* svg */
+	xml_element(x, "figcaption", row->metric);
+	xml_close(x); /* figure */
+out:
+	for (size_t i = 0; i < nv; i++)
+		free(v[i]);
+	free(v);
+	free(n);
+}
+
+static bool expected(const struct comparison *c, const struct cmp_group *g, const char *metric)
+{
+	for (size_t i = 0; i < c->nverdicts; i++)
+		if (c->verdicts[i].group == g->name && streq(c->verdicts[i].metric, metric))
+			return true;
+	return false;
+}
+
+static void table(struct xml *x, const struct comparison *c, const struct cmp_group *g, const struct report_opts *o)
+{
+	size_t nv = c->nvariants;
+
+	xml_open(x, "table");
+	xml_open(x, "tr");
+	head_cell(x, "m", "metric");
+	head_cell(x, NULL, c->rs->variants.v[0]);
+	for (size_t v = 1; v < nv; v++) {
+		head_cell(x, NULL, "%change");
+		head_cell(x, NULL, c->rs->variants.v[v]);
+		head_cell(x, NULL, "p");
+	}
+	xml_close(x);
+	for (size_t i = 0; i < g->nrows; i++) {
+		const struct cmp_row *r = &g->rows[i];
+
+		if (!o->all && nv > 1 && !r->significant && !expected(c, g, r->metric))
+			continue;
+		xml_open(x, "tr");
+		if (r->noisy)
+			xml_attr(x, "class", "noisy");
+		cell(x, "m", "%s%s", r->metric, r->noisy ? " (noisy)" : "");
+		cell(x, NULL, "%.4g ±%.1f%%", r->s[0].mean, r->s[0].rsd_pct);
+		for (size_t v = 1; v < nv; v++) {
+			const struct cmp_delta *d = &r->d[v];
+
+			if (d->have && isfinite(d->change))
+				cell(x, d->significant ? (d->change > 0 ? "up" : "down") : NULL, "%+.1f%s", d->change,
+				     d->points ? "" : "%");
+			else
+				cell(x, NULL, "-");
+			cell(x, NULL, "%.4g ±%.1f%%", r->s[v].mean, r->s[v].rsd_pct);
+			if (d->w.ok)
+				cell(x, NULL, "%.2g%s", d->w.p, d->separate ? " R" : "");
+			else
+				cell(x, NULL, "n/a");
+		}
+		xml_close(x);
+	}
+	xml_close(x);
+}
+
+void report_format_html(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
+{
+	const struct result_set *rs = c->rs;
+	_cleanup_free_ char *title = xasprintf("lab: %s %s", rs->experiment, rs->id);
+	struct xml x;
+
+	strbuf_addstr(out, "<!DOCTYPE html>\n");
+	xml_init(&x, out);
+	xml_open(&x, "html");
+	xml_attr(&x, "lang", "en");
+	xml_open(&x, "head");
+	xml_empty(&x, "meta", "charset", "utf-8", NULL);
+	xml_element(&x, "title", title);
+	xml_element(&x, "style", css);
+	xml_close(&x);
+	xml_open(&x, "body");
+	xml_element(&x, "h1", title);
+	for (size_t i = 0; i < rs->mechanism.n; i++)
+		xml_element(&x, "p", rs->mechanism.v[i]);
+	xml_element(&x, "p", "Welch's t-test at 95% confidence (p); R: the min-max ranges are apart (the kernel test "
+			     "robot's rule); noisy: %stddev >= 20%. perf-profile and *_pct rows change in points.");
+	if (c->nverdicts) {
+		xml_element(&x, "h2", "Expectations");
+		xml_open(&x, "table");
+		xml_open(&x, "tr");
+		head_cell(&x, NULL, "verdict");
+		head_cell(&x, "m", "variant");
+		head_cell(&x, "m", "metric");
+		head_cell(&x, "m", "group");
+		head_cell(&x, "m", "why");
+		xml_close(&x);
+		for (size_t i = 0; i < c->nverdicts; i++) {
+			const struct cmp_verdict *v = &c->verdicts[i];
+
+			xml_open(&x, "tr");
+			cell(&x, verdict_name(v->v), "%s", verdict_name(v->v));
+			cell(&x, "m", "%s", v->variant);
+			cell(&x, "m", "%s", v->metric);
+			cell(&x, "m", "%s", v->group);
+			cell(&x, "m", "%s", v->why);
+			xml_close(&x);
+		}
+		xml_close(&x);
+	}
+	for (size_t gi = 0; gi < c->ngroups; gi++) {
+		const struct cmp_group *g = &c->groups[gi];
+		size_t charts = 0;
+
+		xml_element(&x, "h2", g->name);
+		table(&x, c, g, o);
+		/* charts: the expected metrics, then the significant ones */
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < g->nrows && charts < MAX_CHARTS; i++) {
+				const struct cmp_row *r = &g->rows[i];
+				bool want = pass == 0 ? expected(c, g, r->metric)
+						      : (!expected(c, g, r->metric) && (r->significant || c->nvariants < 2));
+
+				if (!want)
+					continue;
+				chart(&x, c, g, r);
+				charts++;
+			}
+	}
+	xml_close(&x); /* body */
+	xml_close(&x); /* html */
+	strbuf_addch(out, '\n');
+}
