@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lab report RUN_ID [--format text|md|json] [--all]: the comparison of a
- * stored run (RUN_ID under the results folder, or the path of a run
- * folder). lab ls: the stored runs from the index (--reindex in lab gc
+ * lab report RUN_ID [--format text|md|html|json] [--all]: the comparison of
+ * a stored run (RUN_ID under the results folder, or the path of a run
+ * folder). lab compare RUN_A RUN_B: each kernel variant the two runs share,
+ * RUN_A's runs against RUN_B's (the same statistics; A is the baseline). lab ls: the stored runs from the index (--reindex in lab gc
  * rebuilds it).
  */
 #include <getopt.h>
@@ -20,7 +21,9 @@
 #include "util/table.h"
 #include "util/banned.h"
 
-int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
+/* The options report and compare share; the index of the first operand, -1 (usage) or -2 (help shown). */
+static int report_options(struct lab_ctx *ctx, const char *noun, int argc, char **argv, const char **format,
+			  struct report_opts *ro, bool html)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -29,41 +32,52 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	int c;
+
+	*format = "text";
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			*format = optarg;
+			break;
+		case 'a':
+			ro->all = true;
+			break;
+		case 'J':
+			*format = "json";
+			break;
+		case 'h':
+			command_usage(command_find(noun), stdout);
+			return -2;
+		default:
+			cmd_error(ctx, "%s: unknown option '%s'", noun, argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (!streq(*format, "text") && !streq(*format, "md") && !streq(*format, "json") &&
+	    !(html && streq(*format, "html"))) {
+		cmd_error(ctx, "%s: --format is text, md, %sor json, not '%s'", noun, html ? "html " : "", *format);
+		return -1;
+	}
+	return optind;
+}
+
+int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
+{
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_result_set_ struct result_set *rs = NULL;
 	_cleanup_comparison_ struct comparison *cmp = NULL;
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
 	struct report_opts ro = { 0 };
-	const char *format = "text";
-	int c;
+	const char *format;
+	int first = report_options(ctx, "report", argc, argv, &format, &ro, true);
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			format = optarg;
-			break;
-		case 'a':
-			ro.all = true;
-			break;
-		case 'J':
-			format = "json";
-			break;
-		case 'h':
-			command_usage(command_find("report"), stdout);
-			return EXIT_OK;
-		default:
-			cmd_error(ctx, "report: unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (!streq(format, "text") && !streq(format, "md") && !streq(format, "json") && !streq(format, "html")) {
-		cmd_error(ctx, "report: --format is text, md, html or json, not '%s'", format);
-		return EXIT_USAGE;
-	}
-	if (!(dir = cmd_stored_run(ctx, "report", argc - optind, argv + optind)))
+	if (first < 0)
+		return first == -2 ? EXIT_OK : EXIT_USAGE;
+	if (!(dir = cmd_stored_run(ctx, "report", argc - first, argv + first)))
 		return EXIT_USAGE;
 	if (store_load(dir, &rs, &d) < 0) {
 		cmd_report_diags(ctx, &d);
@@ -122,6 +136,88 @@ int cmd_ls(struct lab_ctx *ctx, int argc, char **argv)
 		table_format_json(t, &out);
 	else if (n)
 		table_format_text(t, &out);
+	cmd_write(&out);
+	return EXIT_OK;
+}
+
+/* One variant's runs of two stored runs as a set: A's runs the baseline. */
+static struct result_set *pair_set(const struct result_set *a, const struct result_set *b, const char *variant)
+{
+	_cleanup_free_ char *id = xasprintf("%s vs %s", a->id, b->id);
+	_cleanup_free_ char *exp = xasprintf("%s, kernel %s", a->experiment, variant);
+	struct result_set *rs = result_set_new(id, exp);
+	const struct result_set *side[] = { a, b };
+
+	for (size_t s = 0; s < 2; s++)
+		for (size_t i = 0; i < side[s]->n; i++) {
+			const struct result_run *r = &side[s]->runs[i];
+			struct result_run *n;
+
+			if (!streq(r->variant, variant))
+				continue;
+			n = result_add_run(rs, r->id, side[s]->id, r->group, r->job, r->repeat);
+			n->status = r->status;
+			n->release = r->release ? xstrdup(r->release) : NULL;
+			n->error = r->error ? xstrdup(r->error) : NULL;
+			for (size_t k = 0; k < r->nm; k++)
+				result_add_metric(n, r->m[k].name, r->m[k].value);
+		}
+	return rs;
+}
+
+int cmd_compare(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_free_ char *da = NULL, *db = NULL;
+	_cleanup_result_set_ struct result_set *a = NULL, *b = NULL;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	struct report_opts ro = { 0 };
+	const char *format;
+	size_t shared = 0;
+	int first = report_options(ctx, "compare", argc, argv, &format, &ro, false);
+
+	if (first < 0)
+		return first == -2 ? EXIT_OK : EXIT_USAGE;
+	if (argc - first != 2) {
+		cmd_error(ctx, "compare: name two stored runs, the baseline first (lab ls lists them)");
+		return EXIT_USAGE;
+	}
+	if (!(da = cmd_stored_run(ctx, "compare", 1, argv + first)) ||
+	    !(db = cmd_stored_run(ctx, "compare", 1, argv + first + 1)))
+		return EXIT_USAGE;
+	if (store_load(da, &a, &d) < 0 || store_load(db, &b, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_FAILED;
+	}
+	if (streq(format, "json"))
+		strbuf_addstr(&out, "[\n");
+	for (size_t v = 0; v < a->variants.n; v++) {
+		_cleanup_result_set_ struct result_set *p = NULL;
+		_cleanup_comparison_ struct comparison *cmp = NULL;
+
+		if (!strv_contains(&b->variants, a->variants.v[v]))
+			continue;
+		p = pair_set(a, b, a->variants.v[v]);
+		cmp = compare_build(p, 0.95);
+		if (streq(format, "json")) {
+			if (shared)
+				strbuf_addstr(&out, ",\n");
+			report_format_json(cmp, &out);
+		} else if (streq(format, "md")) {
+			report_format_md(cmp, &ro, &out);
+		} else {
+			if (shared)
+				strbuf_addch(&out, '\n');
+			report_format_text(cmp, &ro, &out);
+		}
+		shared++;
+	}
+	if (streq(format, "json"))
+		strbuf_addstr(&out, "]\n");
+	if (!shared) {
+		cmd_error(ctx, "compare: %s and %s have no kernel variant in common", a->id, b->id);
+		return EXIT_FAILED;
+	}
 	cmd_write(&out);
 	return EXIT_OK;
 }

@@ -46,6 +46,7 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_ls(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_compare(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv);
 /* VMs of `lab run`s that are gone (named run-PID): taken down; names go to removed. */
 int cmd_reap_run_vms(const char *state, bool dry_run, struct strv *removed);

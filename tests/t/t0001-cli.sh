@@ -32,7 +32,7 @@ test_expect_success 'unknown global option is a usage error' '
 '
 
 test_expect_success 'reserved commands say they are not implemented and exit 2' '
-	for c in compare doctor; do
+	for c in doctor; do
 		test_must_fail_with 2 lab $c 2>err || exit 1
 		test_grep -q "not implemented yet" err || exit 1
 	done

@@ -103,6 +103,18 @@ for c in abs:'absolute path' dotdot:"has '..'" symlink:'a link' outside:'outside
 	"
 done
 
+test_expect_success 'lab compare: two stored runs, kernel by kernel, the first the baseline' "
+	ID2=20261130-130000-f00d &&
+	cp -r src/results/$ID src/results/\$ID2 &&
+	printf 'm.tps 20\\n' >src/results/\$ID2/runs/e.0002/metrics &&
+	(cd src && lab compare $ID \$ID2 --all) >cmp &&
+	grep -q 'kernel base' cmp && grep -q 'kernel patched' cmp &&
+	grep -q \"^run $ID vs \$ID2\" cmp &&
+	(cd src && lab compare --format json $ID \$ID2) >cmp.json &&
+	python3 -c 'import json; d = json.load(open(\"cmp.json\")); assert len(d) == 2, d' &&
+	(cd src && test_must_fail_with 2 lab compare $ID 2>err) && grep -q 'name two stored runs' src/err
+"
+
 test_expect_success 'fetch refuses a malformed ssh:// source' "
 	test_must_fail_with 2 lab fetch 'ssh://-oProxyCommand=x/$ID' 2>err &&
 	grep -q 'is not ssh://' err &&
