@@ -329,6 +329,8 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 	}
 	if (ctx->verbosity >= 0)
 		fprintf(stderr, "lab: run %s: experiment %s, %zu runs, results in %s\n", id, e->name, rs->n, dir);
+	if (e->boot == BOOT_ONCE && ctx->verbosity >= 0)
+		fprintf(stderr, "lab: note: 'boot: once' is not honoured yet; every run boots its own guest\n");
 	spec_experiment_variants(s, e, &variants);
 	arts = xcalloc(variants.n, sizeof(*arts));
 	vars = xcalloc(variants.n, sizeof(*vars));

@@ -291,3 +291,11 @@ void comparison_free(struct comparison *c)
 	free(c->groups);
 	free(c);
 }
+
+bool cmp_is_expected(const struct comparison *c, const struct cmp_group *g, const char *metric)
+{
+	for (size_t i = 0; i < c->nverdicts; i++)
+		if (c->verdicts[i].group == g->name && streq(c->verdicts[i].metric, metric))
+			return true;
+	return false;
+}

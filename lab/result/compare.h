@@ -66,6 +66,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct comparison *, comparison_free)
 #define _cleanup_comparison_ _cleanup_(comparison_freep)
 
 const char *verdict_name(enum verdict v);
+/* Whether an expectation names metric in group g. */
+bool cmp_is_expected(const struct comparison *c, const struct cmp_group *g, const char *metric);
 /* Metrics that are themselves percentages: names ending in % or _pct, and
  * perf-profile shares (but not perf-profile.samples). */
 bool metric_is_percentage(const char *name);

@@ -184,14 +184,6 @@ out:
 	free(n);
 }
 
-static bool expected(const struct comparison *c, const struct cmp_group *g, const char *metric)
-{
-	for (size_t i = 0; i < c->nverdicts; i++)
-		if (c->verdicts[i].group == g->name && streq(c->verdicts[i].metric, metric))
-			return true;
-	return false;
-}
-
 static void table(struct xml *x, const struct comparison *c, const struct cmp_group *g, const struct report_opts *o)
 {
 	size_t nv = c->nvariants;
@@ -209,7 +201,7 @@ static void table(struct xml *x, const struct comparison *c, const struct cmp_gr
 	for (size_t i = 0; i < g->nrows; i++) {
 		const struct cmp_row *r = &g->rows[i];
 
-		if (!o->all && nv > 1 && !r->significant && !expected(c, g, r->metric))
+		if (!o->all && nv > 1 && !r->significant && !cmp_is_expected(c, g, r->metric))
 			continue;
 		xml_open(x, "tr");
 		if (r->noisy)
@@ -289,8 +281,8 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 		for (int pass = 0; pass < 2; pass++)
 			for (size_t i = 0; i < g->nrows && charts < MAX_CHARTS; i++) {
 				const struct cmp_row *r = &g->rows[i];
-				bool want = pass == 0 ? expected(c, g, r->metric)
-						      : (!expected(c, g, r->metric) && (r->significant || c->nvariants < 2));
+				bool want = pass == 0 ? cmp_is_expected(c, g, r->metric)
+						      : (!cmp_is_expected(c, g, r->metric) && (r->significant || c->nvariants < 2));
 
 				if (!want)
 					continue;

@@ -103,6 +103,49 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 		    c->conf * 100);
 }
 
+/* A sweep (three variants or more): one row per step, like the seeds'
+ * tables: the expected metrics, then the significant ones (5 at most),
+ * base = 100, percentages as measured. */
+static void sweep_table(const struct comparison *c, const struct cmp_group *g, struct strbuf *out)
+{
+	const struct cmp_row *cols[5];
+	size_t ncols = 0, w = 16;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < g->nrows && ncols < ELEMENTSOF(cols); i++) {
+			bool exp = cmp_is_expected(c, g, g->rows[i].metric);
+
+			if (pass == 0 ? exp : (!exp && g->rows[i].significant))
+				cols[ncols++] = &g->rows[i];
+		}
+	if (!ncols)
+		return;
+	for (size_t v = 0; v < c->nvariants; v++)
+		if (strlen(c->rs->variants.v[v]) + 2 > w)
+			w = strlen(c->rs->variants.v[v]) + 2;
+	strbuf_addstr(out, "\nSteps (base = 100.0; percentages and points as measured):\n");
+	strbuf_addf(out, "%-*s", (int)w, "");
+	for (size_t k = 0; k < ncols; k++)
+		strbuf_addf(out, "  %*s", (int)(strlen(cols[k]->metric) > 12 ? strlen(cols[k]->metric) : 12), cols[k]->metric);
+	strbuf_addch(out, '\n');
+	for (size_t v = 0; v < c->nvariants; v++) {
+		strbuf_addf(out, "%-*s", (int)w, c->rs->variants.v[v]);
+		for (size_t k = 0; k < ncols; k++) {
+			const struct cmp_row *r = cols[k];
+			int cw = (int)(strlen(r->metric) > 12 ? strlen(r->metric) : 12);
+			bool pct = metric_is_percentage(r->metric);
+
+			if (!r->s[v].n || (!pct && (!r->s[0].n || r->s[0].mean == 0)))
+				strbuf_addf(out, "  %*s", cw, "-");
+			else if (pct)
+				strbuf_addf(out, "  %*.2f", cw, r->s[v].mean);
+			else
+				strbuf_addf(out, "  %*.1f", cw, 100 * r->s[v].mean / r->s[0].mean);
+		}
+		strbuf_addch(out, '\n');
+	}
+}
+
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
 {
 	size_t nv = c->nvariants;
@@ -150,6 +193,8 @@ void report_format_text(const struct comparison *c, const struct report_opts *o,
 		else if (!o->all && shown < gr->nrows)
 			strbuf_addf(out, "(%zu more metrics without a significant change; --all lists them)\n",
 				    gr->nrows - shown);
+		if (nv >= 3)
+			sweep_table(c, gr, out);
 	}
 	if (c->nverdicts) {
 		strbuf_addstr(out, "\nExpectations\n");

@@ -231,6 +231,39 @@ static void test_parse_metrics(void **state)
 	result_set_free(rs);
 }
 
+/* pcp-auto like: base and three sweep steps, build time down, contention down. */
+static void test_sweep_golden(void **state)
+{
+	struct result_set *rs = result_set_new("20261130-110000-5eep", "pcp-auto");
+	const char *steps[] = { "base", "pcp-auto@1", "pcp-auto@3", "pcp-auto@7" };
+	const double bt[] = { 100, 99.5, 99.4, 95.1 }, lc[] = { 14.0, 12.8, 12.6, 0.5 };
+	struct report_opts o = { .all = false };
+	struct strbuf t = STRBUF_INIT;
+	struct comparison *c;
+	char id[32];
+	int seq = 0;
+
+	(void)state;
+	for (int rep = 0; rep < 3; rep++)
+		for (int v = 0; v < 4; v++) {
+			struct result_run *r;
+
+			snprintf(id, sizeof(id), "pcp.%04d", ++seq);
+			r = result_add_run(rs, id, steps[v], "kbuild instances=8", 0, rep + 1);
+			r->status = RUN_OK;
+			result_add_metric(r, "kbuild.time.total", bt[v] * 3 + rep * 0.2);
+			result_add_metric(r, "perf-profile.self.cycles-pp.native_queued_spin_lock_slowpath", lc[v] + rep * 0.1);
+		}
+	result_add_expect(rs, 0, "kbuild.time.total", DIR_DECREASE, 0.02, true);
+	c = compare_build(rs, 0.95);
+	report_format_text(c, &o, &t);
+	assert_golden("tests/data/report/sweep.txt", t.buf);
+	assert_non_null(strstr(t.buf, "Steps (base = 100.0"));
+	strbuf_release(&t);
+	comparison_free(c);
+	result_set_free(rs);
+}
+
 static void test_report_goldens(void **state)
 {
 	struct result_set *rs = fixture();
@@ -269,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_regressed_and_unchanged),
 		cmocka_unit_test(test_parse_metrics),
 		cmocka_unit_test(test_report_goldens),
+		cmocka_unit_test(test_sweep_golden),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
