@@ -388,6 +388,11 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 		_cleanup_comparison_ struct comparison *c = compare_build(rs, 0.95);
 		struct report_opts ro = { .all = false };
 
+		/* an expectation the data contradicts fails the run like a failed run */
+		for (size_t k = 0; k < c->nverdicts; k++)
+			if (c->verdicts[k].v == VERDICT_REGRESSED)
+				*any_failed = true;
+
 		if (ctx->json)
 			report_format_json(c, &rep);
 		else
