@@ -16,7 +16,7 @@ golden() {
 # prefix -> parser (workloads, then monitors)
 PARSERS="sng:stress-ng hb:hackbench pg:pg-sysbench ff:ffmpeg-multi kb:kbuild pi:pi-stress ip:iperf3
 	pv:monitors/proc-vmstat cs:monitors/cpu-stat zp:monitors/zoneinfo-pcp pp:monitors/perf-profile
-	pl:monitors/perf-lock ps:monitors/perf-stat vm:monitors/vmstat
+	pl:monitors/perf-lock ls:monitors/lock-stat ps:monitors/perf-stat vm:monitors/vmstat
 	mi:monitors/meminfo sd:monitors/sched-debug ir:monitors/interrupts"
 
 parser() {
