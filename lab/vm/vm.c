@@ -500,7 +500,20 @@ static void kill_qemu(const struct vm *v)
 	_cleanup_free_ char *s = read_trimmed(pidf);
 	uint64_t pid = 0;
 
-	if (s && parse_uint(s, INT32_MAX, &pid) == 0 && pid > 1)
+	_cleanup_free_ char *cmdf = NULL, *want = NULL;
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+
+	if (!s || parse_uint(s, INT32_MAX, &pid) != 0 || pid <= 1)
+		return;
+	/* only that domain's QEMU: a stale pid file must not kill a reused pid */
+	cmdf = xasprintf("/proc/%llu/cmdline", (unsigned long long)pid);
+	want = xasprintf("guest=%s,", v->domain);
+	if (strbuf_read_file(&cmd, cmdf, 1 << 20) < 0 || !cmd.buf)
+		return;
+	for (size_t i = 0; i < cmd.len; i++)
+		if (!cmd.buf[i])
+			cmd.buf[i] = ' ';
+	if (strstr(cmd.buf, want))
 		kill((pid_t)pid, SIGKILL);
 }
 
@@ -518,6 +531,9 @@ static int teardown(struct vm *v)
 			wait_gone(v->holder, v, 5);
 		}
 	}
+	/* a holder that died without tearing down leaves its QEMU: the pid
+	 * file is in the folder about to go, so this is the last chance */
+	kill_qemu(v);
 	return fs_remove_tree(v->dir);
 }
 
