@@ -77,6 +77,55 @@ static int add_data(struct archive *a, const char *name, const void *data, size_
 	return r;
 }
 
+/* A file streamed into the archive, hashed on the way (raw outputs can be large). */
+static int add_file(struct archive *a, const char *name, const char *path, char hex[SHA256_HEX_LEN + 1],
+		    struct diags *d)
+{
+	struct pos pos = { .file = path };
+	struct archive_entry *e;
+	struct hasher *h;
+	struct stat st;
+	char buf[1 << 16];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		diags_add(d, &pos, "cannot read: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	e = archive_entry_new();
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_size(e, (la_int64_t)st.st_size);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_mtime(e, 0, 0);
+	h = hasher_new();
+	if (archive_write_header(a, e) != ARCHIVE_OK) {
+		diags_add(d, &pos, "cannot write %s: %s", name, archive_error_string(a));
+		r = -EIO;
+	}
+	/* exactly the size announced in the header, even if the file grows */
+	for (off_t left = st.st_size; !r && left > 0; left -= n) {
+		n = read(fd, buf, (size_t)(left < (off_t)sizeof(buf) ? left : (off_t)sizeof(buf)));
+		if (n <= 0) {
+			diags_add(d, &pos, "cannot read: %s", n < 0 ? strerror(errno) : "the file shrank");
+			r = -EIO;
+			break;
+		}
+		hasher_add(h, buf, (size_t)n);
+		if (archive_write_data(a, buf, (size_t)n) < 0) {
+			diags_add(d, &pos, "cannot write %s: %s", name, archive_error_string(a));
+			r = -EIO;
+		}
+	}
+	hasher_finish(h, hex);
+	archive_entry_free(e);
+	close(fd);
+	return r;
+}
+
 int bundle_write(const char *dir, const struct bundle_extra *extra, size_t nextra, const char *out,
 		 struct diags *d)
 {
@@ -125,16 +174,8 @@ int bundle_write(const char *dir, const struct bundle_extra *extra, size_t nextr
 				return r;
 		} else {
 			_cleanup_free_ char *p = path_join(dir, files.v[i]);
-			_cleanup_strbuf_ struct strbuf content = STRBUF_INIT;
 
-			if (strbuf_read_file(&content, p, (size_t)8 << 30) < 0) {
-				struct pos fp = { .file = p };
-
-				diags_add(d, &fp, "cannot read: %s", strerror(errno));
-				return -errno;
-			}
-			sha256_hex(content.buf ? content.buf : "", content.len, hex);
-			if ((r = add_data(a, name, content.buf ? content.buf : "", content.len, d, &pos)) < 0)
+			if ((r = add_file(a, name, p, hex, d)) < 0)
 				return r;
 		}
 		strbuf_addf(&manifest, "%s  %s\n", hex, files.v[i]);
