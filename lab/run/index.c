@@ -79,6 +79,40 @@ static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **s, const struct 
 	return 0;
 }
 
+static void count(const struct result_set *rs, size_t *ok, size_t *failed, size_t *pending)
+{
+	*ok = *failed = *pending = 0;
+	for (size_t i = 0; i < rs->n; i++) {
+		*ok += rs->runs[i].status == RUN_OK;
+		*failed += rs->runs[i].status == RUN_FAILED;
+		*pending += rs->runs[i].status == RUN_PENDING;
+	}
+}
+
+/* One run's row and its metrics (run: INSERT INTO runs, met: INSERT INTO metrics). */
+static int insert_run(sqlite3_stmt *run, sqlite3_stmt *met, const struct result_set *rs, const struct result_run *r)
+{
+	sqlite3_reset(run);
+	sqlite3_bind_text(run, 1, rs->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(run, 2, r->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(run, 3, r->variant, -1, SQLITE_STATIC);
+	sqlite3_bind_text(run, 4, r->group, -1, SQLITE_STATIC);
+	sqlite3_bind_text(run, 5, run_status_name(r->status), -1, SQLITE_STATIC);
+	sqlite3_bind_text(run, 6, r->release, -1, SQLITE_STATIC);
+	if (sqlite3_step(run) != SQLITE_DONE)
+		return -EIO;
+	for (size_t k = 0; k < r->nm; k++) {
+		sqlite3_reset(met);
+		sqlite3_bind_text(met, 1, rs->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(met, 2, r->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(met, 3, r->m[k].name, -1, SQLITE_STATIC);
+		sqlite3_bind_double(met, 4, r->m[k].value);
+		if (sqlite3_step(met) != SQLITE_DONE)
+			return -EIO;
+	}
+	return 0;
+}
+
 static int put(sqlite3 *db, const struct result_set *rs, const char *verdicts, const struct pos *pos, struct diags *d)
 {
 	__attribute__((cleanup(stmt_finalizep))) sqlite3_stmt *del1 = NULL, *del2 = NULL, *del3 = NULL;
@@ -99,31 +133,10 @@ static int put(sqlite3 *db, const struct result_set *rs, const char *verdicts, c
 		if (sqlite3_step(dels[i]) != SQLITE_DONE)
 			goto fail;
 	}
-	for (size_t i = 0; i < rs->n; i++) {
-		const struct result_run *r = &rs->runs[i];
-
-		ok += r->status == RUN_OK;
-		failed += r->status == RUN_FAILED;
-		pending += r->status == RUN_PENDING;
-		sqlite3_reset(run);
-		sqlite3_bind_text(run, 1, rs->id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(run, 2, r->id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(run, 3, r->variant, -1, SQLITE_STATIC);
-		sqlite3_bind_text(run, 4, r->group, -1, SQLITE_STATIC);
-		sqlite3_bind_text(run, 5, run_status_name(r->status), -1, SQLITE_STATIC);
-		sqlite3_bind_text(run, 6, r->release, -1, SQLITE_STATIC);
-		if (sqlite3_step(run) != SQLITE_DONE)
+	for (size_t i = 0; i < rs->n; i++)
+		if (insert_run(run, met, rs, &rs->runs[i]) < 0)
 			goto fail;
-		for (size_t k = 0; k < r->nm; k++) {
-			sqlite3_reset(met);
-			sqlite3_bind_text(met, 1, rs->id, -1, SQLITE_STATIC);
-			sqlite3_bind_text(met, 2, r->id, -1, SQLITE_STATIC);
-			sqlite3_bind_text(met, 3, r->m[k].name, -1, SQLITE_STATIC);
-			sqlite3_bind_double(met, 4, r->m[k].value);
-			if (sqlite3_step(met) != SQLITE_DONE)
-				goto fail;
-		}
-	}
+	count(rs, &ok, &failed, &pending);
 	sqlite3_bind_text(lr, 1, rs->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(lr, 2, rs->experiment, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(lr, 3, (sqlite3_int64)rs->n);
@@ -150,6 +163,43 @@ int index_put(const char *root, const struct result_set *rs, const char *verdict
 	if (exec(db, "BEGIN IMMEDIATE", &pos, d) < 0)
 		return -EIO;
 	if (put(db, rs, verdicts, &pos, d) < 0) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -EIO;
+	}
+	return exec(db, "COMMIT", &pos, d);
+}
+
+int index_put_run(const char *root, const struct result_set *rs, size_t i, struct diags *d)
+{
+	__attribute__((cleanup(db_closep))) sqlite3 *db = NULL;
+	__attribute__((cleanup(stmt_finalizep))) sqlite3_stmt *del1 = NULL, *del2 = NULL, *upd = NULL;
+	__attribute__((cleanup(stmt_finalizep))) sqlite3_stmt *run = NULL, *met = NULL;
+	const struct result_run *r = &rs->runs[i];
+	struct pos pos = { .file = root };
+	size_t ok, failed, pending;
+	int ret;
+
+	if ((ret = db_open(root, &db, d)) < 0)
+		return ret;
+	if (prepare(db, "DELETE FROM runs WHERE labrun = ?1 AND id = ?2", &del1, &pos, d) < 0 ||
+	    prepare(db, "DELETE FROM metrics WHERE labrun = ?1 AND run = ?2", &del2, &pos, d) < 0 ||
+	    prepare(db, "UPDATE labruns SET ok = ?2, failed = ?3, pending = ?4 WHERE id = ?1", &upd, &pos, d) < 0 ||
+	    prepare(db, "INSERT INTO runs VALUES(?1, ?2, ?3, ?4, ?5, ?6)", &run, &pos, d) < 0 ||
+	    prepare(db, "INSERT INTO metrics VALUES(?1, ?2, ?3, ?4)", &met, &pos, d) < 0 ||
+	    exec(db, "BEGIN IMMEDIATE", &pos, d) < 0)
+		return -EIO;
+	count(rs, &ok, &failed, &pending);
+	sqlite3_bind_text(del1, 1, rs->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(del1, 2, r->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(del2, 1, rs->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(del2, 2, r->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(upd, 1, rs->id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(upd, 2, (sqlite3_int64)ok);
+	sqlite3_bind_int64(upd, 3, (sqlite3_int64)failed);
+	sqlite3_bind_int64(upd, 4, (sqlite3_int64)pending);
+	if (sqlite3_step(del1) != SQLITE_DONE || sqlite3_step(del2) != SQLITE_DONE || sqlite3_step(upd) != SQLITE_DONE ||
+	    insert_run(run, met, rs, r) < 0) {
+		diags_add(d, &pos, "result index: %s", sqlite3_errmsg(db));
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		return -EIO;
 	}

@@ -17,6 +17,9 @@ struct index_entry {
 
 /* Replace everything the index holds about rs (one transaction). */
 int index_put(const char *root, const struct result_set *rs, const char *verdicts, struct diags *d);
+/* After one run finished: its row and metrics replaced, the counts of its
+ * lab run updated; the verdicts are left as they were (index_put sets them). */
+int index_put_run(const char *root, const struct result_set *rs, size_t run, struct diags *d);
 int index_list(const char *root, struct index_entry **ret, size_t *n, struct diags *d);
 void index_entries_free(struct index_entry *e, size_t n);
 /* Drop the index and read every run folder under root again; *ret_n: runs indexed. */
