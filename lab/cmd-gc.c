@@ -82,7 +82,6 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_report_diags(ctx, &d);
 		ret = EXIT_FAILED;
 	}
-	cmd_reap_run_vms(state, dry, &vms);
 	stale_image_builds(cache, &builds);
 	if (reindex && !dry) {
 		_cleanup_free_ char *root = cmd_results_dir(s);
@@ -118,7 +117,7 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		json_finish(&j);
 	} else {
 		for (size_t i = 0; i < vms.n; i++)
-			strbuf_addf(&out, "%s VM %s (its holder is gone)\n", dry ? "would remove" : "removed", vms.v[i]);
+			strbuf_addf(&out, "%s VM %s (its holder or its lab run is gone)\n", dry ? "would remove" : "removed", vms.v[i]);
 		for (size_t i = 0; i < builds.n; i++)
 			strbuf_addf(&out, "%s unfinished image build %s\n", dry ? "would remove" : "removed", builds.v[i]);
 		if (reindex && !dry)

@@ -77,36 +77,6 @@ static void ui_build_step(void *userdata, const char *name, const char *what)
 		fprintf(stderr, "lab: %s: %s\n", name, what);
 }
 
-int cmd_reap_run_vms(const char *state, bool dry_run, struct strv *removed)
-{
-	struct vm *v = NULL;
-	bool *alive = NULL;
-	size_t n = 0;
-
-	if (vm_list(state, &v, &alive, &n) < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		char *end;
-		long pid;
-
-		if (!str_startswith(v[i].name, "run-"))
-			continue;
-		pid = strtol(v[i].name + 4, &end, 10);
-		if (*end || pid <= 0 || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
-		/* the lab run that booted it is gone (kill -9): its VM goes too */
-		if (!dry_run) {
-			_cleanup_diags_ struct diags d = { 0 };
-
-			vm_down(state, v[i].name, &d);
-		}
-		strv_push(removed, v[i].name);
-	}
-	vms_free(v, n);
-	free(alive);
-	return 0;
-}
-
 /* The experiment's expectations and variants into a fresh result set with every run pending. */
 static struct result_set *pending_set(const struct spec *s, const struct spec_experiment *e, const struct plan *p,
 				      const char *id)
@@ -137,12 +107,26 @@ static struct result_set *pending_set(const struct spec *s, const struct spec_ex
 	return rs;
 }
 
+/* The folder and the whole index entry (with the verdicts: a comparison of every run). */
 static int save(const struct lab_ctx *ctx, const char *root, const char *dir, const struct result_set *rs)
 {
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_free_ char *sum = index_verdict_summary(rs);
 
 	if (store_save(dir, rs, &d) < 0 || index_put(root, rs, sum, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return -1;
+	}
+	return 0;
+}
+
+/* After one run: the journal and that run's index rows only. */
+static int save_run(const struct lab_ctx *ctx, const char *root, const char *dir, const struct result_set *rs,
+		    size_t i)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+
+	if (store_save(dir, rs, &d) < 0 || index_put_run(root, rs, i, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		return -1;
 	}
@@ -213,13 +197,10 @@ static int run_one(const struct spec *s, const struct spec_experiment *e,
 	_cleanup_diags_ struct diags d = { 0 };
 	struct vm_progress vp = { .step = ui_vm_step, .userdata = ui };
 	struct runner_progress rp = { .step = ui_step, .userdata = ui };
-	const struct spec_topology *t = NULL;
+	const struct spec_topology *t = spec_find_topology(s, pr->topology);
 	struct vm v = { 0 };
 	int r;
 
-	for (size_t i = 0; i < s->ntopologies; i++)
-		if (streq(s->topologies[i].name, pr->topology))
-			t = &s->topologies[i];
 	if ((r = path_mkdir_p(rundir, 0755)) < 0) {
 		out->status = RUN_FAILED;
 		out->error = xasprintf("cannot create %s: %s", rundir, strerror(-r));
@@ -235,6 +216,7 @@ static int run_one(const struct spec *s, const struct spec_experiment *e,
 		.experiment = e,
 		.cmdline = kv->cmdline,
 		.run_id = pr->id,
+		.owner = getpid(),
 		.accel = -1,
 		.progress = &vp,
 	};
@@ -376,10 +358,14 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 		if (r->status == RUN_FAILED && ctx->verbosity >= 0)
 			fprintf(stderr, "lab: %s FAILED: %s\n", r->id, r->error ? r->error : "?");
 		ui.done++;
-		if (save(ctx, root, dir, rs) < 0) {
+		if (save_run(ctx, root, dir, rs, i) < 0) {
 			ret = -1;
 			goto out;
 		}
+	}
+	if (save(ctx, root, dir, rs) < 0) {
+		ret = -1;
+		goto out;
 	}
 	for (size_t i = 0; i < rs->n; i++)
 		if (rs->runs[i].status == RUN_FAILED)
@@ -450,7 +436,6 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 		_cleanup_diags_ struct diags d = { 0 };
 
 		vm_gc(state, false, &removed, &d);
-		cmd_reap_run_vms(state, false, &removed);
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -487,16 +472,16 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_error(ctx, "run: name the experiments to run (lab plan lists them)");
 		return EXIT_USAGE;
 	}
-	for (int i = optind; i < argc; i++) {
-		const struct spec_experiment *e = spec_find_experiment(s, argv[i]);
+	{
+		/* unknown names are reported by the planner, with suggestions */
+		_cleanup_strv_ struct strv only = STRV_INIT;
+		_cleanup_plan_ struct plan *p = NULL;
+		_cleanup_diags_ struct diags d = { 0 };
 
-		if (!e) {
-			const char **names = xcalloc(s->nexperiments + 1, sizeof(char *));
-
-			for (size_t k = 0; k < s->nexperiments; k++)
-				names[k] = s->experiments[k].name;
-			cmd_lookup(ctx, "experiment", argv[i], names, s->nexperiments, s->path);
-			free(names);
+		for (int i = optind; i < argc; i++)
+			strv_push(&only, argv[i]);
+		if (plan_build(s, &only, &p, &d) < 0) {
+			cmd_report_diags(ctx, &d);
 			return EXIT_USAGE;
 		}
 	}

@@ -48,8 +48,6 @@ int cmd_ls(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_compare(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv);
-/* VMs of `lab run`s that are gone (named run-PID): taken down; names go to removed. */
-int cmd_reap_run_vms(const char *state, bool dry_run, struct strv *removed);
 int cmd_unimplemented(struct lab_ctx *ctx, int argc, char **argv);
 
 /* Shared helpers of the command layer (lab/cmd-common.c). */

@@ -159,17 +159,22 @@ void vm_ssh_target(const struct vm *v, struct ssh_target *t)
 	};
 }
 
-bool vm_alive(const struct vm *v)
+static bool process_alive(pid_t pid)
 {
 	_cleanup_free_ char *p = NULL, *stat = NULL;
 	const char *rp;
 
-	if (v->holder <= 0)
+	if (pid <= 0)
 		return false;
-	p = xasprintf("/proc/%d/stat", (int)v->holder);
+	p = xasprintf("/proc/%d/stat", (int)pid);
 	stat = read_trimmed(p);
-	/* a holder that exited may stay a zombie where nothing reaps orphans */
+	/* a process that exited may stay a zombie where nothing reaps it */
 	return stat && (rp = strrchr(stat, ')')) && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+bool vm_alive(const struct vm *v)
+{
+	return process_alive(v->holder);
 }
 
 void vm_format_json(const struct vm *v, struct json *j)
@@ -189,6 +194,7 @@ void vm_format_json(const struct vm *v, struct json *j)
 	json_kv_string(j, "control", v->control);
 	json_kv_uint(j, "port", v->port);
 	json_kv_uint(j, "holder", (uint64_t)v->holder);
+	json_kv_uint(j, "owner", (uint64_t)v->owner);
 	json_key(j, "boot_seconds");
 	json_double(j, v->boot_seconds);
 	json_object_end(j);
@@ -234,6 +240,8 @@ int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d
 		v.port = (unsigned)x;
 	if (json_lookup_number(sb.buf, "holder", &x) == 0)
 		v.holder = (pid_t)x;
+	if (json_lookup_number(sb.buf, "owner", &x) == 0)
+		v.owner = (pid_t)x;
 	if (json_lookup_number(sb.buf, "boot_seconds", &x) == 0)
 		v.boot_seconds = x;
 	if (!v.name || !v.domain || !v.identity || !v.known_hosts || !v.port) {
@@ -422,7 +430,11 @@ _Noreturn void vm_holder_main(const char *uri, const char *xml_path, const char 
 }
 
 /* Fork the holder, detached (its own session, stdio to holder.log). */
-static int spawn_holder(const struct vm *v, const char *xml_path, pid_t *ret, struct strbuf *why)
+static int save(const struct vm *v);
+
+/* Fork the holder; vm.json names it before the domain starts, so a lab
+ * killed from here on leaves a VM that vm_gc finds. */
+static int spawn_holder(struct vm *v, const char *xml_path, struct strbuf *why)
 {
 	_cleanup_free_ char *log = path_join(v->dir, "holder.log");
 	int p[2];
@@ -457,6 +469,8 @@ static int spawn_holder(const struct vm *v, const char *xml_path, pid_t *ret, st
 		vm_holder_main(v->uri, xml_path, v->domain, p[1]);
 	}
 	close(p[1]);
+	v->holder = pid;
+	save(v);
 	while (got < sizeof(buf) - 1 && (n = read(p[0], buf + got, sizeof(buf) - 1 - got)) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
@@ -467,7 +481,6 @@ static int spawn_holder(const struct vm *v, const char *xml_path, pid_t *ret, st
 	}
 	close(p[0]);
 	buf[got] = '\0';
-	*ret = pid;
 	if (!str_startswith(buf, "ok")) {
 		int status;
 
@@ -743,6 +756,7 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 	}
 	v.name = xstrdup(name);
 	v.dir = xasprintf("%s/vms/%s", state, name);
+	v.owner = o->owner;
 	{
 		struct vm old = { 0 };
 		_cleanup_diags_ struct diags ignore = { 0 };
@@ -827,7 +841,7 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 	sigaction(SIGTERM, &sa, &old_term);
 	step(o, name, kvm ? "starting (KVM)" : "starting (TCG: software emulation)");
 	t0 = now_sec();
-	r = spawn_holder(&v, xml_path, &v.holder, &why);
+	r = spawn_holder(&v, xml_path, &why);
 	if (r == 0)
 		r = save(&v);
 	if (r < 0) {
@@ -865,13 +879,15 @@ int vm_gc(const char *state, bool dry_run, struct strv *removed, struct diags *d
 		return r;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (alive[i])
+		/* the process the VM served is gone (a lab run killed with SIGKILL) */
+		bool orphan = v[i].owner > 0 && v[i].owner != getpid() && !process_alive(v[i].owner);
+
+		if (alive[i] && !orphan)
 			continue;
 		strv_push(removed, v[i].name);
 		if (dry_run)
 			continue;
-		/* the holder is gone: a QEMU it started may not be */
-		kill_qemu(&v[i]);
+		/* teardown stops a live holder and kills a QEMU a dead one left */
 		if (teardown(&v[i]) < 0)
 			diags_add(d, NULL, "cannot remove '%s'", v[i].dir);
 	}

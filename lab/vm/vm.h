@@ -43,6 +43,7 @@ struct vm {
 	char *identity, *known_hosts, *alias, *control;
 	unsigned port;
 	pid_t holder;
+	pid_t owner;         /* the process the VM serves (a lab run); 0: none, the VM lives until vm down */
 	double boot_seconds; /* start to ready */
 };
 
@@ -62,6 +63,7 @@ struct vm_opts {
 	const struct spec_experiment *experiment; /* sysctls, cgroups; may be NULL */
 	const char *cmdline;              /* extra kernel arguments (the variant's, the host's) */
 	const char *run_id;
+	pid_t owner;                      /* a process whose end ends the VM at the next vm_gc; 0: none */
 	uint64_t timeout_usec;            /* boot to ready; 0: 10 min under TCG, 3 min under KVM */
 	uint64_t silence_usec;            /* console silent this long = hung; 0: 120 s */
 	int accel;                        /* -1: auto (KVM when /dev/kvm works) */
@@ -78,7 +80,8 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 /* Stop the holder (domain destroyed and undefined) and remove the folder. */
 int vm_down(const char *state, const char *name, struct diags *d);
 int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d);
-/* Remove the VMs whose holder is gone (a killed lab): QEMU, folder. Names go to `removed`. */
+/* Remove the VMs whose holder is gone, or whose owner process is (a killed
+ * lab run): domain, QEMU, folder. Names go to `removed`. */
 int vm_gc(const char *state, bool dry_run, struct strv *removed, struct diags *d);
 /* Every VM folder; `alive` tells whether its holder still runs. */
 int vm_list(const char *state, struct vm **ret, bool **alive, size_t *n);

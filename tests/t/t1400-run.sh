@@ -104,7 +104,9 @@ test_expect_success 'kill -9 in the middle: gc and --resume lose nothing stored,
 	grep -q '^smoke.0002	failed' proj2/results/\$id/journal &&
 	test \$(stat -c %Y proj2/results/\$id/runs/smoke.0001/metrics) = \$m1 &&
 	! grep -q 'smoke.0001: boot' err &&
-	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms
+	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms &&
+	# the killed run's QEMU is gone too, not only its folder
+	sleep 2 && ! pgrep -f \"guest=lab-run-\$pid,\" >/dev/null
 "
 
 test_done
