@@ -26,6 +26,15 @@ static void params(struct strbuf *out, const struct plan_param *p, size_t n, con
 	}
 }
 
+/* "$OUT"/'NAME.SUFFIX': every file the driver writes, quoted. */
+static void out_file(struct strbuf *out, const char *name, const char *suffix)
+{
+	_cleanup_free_ char *f = xasprintf("%s%s", name, suffix);
+
+	strbuf_addstr(out, "\"$OUT\"/");
+	shell_quote(out, f);
+}
+
 void driver_format(const struct driver_config *c, struct strbuf *out)
 {
 	const struct plan_run *r = c->run;
@@ -63,20 +72,28 @@ void driver_format(const struct driver_config *c, struct strbuf *out)
 		params(out, m->params, m->nparams, NULL, NULL);
 		strbuf_addstr(out, "./monitors/");
 		shell_quote(out, m->name);
-		strbuf_addstr(out, "/start 2>\"$OUT/");
-		strbuf_addstr(out, m->name);
-		strbuf_addf(out, ".start.log\" || exit %d\n", DRIVER_MONITOR);
+		strbuf_addstr(out, "/start 2>");
+		out_file(out, m->name, ".start.log");
+		strbuf_addf(out, " || exit %d\n", DRIVER_MONITOR);
 	}
 	strbuf_addstr(out, "env ");
 	params(out, r->params, r->nparams, NULL, NULL);
-	strbuf_addf(out, "./%s/run >\"$OUT/%s.raw\" 2>\"$OUT/%s.log\"\nrc=$?\n", w.buf, r->workload, r->workload);
+	strbuf_addf(out, "./%s/run >", w.buf);
+	out_file(out, r->workload, ".raw");
+	strbuf_addstr(out, " 2>");
+	out_file(out, r->workload, ".log");
+	strbuf_addstr(out, "\nrc=$?\n");
 	/* monitors stop in reverse order, whatever the workload did */
 	for (size_t i = c->nmonitors; i-- > 0;) {
 		const struct driver_monitor *m = &c->monitors[i];
 
 		strbuf_addstr(out, "./monitors/");
 		shell_quote(out, m->name);
-		strbuf_addf(out, "/stop >\"$OUT/%s.raw\" 2>\"$OUT/%s.stop.log\"\n", m->name, m->name);
+		strbuf_addstr(out, "/stop >");
+		out_file(out, m->name, ".raw");
+		strbuf_addstr(out, " 2>");
+		out_file(out, m->name, ".stop.log");
+		strbuf_addch(out, '\n');
 	}
 	strbuf_addf(out, "[ \"$rc\" -eq 0 ] || exit %d\n", DRIVER_RUN);
 }

@@ -96,6 +96,11 @@ static int load_entry(struct spec *s, struct catalogue_entry *w, const char *nam
 	w->timeout_usec = 3600ULL * 1000000;
 	if (!root)
 		return -EINVAL;
+	/* the name becomes file names and shell words in the guest */
+	if (!str_is_name(name)) {
+		diags_add(d, &root->pos, "'%s' cannot name %s: use letters, digits, '-', '_' and '.'", name, what);
+		return -EINVAL;
+	}
 	if (root->kind != NODE_MAP) {
 		diags_add(d, &root->pos, "%s declaration must be a mapping", what);
 		return -EINVAL;

@@ -31,6 +31,14 @@ test_expect_success 'the parsers compile (python3)' "
 	python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' '$W/lib/labparse.py'
 "
 
+test_expect_success 'a workload folder whose name is not a plain name is refused' "
+	lab init proj >/dev/null &&
+	mkdir 'proj/workloads/bad \$(name)' &&
+	printf 'name: bad \$(name)\\ntimeout: 1m\\n' >'proj/workloads/bad \$(name)/workload.yaml' &&
+	test_must_fail_with 2 lab -C proj validate 2>err &&
+	grep -q 'cannot name a workload' err
+"
+
 command -v shellcheck >/dev/null && test_set_prereq SHELLCHECK
 test_expect_success SHELLCHECK 'the shell scripts pass shellcheck (-S warning)' "
 	cd '$W' &&

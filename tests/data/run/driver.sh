@@ -10,10 +10,10 @@ export LAB_MON_DIR="$OUT/mon"
 uname -a >"$OUT/uname"
 env LAB_PARAM_STRESSOR=switch LAB_PARAM_DURATION=20s LAB_PARAM_EXTRA='--taskset '\''0,1'\''; rm -rf /' ./stress-ng/setup >"$OUT/setup.log" 2>&1 || exit 10
 env LAB_PARAM_STRESSOR=switch LAB_PARAM_DURATION=5s LAB_PARAM_EXTRA='--taskset '\''0,1'\''; rm -rf /' ./stress-ng/run >/dev/null 2>"$OUT/warmup.log" || exit 11
-env ./monitors/cpu-stat/start 2>"$OUT/cpu-stat.start.log" || exit 12
-env LAB_PARAM_INTERVAL=1s ./monitors/zoneinfo-pcp/start 2>"$OUT/zoneinfo-pcp.start.log" || exit 12
-env LAB_PARAM_STRESSOR=switch LAB_PARAM_DURATION=20s LAB_PARAM_EXTRA='--taskset '\''0,1'\''; rm -rf /' ./stress-ng/run >"$OUT/stress-ng.raw" 2>"$OUT/stress-ng.log"
+env ./monitors/cpu-stat/start 2>"$OUT"/cpu-stat.start.log || exit 12
+env LAB_PARAM_INTERVAL=1s ./monitors/zoneinfo-pcp/start 2>"$OUT"/zoneinfo-pcp.start.log || exit 12
+env LAB_PARAM_STRESSOR=switch LAB_PARAM_DURATION=20s LAB_PARAM_EXTRA='--taskset '\''0,1'\''; rm -rf /' ./stress-ng/run >"$OUT"/stress-ng.raw 2>"$OUT"/stress-ng.log
 rc=$?
-./monitors/zoneinfo-pcp/stop >"$OUT/zoneinfo-pcp.raw" 2>"$OUT/zoneinfo-pcp.stop.log"
-./monitors/cpu-stat/stop >"$OUT/cpu-stat.raw" 2>"$OUT/cpu-stat.stop.log"
+./monitors/zoneinfo-pcp/stop >"$OUT"/zoneinfo-pcp.raw 2>"$OUT"/zoneinfo-pcp.stop.log
+./monitors/cpu-stat/stop >"$OUT"/cpu-stat.raw 2>"$OUT"/cpu-stat.stop.log
 [ "$rc" -eq 0 ] || exit 13
