@@ -24,6 +24,7 @@
 #include "util/banned.h"
 
 #define MAX_HOST_NODES_OPT 16
+#define HOST_CPUSET_BYTES 1024
 
 struct vopts {
 	const char *kernel;
@@ -34,6 +35,7 @@ struct vopts {
 	const char *host;
 	const char *cmdline;
 	const char *host_cpus;
+	const char *cpuset;
 	const char *host_nodes[MAX_HOST_NODES_OPT];
 	unsigned nhost_nodes;
 	unsigned port;
@@ -54,6 +56,7 @@ static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, co
 		{ "host", required_argument, NULL, 'H' },
 		{ "host-cpus", required_argument, NULL, 'C' },
 		{ "host-node", required_argument, NULL, 'N' },
+		{ "cpuset", required_argument, NULL, 'S' },
 		{ "port", required_argument, NULL, 'P' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "follow", no_argument, NULL, 'f' },
@@ -85,6 +88,17 @@ static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, co
 		case 'c': o->cmdline = optarg; break;
 		case 'H': o->host = optarg; break;
 		case 'C': o->host_cpus = optarg; break;
+		case 'S': {
+			uint8_t bits[HOST_CPUSET_BYTES];
+			size_t max;
+
+			if (parse_cpulist(optarg, bits, sizeof(bits) * 8, &max) < 0) {
+				cmd_error(ctx, "vm %s: --cpuset is a host cpu list such as 2-3, not '%s'", sub, optarg);
+				return -1;
+			}
+			o->cpuset = optarg;
+			break;
+		}
 		case 'N':
 			if (o->nhost_nodes == MAX_HOST_NODES_OPT) {
 				cmd_error(ctx, "vm %s: at most %d --host-node", sub, MAX_HOST_NODES_OPT);
@@ -256,6 +270,7 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		.variant = o.kernel,
 		.release = a.release,
 		.image = o.image,
+		.cpuset = o.cpuset,
 	};
 	domain_format_xml(&dc, &out);
 	cmd_write(&out);
@@ -363,6 +378,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		.cmdline = extra,
 		.timeout_usec = o.timeout_usec,
 		.accel = o.accel ? (streq(o.accel, "kvm") ? ACCEL_KVM : ACCEL_TCG) : -1,
+		.cpuset = o.cpuset,
 		.progress = &p,
 	};
 	if (vm_up(state, &vo, &v, &d) < 0) {

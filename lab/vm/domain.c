@@ -78,9 +78,11 @@ static void cputune(struct xml *x, const struct domain_config *c)
 	_cleanup_free_ unsigned *all = xcalloc(HOST_MAX_CPUS, sizeof(unsigned));
 	size_t nall;
 
-	if (t->pin == PIN_NONE || !c->host)
+	if (c->cpuset)
+		nall = cpus_of(c->cpuset, all, HOST_MAX_CPUS);
+	else if (t->pin == PIN_NONE || !c->host)
 		return;
-	if (t->pin == PIN_LIST)
+	else if (t->pin == PIN_LIST)
 		nall = cpus_of(t->pin_cpus, all, HOST_MAX_CPUS);
 	else if (c->host->cpus)
 		nall = cpus_of(c->host->cpus, all, HOST_MAX_CPUS);
@@ -95,7 +97,7 @@ static void cputune(struct xml *x, const struct domain_config *c)
 		int cell = cell_of_vcpu(t, v);
 
 		/* auto with host NUMA: a guest cell's vCPUs go to one host node */
-		if (t->pin == PIN_AUTO && host_numa(c) && cell >= 0) {
+		if (!c->cpuset && t->pin == PIN_AUTO && host_numa(c) && cell >= 0) {
 			unsigned node = (unsigned)cell % c->host->nnodes, ncpu;
 			_cleanup_free_ unsigned *nc = xcalloc(HOST_MAX_CPUS, sizeof(unsigned));
 			unsigned idx = 0;
@@ -109,6 +111,12 @@ static void cputune(struct xml *x, const struct domain_config *c)
 		xml_open(x, "vcpupin");
 		xml_attrf(x, "vcpu", "%u", v);
 		xml_attrf(x, "cpuset", "%u", cpu);
+		xml_close(x);
+	}
+	if (c->cpuset) {
+		/* QEMU's other threads (I/O, TCG's) stay inside the slot too */
+		xml_open(x, "emulatorpin");
+		xml_attr(x, "cpuset", c->cpuset);
 		xml_close(x);
 	}
 	xml_close(x);

@@ -44,6 +44,8 @@ struct domain_config {
 	const char *console; /* serial log file */
 	unsigned ssh_port;   /* on 127.0.0.1 */
 	const char *mac;     /* NULL: QEMU's default */
+	const char *cpuset;  /* host cpulist this VM owns (a `lab run --jobs` slot): every vCPU
+			      * and the emulator pinned inside it; NULL: the topology's pinning */
 	/* metadata */
 	const char *vm;      /* lab's name for the VM */
 	const char *owner;   /* the state folder that holds it */

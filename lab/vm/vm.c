@@ -827,6 +827,7 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 		.image = o->image->name,
 		.image_id = o->image->id,
 		.run_id = o->run_id,
+		.cpuset = o->cpuset,
 	};
 	domain_format_xml(&dc, &xml);
 	xml_path = path_join(v.dir, "domain.xml");
