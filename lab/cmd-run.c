@@ -1,19 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lab run [--resume RUN_ID] [EXPERIMENT...]: for each experiment, a run
- * folder in the store, the missing kernels and image built, then the plan
- * executed in order (the compared variants interleaved): each run boots its
- * guest, runs the workload between the monitors, parses, stores, and the
- * journal and the index are updated before the next one starts. A failed
- * run is recorded with its reason and the rest go on; --resume finishes
- * the pending runs of a stored run. Ends with the comparison report.
+ * lab run [--jobs N] [--resume RUN_ID] [EXPERIMENT...]: for each
+ * experiment, a run folder in the store, the missing kernels and image
+ * built, then the plan executed (the compared variants interleaved). Runs
+ * go to worker processes (lab/run/pool.c), at most N at a time, each guest
+ * pinned inside its own host CPUs; a worker boots a guest per run, or one
+ * per variant that serves all its runs with `boot: once`, runs the
+ * workload between the monitors, parses and tells this process, which
+ * alone writes the journal and the index, after every run. A failed run is
+ * recorded with its reason and the rest go on; --resume finishes the
+ * pending runs of a stored run. Ends with the comparison report.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include "cmd.h"
 #include "kernel/build.h"
@@ -23,6 +29,7 @@
 #include "result/compare.h"
 #include "result/report.h"
 #include "run/index.h"
+#include "run/pool.h"
 #include "run/runner.h"
 #include "run/store.h"
 #include "util/alloc.h"
@@ -30,43 +37,130 @@
 #include "util/command.h"
 #include "util/fs.h"
 #include "util/path.h"
+#include "util/units.h"
+#include "vm/domain.h"
 #include "vm/vm.h"
 #include "util/banned.h"
 
-/* The holder of the VM of the run in progress: a signal tears it down. */
+/* In a worker: the holder of the VM of the run in progress; a signal tears it
+ * down. In lab itself: a signal stops the workers (and so their guests). */
 static volatile pid_t current_holder;
+static volatile sig_atomic_t in_worker;
 
 static void on_signal(int sig)
 {
-	if (current_holder > 0)
-		kill(current_holder, SIGTERM);
+	if (in_worker) {
+		if (current_holder > 0)
+			kill(current_holder, SIGTERM);
+	} else {
+		pool_terminate();
+	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
+/*
+ * Progress: on a terminal one status line rewritten in place (runs done /
+ * total, failed, running, elapsed, ETA, the latest step) with the end of
+ * each run printed above it; otherwise a line per step, for logs.
+ */
 struct run_ui {
 	const struct lab_ctx *ctx;
-	size_t done, total;
+	size_t done, failed, total;
+	unsigned running;
 	double t0;
+	bool tty;
+	char *status;
 };
 
-static void ui_step(void *userdata, const char *run, const char *what)
+static void fmt_secs(struct strbuf *sb, double s)
 {
-	struct run_ui *u = userdata;
+	if (s < 60)
+		strbuf_addf(sb, "%.0fs", s);
+	else if (s < 3600)
+		strbuf_addf(sb, "%dm%02ds", (int)s / 60, (int)s % 60);
+	else
+		strbuf_addf(sb, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
+static void ui_counts(const struct run_ui *u, struct strbuf *sb)
+{
 	double el = now_sec() - u->t0;
+
+	strbuf_addf(sb, "[%zu/%zu done", u->done, u->total);
+	if (u->failed)
+		strbuf_addf(sb, ", %zu failed", u->failed);
+	if (u->running > 1)
+		strbuf_addf(sb, ", %u running", u->running);
+	strbuf_addstr(sb, ", ");
+	fmt_secs(sb, el);
+	if (u->done && u->done < u->total) {
+		strbuf_addstr(sb, ", ETA ");
+		fmt_secs(sb, el / (double)u->done * (double)(u->total - u->done));
+	}
+	strbuf_addch(sb, ']');
+}
+
+static void ui_redraw(const struct run_ui *u)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct winsize ws = { 0 };
+	size_t width = 80;
+
+	if (!u->tty || !u->status)
+		return;
+	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10)
+		width = ws.ws_col;
+	strbuf_addstr(&sb, "lab: ");
+	ui_counts(u, &sb);
+	strbuf_addf(&sb, " %s", u->status);
+	if (sb.len >= width)
+		strbuf_setlen(&sb, width - 1);
+	fprintf(stderr, "\r\033[K%s", sb.buf);
+	fflush(stderr);
+}
+
+/* A step of a run (or of the guest it boots). */
+static void ui_step(struct run_ui *u, const char *run, const char *what)
+{
+	if (u->ctx->verbosity < 0)
+		return;
+	free(u->status);
+	u->status = xasprintf("%s: %s", run, what);
+	if (u->tty) {
+		ui_redraw(u);
+	} else {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+		ui_counts(u, &sb);
+		fprintf(stderr, "lab: %s %s\n", sb.buf, u->status);
+	}
+}
+
+/* A line that stays (a run ended, a note), above the status line. */
+static void ui_print(struct run_ui *u, const char *fmt, ...) _printf_(2, 3);
+static void ui_print(struct run_ui *u, const char *fmt, ...)
+{
+	va_list ap;
 
 	if (u->ctx->verbosity < 0)
 		return;
-	if (u->done)
-		fprintf(stderr, "lab: [%zu/%zu, %.0f s, ETA %.0f s] %s: %s\n", u->done + 1, u->total, el,
-			el / u->done * (u->total - u->done), run, what);
-	else
-		fprintf(stderr, "lab: [%zu/%zu, %.0f s] %s: %s\n", u->done + 1, u->total, el, run, what);
+	if (u->tty)
+		fputs("\r\033[K", stderr);
+	fputs("lab: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	ui_redraw(u);
 }
 
-static void ui_vm_step(void *userdata, const char *vm, const char *what)
+static void ui_end(struct run_ui *u)
 {
-	ui_step(userdata, vm, what);
+	if (u->tty && u->status && u->ctx->verbosity >= 0)
+		fputs("\r\033[K", stderr);
+	free(u->status);
+	u->status = NULL;
 }
 
 static void ui_build_step(void *userdata, const char *name, const char *what)
@@ -179,90 +273,412 @@ static int catalogue_tar(const struct spec *s, const char *dir, char **ret)
 	_cleanup_free_ char *tarp = path_join(dir, "workloads.tar");
 
 	command_init(&c, "tar");
-	command_args(&c, "-C", s->settings.catalogue, "--exclude=__pycache__", "-cf", tarp, ".", NULL);
+	/* entries may be symbolic links to folders elsewhere: the guest gets their contents */
+	command_args(&c, "-C", s->settings.catalogue, "--dereference", "--exclude=__pycache__", "-cf", tarp, ".", NULL);
 	if (command_run(&c) != 0)
 		return -EIO;
 	*ret = TAKE_PTR(tarp);
 	return 0;
 }
 
-static int run_one(const struct spec *s, const struct spec_experiment *e,
-		   const char *dir, const char *tarp, const struct plan_run *pr, const struct kartifact *ka,
-		   const struct kvariant *kv, const struct image_artifact *img, struct run_ui *ui,
-		   struct result_run *out)
-{
-	_cleanup_free_ char *state = lab_state_dir(), *cache = lab_cache_dir(s);
-	_cleanup_free_ char *rundir = xasprintf("%s/runs/%s", dir, pr->id);
-	_cleanup_free_ char *name = xasprintf("run-%d", (int)getpid());
-	_cleanup_diags_ struct diags d = { 0 };
-	struct vm_progress vp = { .step = ui_vm_step, .userdata = ui };
-	struct runner_progress rp = { .step = ui_step, .userdata = ui };
-	const struct spec_topology *t = spec_find_topology(s, pr->topology);
-	struct vm v = { 0 };
-	int r;
+/* What runs share on one guest: all of a variant's runs with `boot: once`, else one run. */
+struct run_group {
+	size_t *runs; /* indexes into the result set */
+	size_t n;
+};
 
-	if ((r = path_mkdir_p(rundir, 0755)) < 0) {
-		out->status = RUN_FAILED;
-		out->error = xasprintf("cannot create %s: %s", rundir, strerror(-r));
-		return 0;
-	}
+/* One experiment's execution, shared by lab (the parent) and its workers. */
+struct exp_run {
+	const struct lab_ctx *ctx;
+	const struct spec *s;
+	const struct spec_experiment *e;
+	const struct plan *p;
+	struct result_set *rs;
+	const char *root, *dir, *tarp;
+	const struct strv *variants;
+	const struct kartifact *arts;
+	const struct kvariant *vars;
+	const struct image_artifact *img;
+	struct run_group *groups;
+	size_t ngroups;
+	char **cpusets; /* per slot; NULL: the topology's own pinning */
+	pid_t lab;
+	unsigned jobs;
+	size_t ended; /* groups whose worker ended */
+	struct run_ui ui;
+	bool save_failed;
+	/* in a worker */
+	int fd;
+	size_t cur;
+	unsigned slot;
+};
+
+static const struct plan_run *plan_run_of(const struct plan *p, const char *id)
+{
+	for (size_t k = 0; k < p->n; k++)
+		if (streq(p->runs[k].id, id))
+			return &p->runs[k];
+	return NULL;
+}
+
+/* In a worker: a step goes to the run's log and to lab. */
+static void worker_step(struct exp_run *x, const char *what)
+{
+	const struct result_run *r = &x->rs->runs[x->cur];
+	_cleanup_free_ char *logp = xasprintf("%s/runs/%s/log", x->dir, r->id);
+	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT, old = STRBUF_INIT;
+
+	strbuf_read_file(&old, logp, 1 << 20);
+	strbuf_addf(&line, "%s%8.1f  %s\n", old.buf ? old.buf : "", now_sec() - x->ui.t0, what);
+	fs_write_atomic(logp, line.buf, line.len, 0644);
+	pool_send(x->fd, "step\t%zu\t%s", x->cur, what);
+}
+
+static void worker_vm_step(void *userdata, const char *vm, const char *what)
+{
+	(void)vm;
+	worker_step(userdata, what);
+}
+
+static void worker_run_step(void *userdata, const char *run, const char *what)
+{
+	(void)run;
+	worker_step(userdata, what);
+}
+
+/* In a worker: tell lab how the run ended (its metrics are on disk). */
+static void worker_done(struct exp_run *x, const struct result_run *r)
+{
+	_cleanup_free_ char *err = xstrdup(r->error ? r->error : "");
+
+	for (char *c = err; *c; c++)
+		if (*c == '\t')
+			*c = ' ';
+	pool_send(x->fd, "done\t%zu\t%s\t%s\t%s", x->cur, r->status == RUN_OK ? "ok" : "failed",
+		  r->release ? r->release : "", err);
+}
+
+static void run_fail(struct result_run *r, char *why)
+{
+	r->status = RUN_FAILED;
+	free(r->error);
+	r->error = why;
+}
+
+/* Where the guest's threads may run, kept with the run. */
+static void write_placement(const struct exp_run *x, const struct vm *v, const char *rundir)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_free_ char *p = path_join(rundir, "placement");
+	const char *cs = x->cpusets ? x->cpusets[x->slot] : NULL;
+
+	strbuf_addf(&sb, "# slot %u, host cpus %s\n# thread id, name, cpus allowed\n", x->slot,
+		    cs ? cs : "(the topology's pinning)");
+	vm_placement(v, &sb);
+	fs_write_atomic(p, sb.buf, sb.len, 0644);
+}
+
+static int boot(struct exp_run *x, const char *name, const struct plan_run *pr, ssize_t vi, const char *rundir,
+		struct vm *v, struct result_run *r)
+{
+	_cleanup_free_ char *state = lab_state_dir(), *cache = lab_cache_dir(x->s);
+	_cleanup_diags_ struct diags d = { 0 };
+	struct vm_progress vp = { .step = worker_vm_step, .userdata = x };
 	struct vm_opts vo = {
 		.name = name,
-		.topo = t,
-		.variant = kv->name,
-		.kernel = ka,
-		.image = img,
+		.topo = spec_find_topology(x->s, pr->topology),
+		.variant = x->vars[vi].name,
+		.kernel = &x->arts[vi],
+		.image = x->img,
 		.cache = cache,
-		.experiment = e,
-		.cmdline = kv->cmdline,
+		.experiment = x->e,
+		.cmdline = x->vars[vi].cmdline,
 		.run_id = pr->id,
-		.owner = getpid(),
+		.owner = x->lab,
 		.accel = -1,
+		.cpuset = x->cpusets ? x->cpusets[x->slot] : NULL,
 		.progress = &vp,
 	};
-	ui_step(ui, pr->id, "boot");
-	if (vm_up(state, &vo, &v, &d) < 0) {
+
+	worker_step(x, "boot");
+	if (vm_up(state, &vo, v, &d) < 0) {
 		_cleanup_strbuf_ struct strbuf msg = STRBUF_INIT;
+		_cleanup_free_ char *con = xasprintf("%s/vms/%s/console.log", state, name);
+		_cleanup_free_ char *dst = path_join(rundir, "console.log");
+		_cleanup_diags_ struct diags dd = { 0 };
 
 		for (size_t i = 0; i < d.n; i++)
 			strbuf_addf(&msg, "%s%s", i ? "; " : "", d.v[i].msg);
-		out->status = RUN_FAILED;
-		out->error = xasprintf("boot failed: %s", msg.buf ? msg.buf : "?");
+		run_fail(r, xasprintf("boot failed: %s", msg.buf ? msg.buf : "?"));
 		/* keep what the console said */
-		{
-			_cleanup_free_ char *con = xasprintf("%s/vms/%s/console.log", state, name);
-			_cleanup_free_ char *dst = path_join(rundir, "console.log");
-
-			fs_copy_file(con, dst, true);
-		}
-		vm_down(state, name, &d);
-		return 0;
-	}
-	current_holder = v.holder;
-	struct runner_config rc = {
-		.s = s,
-		.e = e,
-		.rundir = rundir,
-		.catalogue_tar = tarp,
-		.vm = &v,
-		.kernel = ka,
-		.image = img,
-		.progress = &rp,
-	};
-	runner_exec(&rc, pr, out);
-	ui_step(ui, pr->id, "shut down");
-	{
-		_cleanup_diags_ struct diags dd = { 0 };
-
+		fs_copy_file(con, dst, true);
 		vm_down(state, name, &dd);
+		return -1;
 	}
+	current_holder = v->holder;
+	return 0;
+}
+
+static void shut_down(struct exp_run *x, const char *name, struct vm *v)
+{
+	_cleanup_free_ char *state = lab_state_dir();
+	_cleanup_diags_ struct diags d = { 0 };
+
+	worker_step(x, "shut down");
+	vm_down(state, name, &d);
 	current_holder = 0;
-	vm_release(&v);
+	vm_release(v);
+	memset(v, 0, sizeof(*v));
+}
+
+/*
+ * A worker: the runs of one group, in order, on one guest while they
+ * succeed (a run that failed may have left the guest in any state: the
+ * next one boots a fresh guest).
+ */
+static int work(void *userdata, size_t task, unsigned slot, int fd)
+{
+	struct exp_run *x = userdata;
+	const struct run_group *g = &x->groups[task];
+	_cleanup_free_ char *name = xasprintf("run-%d", (int)getpid());
+	struct vm v = { 0 };
+	bool up = false, shipped = false;
+
+	in_worker = 1;
+	x->fd = fd;
+	x->slot = slot;
+	for (size_t j = 0; j < g->n; j++) {
+		struct result_run *r = &x->rs->runs[g->runs[j]];
+		const struct plan_run *pr = plan_run_of(x->p, r->id);
+		ssize_t vi = strv_index(x->variants, r->variant);
+		_cleanup_free_ char *rundir = xasprintf("%s/runs/%s", x->dir, r->id);
+		struct runner_progress rp = { .step = worker_run_step, .userdata = x };
+		int e;
+
+		x->cur = g->runs[j];
+		if (!pr || vi < 0) {
+			run_fail(r, xstrdup("not in the plan of lab.yaml any more (changed since the run started?)"));
+			worker_done(x, r);
+			continue;
+		}
+		if ((e = path_mkdir_p(rundir, 0755)) < 0) {
+			run_fail(r, xasprintf("cannot create %s: %s", rundir, strerror(-e)));
+			worker_done(x, r);
+			continue;
+		}
+		if (!up) {
+			if (boot(x, name, pr, vi, rundir, &v, r) < 0) {
+				worker_done(x, r);
+				continue;
+			}
+			up = true;
+			shipped = false;
+		}
+		write_placement(x, &v, rundir);
+		{
+			struct runner_config rc = {
+				.s = x->s,
+				.e = x->e,
+				.rundir = rundir,
+				.catalogue_tar = x->tarp,
+				.vm = &v,
+				.kernel = &x->arts[vi],
+				.image = x->img,
+				.progress = &rp,
+				.shipped = &shipped,
+			};
+
+			runner_exec(&rc, pr, r);
+		}
+		worker_done(x, r);
+		if (r->status == RUN_FAILED) {
+			shut_down(x, name, &v);
+			up = false;
+		}
+	}
+	if (up)
+		shut_down(x, name, &v);
+	return 0;
+}
+
+static const char *run_label(const struct result_run *r, struct strbuf *sb)
+{
+	strbuf_reset(sb);
+	strbuf_addf(sb, "%s %s", r->id, r->variant);
+	return sb->buf;
+}
+
+/* In lab: a line from a worker. */
+static void on_message(void *userdata, size_t task, unsigned slot, const char *line)
+{
+	struct exp_run *x = userdata;
+	_cleanup_free_ char *copy = xstrdup(line);
+	_cleanup_strbuf_ struct strbuf label = STRBUF_INIT;
+	char *f[5] = { 0 }, *p = copy;
+	size_t nf = 0;
+	uint64_t i;
+
+	(void)task;
+	(void)slot;
+	while (nf < 5 && p) {
+		f[nf++] = p;
+		p = nf < 5 ? strchr(p, '\t') : NULL;
+		if (p)
+			*p++ = '\0';
+	}
+	if (nf < 3 || parse_uint(f[1], x->rs->n - 1, &i) < 0)
+		return;
+	if (streq(f[0], "step")) {
+		ui_step(&x->ui, run_label(&x->rs->runs[i], &label), f[2]);
+	} else if (streq(f[0], "done") && nf == 5) {
+		struct result_run *r = &x->rs->runs[i];
+		_cleanup_diags_ struct diags d = { 0 };
+
+		r->status = streq(f[2], "ok") ? RUN_OK : RUN_FAILED;
+		free(r->release);
+		r->release = *f[3] ? xstrdup(f[3]) : NULL;
+		free(r->error);
+		r->error = *f[4] ? xstrdup(f[4]) : NULL;
+		if (r->status == RUN_OK && store_load_metrics(x->dir, r, &d) < 0)
+			run_fail(r, xasprintf("its metrics cannot be read back: %s", d.n ? d.v[0].msg : "?"));
+		x->ui.done++;
+		if (r->status == RUN_FAILED) {
+			x->ui.failed++;
+			ui_print(&x->ui, "%s FAILED: %s", run_label(r, &label), r->error ? r->error : "?");
+		} else {
+			ui_print(&x->ui, "%s ok, %zu metrics", run_label(r, &label), r->nm);
+		}
+		if (save_run(x->ctx, x->root, x->dir, x->rs, i) < 0)
+			x->save_failed = true;
+	}
+}
+
+/* In lab: a worker ended. Runs it did not report failed with the reason. */
+static void on_ended(void *userdata, size_t task, unsigned slot, pid_t pid, int status)
+{
+	struct exp_run *x = userdata;
+	const struct run_group *g = &x->groups[task];
+
+	(void)slot;
+	x->ended++;
+	x->ui.running = x->ngroups - x->ended < x->jobs ? (unsigned)(x->ngroups - x->ended) : x->jobs;
+	if (pid > 0) {
+		/* a worker that died left its guest: it goes now, not at the next gc */
+		_cleanup_free_ char *state = lab_state_dir(), *name = xasprintf("run-%d", (int)pid);
+		_cleanup_free_ char *vmdir = xasprintf("%s/vms/%s", state, name);
+		_cleanup_diags_ struct diags d = { 0 };
+
+		if (access(vmdir, F_OK) == 0)
+			vm_down(state, name, &d);
+	}
+	for (size_t j = 0; j < g->n; j++) {
+		struct result_run *r = &x->rs->runs[g->runs[j]];
+
+		if (r->status != RUN_PENDING)
+			continue;
+		run_fail(r, status < 0 ? xstrdup("lab could not start a worker for it")
+					: xasprintf("its worker ended (status %d) before the run did", status));
+		x->ui.done++;
+		x->ui.failed++;
+		ui_print(&x->ui, "%s FAILED: %s", r->id, r->error);
+		if (save_run(x->ctx, x->root, x->dir, x->rs, g->runs[j]) < 0)
+			x->save_failed = true;
+	}
+}
+
+/* Runs into groups: each pending run alone, or with `boot: once` a group per variant. */
+static void make_groups(struct exp_run *x)
+{
+	bool once = x->e->boot == BOOT_ONCE;
+
+	x->groups = xcalloc(x->rs->n + 1, sizeof(*x->groups));
+	for (size_t i = 0; i < x->rs->n; i++) {
+		struct run_group *g = NULL;
+
+		if (x->rs->runs[i].status != RUN_PENDING)
+			continue;
+		for (size_t k = 0; once && k < x->ngroups && !g; k++)
+			if (streq(x->rs->runs[x->groups[k].runs[0]].variant, x->rs->runs[i].variant))
+				g = &x->groups[k];
+		if (!g) {
+			g = &x->groups[x->ngroups++];
+			g->runs = xcalloc(x->rs->n, sizeof(size_t));
+		}
+		g->runs[g->n++] = i;
+	}
+}
+
+static void free_groups(struct exp_run *x)
+{
+	for (size_t k = 0; k < x->ngroups; k++)
+		free(x->groups[k].runs);
+	free(x->groups);
+	if (x->cpusets)
+		for (char **c = x->cpusets; *c; c++)
+			free(*c);
+	free(x->cpusets);
+}
+
+struct jobs_opts {
+	unsigned jobs; /* 0: from the host's CPUs and the topology's vCPUs */
+	bool oversubscribe;
+};
+
+/*
+ * How many guests at a time, and each one's host CPUs: never more vCPUs
+ * than the CPUs lab may use unless asked (--oversubscribe), and said when
+ * the topology alone is bigger than the host. -1 after an error.
+ */
+static int place(struct exp_run *x, const struct jobs_opts *jo, bool check_only, unsigned *ret_jobs)
+{
+	const struct spec_topology *t = spec_find_topology(x->s, x->e->topology.name);
+	unsigned vcpus = t ? domain_vcpus(t) : 1, ncpu = 0, jobs;
+	unsigned cpu[CPU_SETSIZE];
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		for (unsigned c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				cpu[ncpu++] = c;
+	if (!ncpu)
+		cpu[ncpu++] = 0;
+	jobs = jo->jobs ? jo->jobs : (vcpus && ncpu / vcpus > 1 ? ncpu / vcpus : 1);
+	if (jobs > x->ngroups)
+		jobs = x->ngroups ? (unsigned)x->ngroups : 1;
+	if (jobs > 1 && t && t->pin == PIN_LIST) {
+		cmd_error(x->ctx, "topology '%s' pins its vCPUs to host CPUs %s: its guests run one at a time (--jobs 1)",
+			  t->name, t->pin_cpus);
+		return -1;
+	}
+	if (jobs > 1 && (size_t)jobs * vcpus > ncpu && !jo->oversubscribe) {
+		cmd_error(x->ctx, "--jobs %u needs %u host CPUs for guests of %u vCPUs (%s); lab may use %u "
+			  "(--oversubscribe shares them anyway, and the numbers suffer)",
+			  jobs, jobs * vcpus, vcpus, t ? t->name : "?", ncpu);
+		return -1;
+	}
+	if (check_only)
+		return 0;
+	if (vcpus > ncpu)
+		ui_print(&x->ui, "note: %s has %u vCPUs and lab may use %u host CPUs: they share them "
+			 "(compare variants with each other, not with a bigger host)", t ? t->name : "?", vcpus, ncpu);
+	if (jobs > 1) {
+		x->cpusets = xcalloc(jobs + 1, sizeof(char *));
+		for (unsigned k = 0; k < jobs; k++) {
+			_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+			/* oversubscribed slots wrap around the host's CPUs */
+			for (unsigned j = 0; j < vcpus && j < ncpu; j++)
+				strbuf_addf(&sb, "%s%u", j ? "," : "", cpu[(k * vcpus + j) % ncpu]);
+			x->cpusets[k] = strbuf_detach(&sb, NULL);
+		}
+	}
+	*ret_jobs = jobs;
 	return 0;
 }
 
 static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
-			  const char *resume_dir, bool *any_failed)
+			  const char *resume_dir, const struct jobs_opts *jo, bool *any_failed)
 {
 	_cleanup_plan_ struct plan *p = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
@@ -273,7 +689,9 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 	struct kartifact *arts = NULL;
 	struct kvariant *vars = NULL;
 	struct image_artifact img = { 0 };
-	struct run_ui ui = { .ctx = ctx, .t0 = now_sec() };
+	struct exp_run x = { .ctx = ctx, .s = s, .e = e, .lab = getpid() };
+	struct pool_ops ops = { .work = work, .message = on_message, .ended = on_ended, .userdata = &x };
+	unsigned jobs = 1;
 	int ret = 0;
 
 	strv_push(&only, e->name);
@@ -311,8 +729,6 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 	}
 	if (ctx->verbosity >= 0)
 		fprintf(stderr, "lab: run %s: experiment %s, %zu runs, results in %s\n", id, e->name, rs->n, dir);
-	if (e->boot == BOOT_ONCE && ctx->verbosity >= 0)
-		fprintf(stderr, "lab: note: 'boot: once' is not honoured yet; every run boots its own guest\n");
 	spec_experiment_variants(s, e, &variants);
 	arts = xcalloc(variants.n, sizeof(*arts));
 	vars = xcalloc(variants.n, sizeof(*vars));
@@ -336,32 +752,39 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 		ret = -1;
 		goto out;
 	}
+	x.p = p;
+	x.rs = rs;
+	x.root = root;
+	x.dir = dir;
+	x.tarp = tarp;
+	x.variants = &variants;
+	x.arts = arts;
+	x.vars = vars;
+	x.img = &img;
+	x.ui = (struct run_ui){ .ctx = ctx, .t0 = now_sec(), .tty = isatty(2) && !getenv("LAB_NO_TTY") };
+	make_groups(&x);
 	for (size_t i = 0; i < rs->n; i++)
-		ui.total += rs->runs[i].status == RUN_PENDING;
-	for (size_t i = 0; i < rs->n; i++) {
-		struct result_run *r = &rs->runs[i];
-		const struct plan_run *pr = NULL;
-		ssize_t v;
+		x.ui.total += rs->runs[i].status == RUN_PENDING;
+	if (place(&x, jo, false, &jobs) < 0) {
+		ret = -1;
+		goto out;
+	}
+	if (x.ui.total)
+		ui_print(&x.ui, "%zu runs on %u guest%s at a time%s%s", x.ui.total, jobs, jobs > 1 ? "s" : "",
+			 e->boot == BOOT_ONCE ? "; boot: once, a guest serves all the runs of a variant" : "",
+			 x.cpusets ? ", each pinned to its own host CPUs" : "");
+	x.jobs = jobs;
+	x.ui.running = x.ngroups < jobs ? (unsigned)x.ngroups : jobs;
+	{
+		_cleanup_diags_ struct diags pd = { 0 };
 
-		if (r->status != RUN_PENDING)
-			continue;
-		for (size_t k = 0; k < p->n; k++)
-			if (streq(p->runs[k].id, r->id))
-				pr = &p->runs[k];
-		v = strv_index(&variants, r->variant);
-		if (!pr || v < 0) {
-			r->status = RUN_FAILED;
-			r->error = xstrdup("not in the plan of lab.yaml any more (changed since the run started?)");
-		} else {
-			run_one(s, e, dir, tarp, pr, &arts[v], &vars[v], &img, &ui, r);
-		}
-		if (r->status == RUN_FAILED && ctx->verbosity >= 0)
-			fprintf(stderr, "lab: %s FAILED: %s\n", r->id, r->error ? r->error : "?");
-		ui.done++;
-		if (save_run(ctx, root, dir, rs, i) < 0) {
-			ret = -1;
-			goto out;
-		}
+		if (pool_run(x.ngroups, jobs, &ops, &pd) < 0)
+			cmd_report_diags(ctx, &pd);
+	}
+	ui_end(&x.ui);
+	if (x.save_failed) {
+		ret = -1;
+		goto out;
 	}
 	if (save(ctx, root, dir, rs) < 0) {
 		ret = -1;
@@ -386,6 +809,8 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 		cmd_write(&rep);
 	}
 out:
+	free_groups(&x);
+	ui_end(&x.ui);
 	for (size_t i = 0; i < variants.n; i++) {
 		kartifact_release(&arts[i]);
 		kvariant_release(&vars[i]);
@@ -396,10 +821,30 @@ out:
 	return ret;
 }
 
+/* --jobs against an experiment before anything is created: its runs, or its variants with `boot: once`. */
+static int check_jobs(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
+		      const struct jobs_opts *jo)
+{
+	_cleanup_plan_ struct plan *p = NULL;
+	_cleanup_strv_ struct strv only = STRV_INIT, variants = STRV_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	struct exp_run x = { .ctx = ctx, .s = s, .e = e };
+	unsigned jobs;
+
+	strv_push(&only, e->name);
+	if (plan_build(s, &only, &p, &d) < 0)
+		return 0; /* reported by the run itself */
+	spec_experiment_variants(s, e, &variants);
+	x.ngroups = e->boot == BOOT_ONCE ? variants.n : p->n;
+	return place(&x, jo, true, &jobs);
+}
+
 int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "resume", required_argument, NULL, 'r' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "oversubscribe", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'J' },
 		{ 0 },
@@ -407,15 +852,28 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_free_ char *resume = NULL, *state = lab_state_dir();
 	const char *resume_id = NULL;
+	struct jobs_opts jo = { 0 };
 	bool failed = false;
 	int c, rc = EXIT_OK;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hj:", opts, NULL)) != -1) {
+		uint64_t v;
+
 		switch (c) {
 		case 'r':
 			resume_id = optarg;
+			break;
+		case 'j':
+			if (parse_uint(optarg, 256, &v) < 0 || !v) {
+				cmd_error(ctx, "run: --jobs is a number of guests at a time (1-256), not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			jo.jobs = (unsigned)v;
+			break;
+		case 'O':
+			jo.oversubscribe = true;
 			break;
 		case 'J':
 			ctx->json = true;
@@ -464,7 +922,9 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 				  s->path);
 			return EXIT_USAGE;
 		}
-		if (run_experiment(ctx, s, e, resume, &failed) < 0)
+		if (check_jobs(ctx, s, e, &jo) < 0)
+			return EXIT_USAGE;
+		if (run_experiment(ctx, s, e, resume, &jo, &failed) < 0)
 			rc = EXIT_FAILED;
 		return rc != EXIT_OK ? rc : failed ? EXIT_FAILED : EXIT_OK;
 	}
@@ -486,7 +946,10 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 		}
 	}
 	for (int i = optind; i < argc; i++)
-		if (run_experiment(ctx, s, spec_find_experiment(s, argv[i]), NULL, &failed) < 0)
+		if (check_jobs(ctx, s, spec_find_experiment(s, argv[i]), &jo) < 0)
+			return EXIT_USAGE;
+	for (int i = optind; i < argc; i++)
+		if (run_experiment(ctx, s, spec_find_experiment(s, argv[i]), NULL, &jo, &failed) < 0)
 			rc = EXIT_FAILED;
 	return rc != EXIT_OK ? rc : failed ? EXIT_FAILED : EXIT_OK;
 }

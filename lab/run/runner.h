@@ -31,6 +31,9 @@ struct runner_config {
 	const struct kartifact *kernel;
 	const struct image_artifact *image;
 	const struct runner_progress *progress;
+	/* the guest already has this catalogue and System.map (a guest that
+	 * serves several runs, `boot: once`); set once they are shipped */
+	bool *shipped;
 };
 
 /* Fills out->status, ->release, ->error and the metrics. 0 even when the

@@ -157,7 +157,7 @@ static int parse_uint(const char *s, unsigned long *ret)
 	return errno || end == s || *end ? -EINVAL : 0;
 }
 
-static int load_run_metrics(const char *dir, struct result_run *r, struct diags *d)
+int store_load_metrics(const char *dir, struct result_run *r, struct diags *d)
 {
 	_cleanup_free_ char *p = xasprintf("%s/runs/%s/metrics", dir, r->id);
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
@@ -219,7 +219,7 @@ int store_load(const char *dir, struct result_set **ret, struct diags *d)
 		r->status = st;
 		r->release = streq(f[6], "-") ? NULL : xstrdup(f[6]);
 		r->error = streq(f[7], "-") ? NULL : xstrdup(f[7]);
-		if (st == RUN_OK && load_run_metrics(dir, r, d) < 0)
+		if (st == RUN_OK && store_load_metrics(dir, r, d) < 0)
 			return -EINVAL;
 	}
 	{

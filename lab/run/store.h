@@ -28,6 +28,8 @@ int store_create(const char *root, char **ret_id, struct diags *d);
 int store_save(const char *dir, const struct result_set *rs, struct diags *d);
 /* Read a run folder back (journal, variants, expect, each run's metrics). */
 int store_load(const char *dir, struct result_set **ret, struct diags *d);
+/* One run's parsed metrics from <dir>/runs/<run>/metrics (none: 0, nothing added). */
+int store_load_metrics(const char *dir, struct result_run *r, struct diags *d);
 /* <root>/<id>, or the folder itself when `id` is a path to one; NULL if neither exists. */
 char *store_find(const char *root, const char *id);
 /* The run ids under root, sorted. */

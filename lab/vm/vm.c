@@ -506,28 +506,68 @@ static bool wait_gone(pid_t pid, const struct vm *v, double seconds)
 	return false;
 }
 
-/* libvirt's QEMU pid, for the last resort when a holder will not go. */
-static void kill_qemu(const struct vm *v)
+/* The pid of this VM's QEMU from libvirt's pid file, checked against its
+ * command line (a stale pid file must not name a reused pid); 0 if none. */
+static pid_t qemu_pid(const struct vm *v)
 {
 	_cleanup_free_ char *pidf = xasprintf("%s/libvirt/run/qemu/%s.pid", v->dir, v->domain);
 	_cleanup_free_ char *s = read_trimmed(pidf);
-	uint64_t pid = 0;
-
 	_cleanup_free_ char *cmdf = NULL, *want = NULL;
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
+	uint64_t pid = 0;
 
 	if (!s || parse_uint(s, INT32_MAX, &pid) != 0 || pid <= 1)
-		return;
-	/* only that domain's QEMU: a stale pid file must not kill a reused pid */
+		return 0;
 	cmdf = xasprintf("/proc/%llu/cmdline", (unsigned long long)pid);
 	want = xasprintf("guest=%s,", v->domain);
 	if (strbuf_read_file(&cmd, cmdf, 1 << 20) < 0 || !cmd.buf)
-		return;
+		return 0;
 	for (size_t i = 0; i < cmd.len; i++)
 		if (!cmd.buf[i])
 			cmd.buf[i] = ' ';
-	if (strstr(cmd.buf, want))
-		kill((pid_t)pid, SIGKILL);
+	return strstr(cmd.buf, want) ? (pid_t)pid : 0;
+}
+
+/* The last resort when a holder will not go. */
+static void kill_qemu(const struct vm *v)
+{
+	pid_t pid = qemu_pid(v);
+
+	if (pid > 0)
+		kill(pid, SIGKILL);
+}
+
+int vm_placement(const struct vm *v, struct strbuf *out)
+{
+	pid_t pid = qemu_pid(v);
+	_cleanup_free_ char *taskdir = NULL;
+	DIR *dh;
+	struct dirent *de;
+
+	if (pid <= 0)
+		return -ENOENT;
+	taskdir = xasprintf("/proc/%d/task", (int)pid);
+	if (!(dh = opendir(taskdir)))
+		return -errno;
+	while ((de = readdir(dh))) {
+		_cleanup_free_ char *comm = NULL, *statp = NULL, *commp = NULL;
+		_cleanup_strbuf_ struct strbuf st = STRBUF_INIT;
+		const char *a;
+
+		if (de->d_name[0] == '.')
+			continue;
+		commp = xasprintf("%s/%s/comm", taskdir, de->d_name);
+		statp = xasprintf("%s/%s/status", taskdir, de->d_name);
+		comm = read_trimmed(commp);
+		if (!comm || strbuf_read_file(&st, statp, 1 << 16) < 0 || !st.buf ||
+		    !(a = strstr(st.buf, "Cpus_allowed_list:")))
+			continue;
+		a += strlen("Cpus_allowed_list:");
+		a += strspn(a, " \t");
+		strbuf_addf(out, "%s\t%s\t%.*s\n", de->d_name, comm, (int)strcspn(a, "\n"), a);
+	}
+	closedir(dh);
+	return 0;
 }
 
 static int teardown(struct vm *v)
@@ -754,6 +794,7 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 		diags_add(d, NULL, "'%s' is not a VM name (letters, digits, '-', '_'; at most 40)", name);
 		return -EINVAL;
 	}
+	interrupted = 0;
 	v.name = xstrdup(name);
 	v.dir = xasprintf("%s/vms/%s", state, name);
 	v.owner = o->owner;
@@ -865,6 +906,9 @@ fail:
 	instance_release(&in);
 	teardown(&v);
 	vm_release(&v);
+	/* the signal that stopped the boot goes on to the caller's handler, now that the VM is gone */
+	if (interrupted)
+		raise(interrupted);
 	return r;
 }
 

@@ -87,6 +87,8 @@ int vm_gc(const char *state, bool dry_run, struct strv *removed, struct diags *d
 /* Every VM folder; `alive` tells whether its holder still runs. */
 int vm_list(const char *state, struct vm **ret, bool **alive, size_t *n);
 bool vm_alive(const struct vm *v);
+/* Where QEMU's threads may run: "TID\tNAME\tCPULIST" a line (e.g. "CPU 0/TCG"). */
+int vm_placement(const struct vm *v, struct strbuf *out);
 void vm_ssh_target(const struct vm *v, struct ssh_target *t);
 struct json;
 /* The VM as vm.json holds it (and `lab vm up --json` prints it). */

@@ -48,7 +48,7 @@ test_expect_success 'lab run: the good run is stored, the bad one fails with its
 	test \$(echo \"\$id\" | wc -l) = 1 &&
 	grep -q '^smoke.0001	ok	base	0	1	stress-ng stressor=switch' proj/results/\$id/journal &&
 	grep -q '^smoke.0002	failed	base	1	1	stress-ng stressor=no-such-stressor.*the warm-up step failed' proj/results/\$id/journal &&
-	grep -q 'smoke.0002 FAILED' err &&
+	grep -q 'smoke.0002 base FAILED' err &&
 	grep -q 'Failed runs' report
 "
 
@@ -103,10 +103,10 @@ test_expect_success 'kill -9 in the middle: gc and --resume lose nothing stored,
 	grep -q '^smoke.0001	ok' proj2/results/\$id/journal &&
 	grep -q '^smoke.0002	failed' proj2/results/\$id/journal &&
 	test \$(stat -c %Y proj2/results/\$id/runs/smoke.0001/metrics) = \$m1 &&
-	! grep -q 'smoke.0001: boot' err &&
+	! grep -q 'smoke.0001 base: boot' err &&
 	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms &&
 	# the killed run's QEMU is gone too, not only its folder
-	sleep 2 && ! pgrep -f \"guest=lab-run-\$pid,\" >/dev/null
+	sleep 2 && ! pgrep -f \"\$XDG_STATE_HOME/lab/vms/run-\" >/dev/null
 "
 
 test_done

@@ -1,0 +1,130 @@
+#!/bin/sh
+# lab run with several guests at a time and with `boot: once`, for real on
+# the base kernel and the minimal image:
+#   --jobs 2 on a 1-vCPU shape: two guests run at the same time, each
+#   pinned to its own host CPU (QEMU's vCPU thread may run only there);
+#   --jobs that would need more host CPUs than lab may use is refused;
+#   boot: once: consecutive runs of a variant share one boot (the same
+#   boot_id, the second run sees the first one's state); a failed run's
+#   guest is replaced for the next run (a new boot_id, a fresh state).
+. "$(dirname "$0")/test-lib.sh"
+
+test_require_libvirt_vm
+
+mkdir -p proj/workloads && for d in kernels images; do ln -s "$SRC_DIR/$d" "proj/$d"; done
+for e in "$W"/*; do ln -s "$e" proj/workloads/; done
+# counts its runs within one boot (/run is a tmpfs) and fails on the second
+mkdir proj/workloads/count
+cat >proj/workloads/count/workload.yaml <<'EOF'
+name: count
+description: counts the runs of this boot; fails on the run numbered fail_on
+timeout: 2m
+params:
+  fail_on: {type: uint, default: 0}
+metrics: [count.n]
+EOF
+cat >proj/workloads/count/run <<'EOF'
+#!/bin/sh
+n=$(( $(cat /run/lab-count 2>/dev/null || echo 0) + 1 ))
+echo "$n" >/run/lab-count
+echo "n $n"
+[ "$n" != "${LAB_PARAM_FAIL_ON:-0}" ]
+EOF
+cat >proj/workloads/count/parse <<'EOF'
+#!/bin/sh
+sed -n 's/^n \([0-9][0-9]*\)$/count.n \1/p' "$1" | grep . || { echo "count: no count in $1" >&2; exit 1; }
+EOF
+chmod +x proj/workloads/count/run proj/workloads/count/parse
+python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+s = s.replace("topologies:\n", """topologies:
+  tiny:
+    sockets: 1
+    cores: 1
+    memory: 1G
+""", 1)
+s = s[:s.index("experiments:")] + """experiments:
+  par:
+    kernels: [base]
+    topology: tiny
+    image: minimal
+    repeat: 2
+    timeout: 5m
+    workloads:
+      - workload: stress-ng
+        params: {stressor: switch, instances: 100%, duration: 15s}
+  wide:
+    kernels: [base]
+    topology: tiny
+    image: minimal
+    repeat: 256
+    workloads:
+      - workload: count
+  once:
+    kernels: [base]
+    topology: tiny
+    image: minimal
+    repeat: 3
+    boot: once
+    timeout: 5m
+    workloads:
+      - workload: count
+        params: {fail_on: 2}
+"""
+open(sys.argv[2], "w").write(s)
+PY
+trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; lab -C "$P" -q vm down --all >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+
+test "$(nproc)" -ge 2 && test_set_prereq TWO_CPUS
+
+test_expect_success '--jobs that needs more host CPUs than lab may use is refused before anything runs' "
+	test_must_fail_with 2 lab -C proj run --jobs $(( $(nproc) + 1 )) wide 2>err &&
+	grep -q 'needs $(( $(nproc) + 1 )) host CPUs for guests of 1 vCPUs (tiny)' err &&
+	grep -q -- '--oversubscribe' err &&
+	! test -d proj/results &&
+	test_must_fail_with 2 lab -C proj run --jobs 0 par 2>err &&
+	grep -q 'number of guests' err
+"
+
+test_expect_success TWO_CPUS 'lab run --jobs 2: two guests at once, each on its own host CPU' "
+	lab -C '$P' -q kernel build base &&
+	lab -C '$P' -q image build minimal &&
+	lab -C proj run --jobs 2 par >report 2>err &&
+	grep -q '2 runs on 2 guests at a time, each pinned to its own host CPUs' err &&
+	id=\$(ls proj/results | grep -v index) && echo \"\$id\" >id &&
+	d=proj/results/\$id/runs &&
+	grep -q '^par.0001	ok' proj/results/\$id/journal &&
+	grep -q '^par.0002	ok' proj/results/\$id/journal &&
+	# each guest's vCPU thread may run on its slot's CPU only, and the slots differ
+	for r in par.0001 par.0002; do
+		cs=\$(sed -n '1s/^# slot [0-9]*, host cpus \\([0-9,]*\\)\$/\\1/p' \$d/\$r/placement) &&
+		test -n \"\$cs\" && echo \"\$cs\" >>slots &&
+		grep -q \"	CPU 0/TCG	\$cs\$\" \$d/\$r/placement || { cat \$d/\$r/placement; exit 1; }
+	done &&
+	test \$(sort -u slots | wc -l) = 2 &&
+	# and they ran at the same time: each started before the other ended
+	s1=\$(head -1 \$d/par.0001/log | awk '{print \$1}') e1=\$(tail -1 \$d/par.0001/log | awk '{print \$1}') &&
+	s2=\$(head -1 \$d/par.0002/log | awk '{print \$1}') e2=\$(tail -1 \$d/par.0002/log | awk '{print \$1}') &&
+	awk -v s1=\$s1 -v e1=\$e1 -v s2=\$s2 -v e2=\$e2 'BEGIN { exit !(s1 < e2 && s2 < e1) }' &&
+	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms
+"
+
+test_expect_success 'boot: once: runs of a variant share a boot; a failed run gets a fresh guest after it' "
+	test_must_fail_with 1 lab -C proj run once >report 2>err &&
+	grep -q 'boot: once, a guest serves all the runs of a variant' err &&
+	id=\$(ls -t proj/results | grep -v index | head -1) &&
+	d=proj/results/\$id/runs &&
+	grep -q '^once.0001	ok' proj/results/\$id/journal &&
+	grep -q '^once.0002	failed.*the run step failed' proj/results/\$id/journal &&
+	grep -q '^once.0003	ok' proj/results/\$id/journal &&
+	grep -qx 'count.n 1' \$d/once.0001/metrics &&
+	grep -qx 'n 2' \$d/once.0002/raw/count.raw &&
+	grep -qx 'count.n 1' \$d/once.0003/metrics &&
+	test -s \$d/once.0001/boot_id &&
+	test_cmp \$d/once.0001/boot_id \$d/once.0002/boot_id &&
+	! test_cmp \$d/once.0001/boot_id \$d/once.0003/boot_id >/dev/null &&
+	test \$(grep -c ': boot\$' err) = 2
+"
+
+test_done
