@@ -171,6 +171,10 @@ static void ui_build_step(void *userdata, const char *name, const char *what)
 		fprintf(stderr, "lab: %s: %s\n", name, what);
 }
 
+_Static_assert((int)OBSERVE_EQ == (int)OBS_EQ && (int)OBSERVE_GE == (int)OBS_GE && (int)OBSERVE_HIGHER == (int)OBS_HIGHER &&
+		       (int)OBSERVE_SAME == (int)OBS_SAME,
+	       "lab.yaml observe: relations and the stored ones are the same list");
+
 /* The experiment's expectations and variants into a fresh result set with every run pending. */
 static struct result_set *pending_set(const struct spec *s, const struct spec_experiment *e, const struct plan *p,
 				      const char *id)
@@ -198,6 +202,14 @@ static struct result_set *pending_set(const struct spec *s, const struct spec_ex
 								      : DIR_UNCHANGED,
 					  x->effect, x->has_effect);
 		}
+	for (size_t i = 0; i < e->nobserve; i++) {
+		const struct spec_observe *o = &e->observe[i];
+		_cleanup_strv_ struct strv ks = STRV_INIT;
+
+		for (size_t k = 0; k < o->kernels.n; k++)
+			strv_push(&ks, o->kernels.v[k].name);
+		result_add_observe(rs, o->metric, (enum observe_rel)o->op, o->value, &ks, o->says);
+	}
 	return rs;
 }
 
@@ -800,6 +812,10 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 		/* an expectation the data contradicts fails the run like a failed run */
 		for (size_t k = 0; k < c->nverdicts; k++)
 			if (c->verdicts[k].v == VERDICT_REGRESSED)
+				*any_failed = true;
+		/* and so does a mechanism check that did not hold */
+		for (size_t k = 0; k < c->nobs; k++)
+			if (c->obs[k].state == OBS_FAILS)
 				*any_failed = true;
 
 		if (ctx->json)

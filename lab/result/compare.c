@@ -242,6 +242,89 @@ static void judge(struct comparison *c, const struct cmp_group *g, const struct 
 	}
 }
 
+const char *obs_state_name(enum obs_state s)
+{
+	return s == OBS_HOLDS ? "holds" : s == OBS_FAILS ? "FAILS" : "missing";
+}
+
+/* A mechanism must show in every run: the comparisons look at the runs' range. */
+static bool obs_holds(const struct result_observe *o, const struct sample_stats *s, const struct sample_stats *b)
+{
+	switch (o->rel) {
+	case OBS_EQ: return s->min == o->value && s->max == o->value;
+	case OBS_LT: return s->max < o->value;
+	case OBS_LE: return s->max <= o->value;
+	case OBS_GT: return s->min > o->value;
+	case OBS_GE: return s->min >= o->value;
+	case OBS_HIGHER: return s->min > b->max;
+	case OBS_LOWER: return s->max < b->min;
+	case OBS_DIFFERS: return s->min > b->max || s->max < b->min;
+	case OBS_SAME: return !(s->min > b->max || s->max < b->min);
+	}
+	return false;
+}
+
+static void add_obs(struct comparison *c, const struct result_observe *o, const char *group, size_t v,
+		    const struct cmp_row *row)
+{
+	struct cmp_observation *x;
+	bool vs = o->rel >= OBS_HIGHER;
+
+	GROW(c->obs, c->oalloc, c->nobs + 1);
+	x = &c->obs[c->nobs++];
+	memset(x, 0, sizeof(*x));
+	x->o = o;
+	x->group = group;
+	x->variant = c->rs->variants.v[v];
+	x->state = OBS_MISSING;
+	if (!row)
+		return;
+	x->s = row->s[v];
+	if (vs)
+		x->base = row->s[0];
+	if (x->s.n && (!vs || x->base.n))
+		x->state = obs_holds(o, &x->s, &x->base) ? OBS_HOLDS : OBS_FAILS;
+}
+
+/* "pcp-auto" names every step of its sweep (pcp-auto@1, @3 ...). */
+static bool kernel_listed(const struct strv *kernels, const char *variant)
+{
+	for (size_t i = 0; i < kernels->n; i++) {
+		size_t n = strlen(kernels->v[i]);
+
+		if (streq(kernels->v[i], variant) || (!strncmp(kernels->v[i], variant, n) && variant[n] == '@'))
+			return true;
+	}
+	return false;
+}
+
+/* Each observe entry, per kernel it names and group whose runs report the metric. */
+static void observe(struct comparison *c)
+{
+	const struct result_set *rs = c->rs;
+
+	for (size_t i = 0; i < rs->nobserve; i++) {
+		const struct result_observe *o = &rs->observe[i];
+
+		for (size_t v = 0; v < c->nvariants; v++) {
+			bool found = false;
+
+			if (o->kernels.n ? !kernel_listed(&o->kernels, rs->variants.v[v]) : (o->rel >= OBS_HIGHER && v == 0))
+				continue;
+			for (size_t g = 0; g < c->ngroups; g++) {
+				const struct cmp_row *row = find_row(&c->groups[g], o->metric);
+
+				if (row) {
+					add_obs(c, o, c->groups[g].name, v, row);
+					found = true;
+				}
+			}
+			if (!found)
+				add_obs(c, o, NULL, v, NULL);
+		}
+	}
+}
+
 struct comparison *compare_build(const struct result_set *rs, double conf)
 {
 	struct comparison *c = xcalloc(1, sizeof(*c));
@@ -269,6 +352,7 @@ struct comparison *compare_build(const struct result_set *rs, double conf)
 			if (rs->expect[e].job == c->groups[g].job)
 				for (size_t v = 1; v < c->nvariants; v++)
 					judge(c, &c->groups[g], &rs->expect[e], v);
+	observe(c);
 	return c;
 }
 
@@ -288,6 +372,7 @@ void comparison_free(struct comparison *c)
 	for (size_t v = 0; v < c->nverdicts; v++)
 		free(c->verdicts[v].why);
 	free(c->verdicts);
+	free(c->obs);
 	free(c->groups);
 	free(c);
 }

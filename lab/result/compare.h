@@ -49,6 +49,16 @@ struct cmp_verdict {
 	char *why;
 };
 
+/* A mechanism check of one kernel in one group: it holds, it fails, or the metric is missing. */
+enum obs_state { OBS_HOLDS, OBS_FAILS, OBS_MISSING };
+
+struct cmp_observation {
+	const struct result_observe *o; /* borrowed */
+	const char *group, *variant;     /* borrowed; group NULL: no group has the metric */
+	enum obs_state state;
+	struct sample_stats s, base;     /* the kernel's runs; the baseline's (vs-baseline) */
+};
+
 struct comparison {
 	const struct result_set *rs;
 	double conf;
@@ -57,6 +67,8 @@ struct comparison {
 	size_t ngroups;
 	struct cmp_verdict *verdicts;
 	size_t nverdicts, valloc;
+	struct cmp_observation *obs;
+	size_t nobs, oalloc;
 };
 
 /* conf: 0.95. Never fails; missing data shows as inconclusive. */
@@ -66,6 +78,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct comparison *, comparison_free)
 #define _cleanup_comparison_ _cleanup_(comparison_freep)
 
 const char *verdict_name(enum verdict v);
+const char *obs_state_name(enum obs_state s); /* "holds", "FAILS", "missing" */
 /* Whether an expectation names metric in group g. */
 bool cmp_is_expected(const struct comparison *c, const struct cmp_group *g, const char *metric);
 /* Metrics that are themselves percentages: names ending in % or _pct, and

@@ -271,6 +271,37 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 		}
 		xml_close(&x);
 	}
+	if (c->nobs) {
+		xml_element(&x, "h2", "Mechanism checks");
+		xml_open(&x, "table");
+		xml_open(&x, "tr");
+		head_cell(&x, NULL, "check");
+		head_cell(&x, "m", "kernel");
+		head_cell(&x, "m", "metric");
+		head_cell(&x, "m", "expected");
+		head_cell(&x, "m", "group");
+		head_cell(&x, "m", "seen");
+		xml_close(&x);
+		for (size_t i = 0; i < c->nobs; i++) {
+			const struct cmp_observation *ob = &c->obs[i];
+			_cleanup_free_ char *rel = observe_describe(ob->o);
+			_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
+
+			if (ob->o->says)
+				strbuf_addf(&ev, "%s; ", ob->o->says);
+			report_observation_evidence(ob, &ev);
+			xml_open(&x, "tr");
+			cell(&x, ob->state == OBS_HOLDS ? "improved" : ob->state == OBS_FAILS ? "regressed" : "inconclusive",
+			     "%s", obs_state_name(ob->state));
+			cell(&x, "m", "%s", ob->variant);
+			cell(&x, "m", "%s", ob->o->metric);
+			cell(&x, "m", "%s", rel);
+			cell(&x, "m", "%s", ob->group ? ob->group : "-");
+			cell(&x, "m", "%s", ev.buf);
+			xml_close(&x);
+		}
+		xml_close(&x);
+	}
 	for (size_t gi = 0; gi < c->ngroups; gi++) {
 		const struct cmp_group *g = &c->groups[gi];
 		size_t charts = 0;

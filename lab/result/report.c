@@ -146,6 +146,58 @@ static void sweep_table(const struct comparison *c, const struct cmp_group *g, s
 	}
 }
 
+static void obs_range(struct strbuf *out, const struct sample_stats *s)
+{
+	strbuf_addf(out, "%zu run%s: ", s->n, s->n == 1 ? "" : "s");
+	fmt_value(out, s->min);
+	if (s->max != s->min) {
+		strbuf_addstr(out, " .. ");
+		fmt_value(out, s->max);
+	}
+}
+
+void report_observation_evidence(const struct cmp_observation *x, struct strbuf *out)
+{
+	bool vs = x->o->rel >= OBS_HIGHER;
+
+	if (!x->group) {
+		strbuf_addf(out, "no run reported %s", x->o->metric);
+		return;
+	}
+	if (!x->s.n) {
+		strbuf_addf(out, "no run of %s reported it", x->variant);
+		return;
+	}
+	obs_range(out, &x->s);
+	if (vs) {
+		strbuf_addstr(out, "; baseline ");
+		if (x->base.n)
+			obs_range(out, &x->base);
+		else
+			strbuf_addstr(out, "has no value");
+	}
+}
+
+static void observations_text(const struct comparison *c, struct strbuf *out)
+{
+	if (!c->nobs)
+		return;
+	strbuf_addstr(out, "\nMechanism checks (observe)\n");
+	for (size_t i = 0; i < c->nobs; i++) {
+		const struct cmp_observation *x = &c->obs[i];
+		_cleanup_free_ char *rel = observe_describe(x->o);
+
+		strbuf_addf(out, "  %-8s %s %s %s", obs_state_name(x->state), x->variant, x->o->metric, rel);
+		if (x->group)
+			strbuf_addf(out, " [%s]", x->group);
+		strbuf_addstr(out, "\n      ");
+		if (x->o->says)
+			strbuf_addf(out, "%s; ", x->o->says);
+		report_observation_evidence(x, out);
+		strbuf_addch(out, '\n');
+	}
+}
+
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
 {
 	size_t nv = c->nvariants;
@@ -208,6 +260,7 @@ void report_format_text(const struct comparison *c, const struct report_opts *o,
 			strbuf_addf(out, " [%s]\n      %s\n", v->group, v->why);
 		}
 	}
+	observations_text(c, out);
 	for (size_t i = 0, first = 1; i < c->rs->n; i++) {
 		const struct result_run *r = &c->rs->runs[i];
 
@@ -232,6 +285,20 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 
 			strbuf_addf(out, "| **%s** | %s | `%s` | %s | %s | %s |\n", verdict_name(v->v), v->variant,
 				    v->metric, dir_names[v->expect->dir], v->group, v->why);
+		}
+	}
+	if (c->nobs) {
+		strbuf_addstr(out, "\n| mechanism | kernel | metric | check | group | seen |\n|---|---|---|---|---|---|\n");
+		for (size_t i = 0; i < c->nobs; i++) {
+			const struct cmp_observation *x = &c->obs[i];
+			_cleanup_free_ char *rel = observe_describe(x->o);
+
+			strbuf_addf(out, "| **%s** | %s | `%s` | %s | %s | ", obs_state_name(x->state), x->variant,
+				    x->o->metric, rel, x->group ? x->group : "-");
+			if (x->o->says)
+				strbuf_addf(out, "%s; ", x->o->says);
+			report_observation_evidence(x, out);
+			strbuf_addstr(out, " |\n");
 		}
 	}
 	for (size_t g = 0; g < c->ngroups; g++) {
@@ -413,6 +480,50 @@ void report_format_json(const struct comparison *c, struct strbuf *out)
 		json_kv_uint(&j, "n_baseline", v->na);
 		json_kv_uint(&j, "n_compared", v->nb);
 		json_kv_string(&j, "why", v->why);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_key(&j, "observations");
+	json_array_begin(&j);
+	for (size_t i = 0; i < c->nobs; i++) {
+		const struct cmp_observation *x = &c->obs[i];
+		_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
+
+		report_observation_evidence(x, &ev);
+		json_object_begin(&j);
+		json_kv_string(&j, "state", x->state == OBS_HOLDS ? "holds" : x->state == OBS_FAILS ? "fails" : "missing");
+		json_kv_string(&j, "variant", x->variant);
+		json_kv_string(&j, "metric", x->o->metric);
+		json_kv_string(&j, "check", observe_rel_name(x->o->rel));
+		json_key(&j, "value");
+		if (x->o->rel < OBS_HIGHER)
+			json_double(&j, x->o->value);
+		else
+			json_null(&j);
+		json_key(&j, "says");
+		if (x->o->says)
+			json_string(&j, x->o->says);
+		else
+			json_null(&j);
+		json_key(&j, "group");
+		if (x->group)
+			json_string(&j, x->group);
+		else
+			json_null(&j);
+		json_kv_uint(&j, "n", x->s.n);
+		if (x->s.n) {
+			json_key(&j, "min");
+			json_double(&j, x->s.min);
+			json_key(&j, "max");
+			json_double(&j, x->s.max);
+		}
+		if (x->base.n) {
+			json_key(&j, "baseline_min");
+			json_double(&j, x->base.min);
+			json_key(&j, "baseline_max");
+			json_double(&j, x->base.max);
+		}
+		json_kv_string(&j, "seen", ev.buf ? ev.buf : "");
 		json_object_end(&j);
 	}
 	json_array_end(&j);

@@ -19,6 +19,9 @@ struct report_opts {
 	bool all; /* every row, not only the significant ones */
 };
 
+/* What a mechanism check saw: "3 runs: 0 .. 12; baseline 3 runs: 0 .. 0", or why it has nothing. */
+void report_observation_evidence(const struct cmp_observation *x, struct strbuf *out);
+
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_json(const struct comparison *c, struct strbuf *out);

@@ -38,9 +38,59 @@ void result_set_free(struct result_set *rs)
 	free(rs->runs);
 	strv_release(&rs->variants);
 	strv_release(&rs->mechanism);
+	for (size_t i = 0; i < rs->nobserve; i++) {
+		free(rs->observe[i].metric);
+		free(rs->observe[i].says);
+		strv_release(&rs->observe[i].kernels);
+	}
+	free(rs->observe);
 	free(rs->id);
 	free(rs->experiment);
 	free(rs);
+}
+
+static const char *const rel_names[] = { "==", "<", "<=", ">", ">=", "higher", "lower", "differs", "same" };
+
+const char *observe_rel_name(enum observe_rel r)
+{
+	return r < ELEMENTSOF(rel_names) ? rel_names[r] : "?";
+}
+
+int observe_rel_from_name(const char *s, enum observe_rel *ret)
+{
+	for (size_t i = 0; i < ELEMENTSOF(rel_names); i++)
+		if (streq(s, rel_names[i])) {
+			*ret = (enum observe_rel)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+char *observe_describe(const struct result_observe *o)
+{
+	if (o->rel <= OBS_GE)
+		return xasprintf("%s %g", rel_names[o->rel], o->value);
+	if (o->rel == OBS_DIFFERS)
+		return xstrdup("differs from the baseline");
+	if (o->rel == OBS_SAME)
+		return xstrdup("same as the baseline");
+	return xasprintf("%s than the baseline", rel_names[o->rel]);
+}
+
+void result_add_observe(struct result_set *rs, const char *metric, enum observe_rel rel, double value,
+			const struct strv *kernels, const char *says)
+{
+	struct result_observe *o;
+
+	rs->observe = xrealloc(rs->observe, (rs->nobserve + 1) * sizeof(*rs->observe));
+	o = &rs->observe[rs->nobserve++];
+	memset(o, 0, sizeof(*o));
+	o->metric = xstrdup(metric);
+	o->rel = rel;
+	o->value = value;
+	for (size_t i = 0; kernels && i < kernels->n; i++)
+		strv_push(&o->kernels, kernels->v[i]);
+	o->says = says ? xstrdup(says) : NULL;
 }
 
 struct result_run *result_add_run(struct result_set *rs, const char *id, const char *variant,

@@ -43,6 +43,20 @@ struct result_expect {
 	bool has_effect;
 };
 
+/* A mechanism check (lab.yaml `observe:`), as stored with the run. */
+enum observe_rel {
+	OBS_EQ, OBS_LT, OBS_LE, OBS_GT, OBS_GE,           /* every run of the kernel against `value` */
+	OBS_HIGHER, OBS_LOWER, OBS_DIFFERS, OBS_SAME,     /* the kernel's runs against the baseline's */
+};
+
+struct result_observe {
+	char *metric;
+	enum observe_rel rel;
+	double value;
+	struct strv kernels; /* empty: every kernel (against the baseline: every other one) */
+	char *says;
+};
+
 struct result_set {
 	char *id;         /* the lab run id */
 	char *experiment;
@@ -52,6 +66,8 @@ struct result_set {
 	struct result_expect *expect;
 	size_t nexpect, expect_alloc;
 	struct strv mechanism; /* checks the report repeats: the variants' require: results */
+	struct result_observe *observe;
+	size_t nobserve;
 };
 
 struct result_set *result_set_new(const char *id, const char *experiment);
@@ -64,6 +80,13 @@ struct result_run *result_add_run(struct result_set *rs, const char *id, const c
 void result_add_metric(struct result_run *r, const char *name, double value);
 void result_add_expect(struct result_set *rs, size_t job, const char *metric, enum expect_direction dir,
 		       double effect, bool has_effect);
+void result_add_observe(struct result_set *rs, const char *metric, enum observe_rel rel, double value,
+			const struct strv *kernels, const char *says);
+/* "== 0", "> 1.5", "higher than the baseline" */
+char *observe_describe(const struct result_observe *o);
+/* "==" ... ">=", "higher", "lower", "differs", "same"; parses back with observe_rel_from_name */
+const char *observe_rel_name(enum observe_rel r);
+int observe_rel_from_name(const char *s, enum observe_rel *ret);
 const char *run_status_name(enum run_status s);
 int run_status_from_name(const char *s, enum run_status *ret);
 

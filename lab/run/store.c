@@ -85,6 +85,7 @@ static int write_file(const char *dir, const char *name, const struct strbuf *sb
 int store_save(const char *dir, const struct result_set *rs, struct diags *d)
 {
 	_cleanup_strbuf_ struct strbuf j = STRBUF_INIT, v = STRBUF_INIT, e = STRBUF_INIT, m = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf o = STRBUF_INIT;
 
 	for (size_t i = 0; i < rs->mechanism.n; i++) {
 		field(&m, rs->mechanism.v[i]);
@@ -120,8 +121,21 @@ int store_save(const char *dir, const struct result_set *rs, struct diags *d)
 		else
 			strbuf_addstr(&e, "-\n");
 	}
+	for (size_t i = 0; i < rs->nobserve; i++) {
+		const struct result_observe *x = &rs->observe[i];
+
+		field(&o, x->metric);
+		strbuf_addf(&o, "\t%s\t%.17g\t", observe_rel_name(x->rel), x->value);
+		for (size_t k = 0; k < x->kernels.n; k++) {
+			strbuf_addstr(&o, k ? "," : "");
+			field(&o, x->kernels.v[k]);
+		}
+		strbuf_addstr(&o, x->kernels.n ? "\t" : "-\t");
+		field(&o, x->says ? x->says : "-");
+		strbuf_addch(&o, '\n');
+	}
 	if (write_file(dir, "variants", &v, d) < 0 || write_file(dir, "expect", &e, d) < 0 ||
-	    write_file(dir, "mechanism", &m, d) < 0)
+	    write_file(dir, "mechanism", &m, d) < 0 || write_file(dir, "observe", &o, d) < 0)
 		return -EIO;
 	/* the journal last: it is what --resume trusts */
 	return write_file(dir, "journal", &j, d) < 0 ? -EIO : 0;
@@ -249,6 +263,31 @@ int store_load(const char *dir, struct result_set **ret, struct diags *d)
 		if (!streq(f[3], "-"))
 			eff = strtod(f[3], &end);
 		result_add_expect(rs, job, f[1], dir_, eff, !streq(f[3], "-"));
+	}
+	{
+		/* mechanism checks; runs stored before they existed have none */
+		_cleanup_free_ char *op = path_join(dir, "observe");
+		_cleanup_strbuf_ struct strbuf ob = STRBUF_INIT;
+
+		lineno = 0;
+		if (strbuf_read_file(&ob, op, 1 << 20) >= 0 && ob.buf)
+			for (char *s2 = NULL, *l = strtok_r(ob.buf, "\n", &s2); l; l = strtok_r(NULL, "\n", &s2)) {
+				_cleanup_strv_ struct strv ks = STRV_INIT;
+				struct pos opos = { .file = op, .line = ++lineno };
+				enum observe_rel rel;
+				char *f[5], *end;
+				double val;
+
+				if (!split(l, f, 5) || observe_rel_from_name(f[1], &rel) < 0 ||
+				    (val = strtod(f[2], &end), end == f[2] || *end)) {
+					diags_add(d, &opos, "malformed observe line");
+					return -EINVAL;
+				}
+				if (!streq(f[3], "-"))
+					for (char *s3 = NULL, *k = strtok_r(f[3], ",", &s3); k; k = strtok_r(NULL, ",", &s3))
+						strv_push(&ks, k);
+				result_add_observe(rs, f[0], rel, val, &ks, streq(f[4], "-") ? NULL : f[4]);
+			}
 	}
 	*ret = TAKE_PTR(rs);
 	return 0;

@@ -119,6 +119,20 @@ static int load_entry(struct spec *s, struct catalogue_entry *w, const char *nam
 				if (v->items[i]->kind == NODE_SCALAR)
 					strv_push(&w->packages, v->items[i]->scalar);
 	}
+	if ((v = node_map_get(root, "metrics"))) {
+		if (v->kind != NODE_SEQ)
+			diags_add(d, &v->pos, "metrics must list the metric names the parser prints "
+					      "(an UPPERCASE word for a part that varies, as in stress-ng.STRESSOR.ops_per_sec)");
+		else
+			for (size_t i = 0; i < v->n; i++) {
+				const struct node *m = v->items[i];
+
+				if (m->kind != NODE_SCALAR || !strchr(m->scalar, '.') || strpbrk(m->scalar, " \t*?["))
+					diags_add(d, &m->pos, "'%s' is not a dotted metric name", m->kind == NODE_SCALAR ? m->scalar : "?");
+				else
+					strv_push(&w->metrics, m->scalar);
+			}
+	}
 	if ((v = node_map_get(root, "timeout")) &&
 	    (v->kind != NODE_SCALAR || parse_duration(v->scalar, &w->timeout_usec) < 0))
 		diags_add(d, &v->pos, "timeout must be a duration such as 10m");
@@ -132,6 +146,44 @@ static int load_entry(struct spec *s, struct catalogue_entry *w, const char *nam
 			load_param(&w->params[w->nparams++], v->keys[i], v->items[i], d);
 	}
 	return 0;
+}
+
+static bool is_upper_word(const char *p, size_t *len)
+{
+	size_t n = 0;
+
+	while ((p[n] >= 'A' && p[n] <= 'Z') || (n && p[n] >= '0' && p[n] <= '9'))
+		n++;
+	*len = n;
+	/* a whole word: what follows is not a letter or digit */
+	return n && !((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= '0' && p[n] <= '9'));
+}
+
+/* Does `name` match `pattern` from `p` on, an UPPERCASE word standing for one or more characters? */
+static bool metric_match(const char *pat, const char *name, bool word_start)
+{
+	size_t wl;
+
+	for (; *pat; pat++, name++) {
+		if (word_start && is_upper_word(pat, &wl)) {
+			for (size_t k = 1; name[k - 1]; k++)
+				if (metric_match(pat + wl, name + k, false))
+					return true;
+			return false;
+		}
+		if (*pat != *name)
+			return false;
+		word_start = !((*pat >= 'a' && *pat <= 'z') || (*pat >= 'A' && *pat <= 'Z') || (*pat >= '0' && *pat <= '9'));
+	}
+	return !*name;
+}
+
+bool catalogue_metric_matches(const struct catalogue_entry *w, const char *metric)
+{
+	for (size_t i = 0; i < w->metrics.n; i++)
+		if (metric_match(w->metrics.v[i], metric, true))
+			return true;
+	return false;
 }
 
 static int name_cmp(const void *a, const void *b)

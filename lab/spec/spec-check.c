@@ -367,6 +367,112 @@ static void suggest_ref(struct diags *d, const struct spec_ref *r, const char *w
 		v_;                                                           \
 	})
 
+
+/* The catalogue entries whose metrics a job reports: its workload, its monitors and the experiment's. */
+static size_t job_entries(const struct spec *s, const struct spec_experiment *e, const struct spec_job *job,
+			  const struct catalogue_entry **out, size_t max)
+{
+	size_t n = 0;
+	const struct catalogue_entry *w = job->workload.name ? spec_find_catalogue(s, job->workload.name, false) : NULL;
+
+	if (w && n < max)
+		out[n++] = w;
+	for (size_t i = 0; i < job->monitors.n && n < max; i++)
+		if ((w = spec_find_catalogue(s, job->monitors.v[i].name, true)))
+			out[n++] = w;
+	for (size_t i = 0; i < e->monitors.n && n < max; i++)
+		if ((w = spec_find_catalogue(s, e->monitors.v[i].name, true)))
+			out[n++] = w;
+	return n;
+}
+
+#define MAX_ENTRIES 64
+
+/*
+ * A metric an expectation or an observe entry names must be one that the
+ * entries report (their declared `metrics:`); when one of them declares
+ * none, nothing can be said. `job` NULL: any job of the experiment.
+ */
+static void check_metric(const struct spec *s, const struct spec_experiment *e, const struct spec_job *job,
+			 const char *metric, const struct pos *pos, struct diags *d)
+{
+	const struct catalogue_entry *ents[MAX_ENTRIES];
+	_cleanup_strv_ struct strv names = STRV_INIT, pats = STRV_INIT, inst = STRV_INIT;
+	_cleanup_strbuf_ struct strbuf who = STRBUF_INIT;
+	size_t n = 0;
+	const char *hint;
+
+	for (size_t j = 0; j < e->njobs; j++)
+		if (!job || job == &e->jobs[j])
+			n += job_entries(s, e, &e->jobs[j], ents + n, MAX_ENTRIES - n);
+	for (size_t i = 0; i < n; i++) {
+		if (!ents[i]->metrics.n || catalogue_metric_matches(ents[i], metric))
+			return;
+		if (strv_contains(&names, ents[i]->name))
+			continue;
+		strv_push(&names, ents[i]->name);
+		strbuf_addf(&who, "%s%s", who.len ? ", " : "", ents[i]->name);
+		for (size_t k = 0; k < ents[i]->metrics.n; k++)
+			strv_push(&pats, ents[i]->metrics.v[k]);
+	}
+	if (!n)
+		return;
+	/* suggest a pattern filled in with the metric's own parts (stress-ng.switch.ops_per_sec) */
+	for (size_t k = 0; k < pats.n; k++) {
+		_cleanup_strv_ struct strv ps = STRV_INIT, ms = STRV_INIT;
+		_cleanup_strbuf_ struct strbuf filled = STRBUF_INIT;
+
+		strv_split(&ps, pats.v[k], '.');
+		strv_split(&ms, metric, '.');
+		if (ps.n != ms.n)
+			continue;
+		for (size_t j = 0; j < ps.n; j++) {
+			bool upper = ps.v[j][0] >= 'A' && ps.v[j][0] <= 'Z';
+
+			strbuf_addf(&filled, "%s%s", j ? "." : "", upper ? ms.v[j] : ps.v[j]);
+		}
+		strv_push(&inst, filled.buf);
+	}
+	hint = str_suggest_within(metric, (const char *const *)inst.v, inst.n, strlen(metric) / 4 + 1);
+	if (!hint)
+		hint = str_suggest(metric, (const char *const *)pats.v, pats.n);
+	if (hint)
+		diags_add(d, pos, "no workload or monitor of this %s reports metric '%s' (see the metrics: of %s; did you mean '%s'?)",
+			  job ? "job" : "experiment", metric, who.buf, hint);
+	else
+		diags_add(d, pos, "no workload or monitor of this %s reports metric '%s' (see the metrics: of %s)",
+			  job ? "job" : "experiment", metric, who.buf);
+}
+
+static void check_observe(const struct spec *s, const struct spec_experiment *e, const struct spec_load_opts *opts,
+			  struct diags *d)
+{
+	for (size_t i = 0; i < e->nobserve; i++) {
+		const struct spec_observe *o = &e->observe[i];
+		bool vs = o->op >= OBSERVE_HIGHER;
+
+		if (vs && e->kernels.n < 2)
+			diags_add(d, &o->pos, "vs-baseline needs at least two kernels in experiment '%s'", e->name);
+		for (size_t k = 0; k < o->kernels.n; k++) {
+			const struct spec_ref *r = &o->kernels.v[k];
+			bool found = false;
+
+			for (size_t j = 0; j < e->kernels.n && !found; j++)
+				found = streq(e->kernels.v[j].name, r->name) ||
+					(str_startswith(r->name, e->kernels.v[j].name) &&
+					 r->name[strlen(e->kernels.v[j].name)] == '@');
+			if (!found)
+				diags_add(d, &r->pos, "kernel '%s' is not compared in experiment '%s' (kernels: or a sweep step NAME@N)",
+					  r->name, e->name);
+			else if (vs && e->kernels.n && streq(r->name, e->kernels.v[0].name))
+				diags_add(d, &r->pos, "'%s' is the baseline: vs-baseline compares the other kernels with it",
+					  r->name);
+		}
+		if (!(opts && opts->no_filesystem))
+			check_metric(s, e, NULL, o->metric, &o->pos, d);
+	}
+}
+
 static void check_job(const struct spec *s, const struct spec_experiment *e, const struct spec_job *job,
 		      const struct spec_load_opts *opts, struct diags *d)
 {
@@ -396,6 +502,9 @@ static void check_job(const struct spec *s, const struct spec_experiment *e, con
 			  s->settings.catalogue, job->workload.name);
 		return;
 	}
+	for (size_t i = 0; i < job->nexpect; i++)
+		if (strchr(job->expect[i].metric, '.')) /* the others are said above */
+			check_metric(s, e, job, job->expect[i].metric, &job->expect[i].pos, d);
 	for (size_t i = 0; i < job->nparams; i++) {
 		const struct spec_param *p = &job->params[i];
 		const struct catalogue_param *cp = NULL;
@@ -485,6 +594,7 @@ static void check_experiment(const struct spec *s, const struct spec_experiment 
 					  e->monitors.v[i].name, s->settings.catalogue, e->monitors.v[i].name);
 	for (size_t i = 0; i < e->njobs; i++)
 		check_job(s, e, &e->jobs[i], opts, d);
+	check_observe(s, e, opts, d);
 }
 
 void spec_check(struct spec *s, const struct spec_load_opts *opts, struct diags *d)
@@ -618,6 +728,12 @@ void spec_free(struct spec *s)
 			free(job->expect);
 		}
 		free(e->jobs);
+		for (size_t j = 0; j < e->nobserve; j++) {
+			free(e->observe[j].metric);
+			free(e->observe[j].says);
+			refs_release(&e->observe[j].kernels);
+		}
+		free(e->observe);
 	}
 	free(s->experiments);
 	for (size_t i = 0; i < s->ncatalogue; i++) {
@@ -627,6 +743,7 @@ void spec_free(struct spec *s)
 		free(w->dir);
 		free(w->description);
 		strv_release(&w->packages);
+		strv_release(&w->metrics);
 		for (size_t j = 0; j < w->nparams; j++) {
 			free(w->params[j].name);
 			free(w->params[j].def);

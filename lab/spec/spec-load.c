@@ -865,6 +865,88 @@ static void load_expect(struct ctx *c, struct spec_job *job, const struct node *
 	}
 }
 
+/*
+ * observe: a list of mechanism checks:
+ *   - metric: zoneinfo-pcp.high_spread_max
+ *     kernels: [base]               # optional
+ *     is: "== 0"                    # every run of the variant: == < <= > >= NUMBER
+ *     says: pcp high stays fixed on the base
+ *   - metric: perf-profile.self.cycles-pp.update_cfs_group
+ *     vs-baseline: lower            # higher, lower, differs, same (the runs' ranges)
+ */
+static void load_observe(struct ctx *c, struct spec_experiment *e, const struct node *n)
+{
+	static const char *const keys[] = { "metric", "kernels", "is", "vs-baseline", "says" };
+	static const char *const ops[] = { "==", "<", "<=", ">", ">=" };
+	static const char *const rel[] = { "higher", "lower", "differs", "same" };
+
+	if (!want_kind(c, n, NODE_SEQ, "observe"))
+		return;
+	e->observe = xcalloc(n->n + 1, sizeof(*e->observe));
+	for (size_t i = 0; i < n->n; i++) {
+		const struct node *v = n->items[i], *m, *is, *vs, *k, *says;
+		struct spec_observe *o = &e->observe[e->nobserve];
+
+		if (!want_kind(c, v, NODE_MAP, "an observe entry"))
+			continue;
+		check_keys(c, v, keys, ELEMENTSOF(keys), "an observe entry");
+		m = node_map_get(v, "metric");
+		is = node_map_get(v, "is");
+		vs = node_map_get(v, "vs-baseline");
+		if (!m || m->kind != NODE_SCALAR || !*m->scalar) {
+			err(c, m ? m : v, "an observe entry needs 'metric', the metric it checks");
+			continue;
+		}
+		if (!is == !vs) {
+			err(c, v, "an observe entry takes one of 'is' (\"> 0\") or 'vs-baseline' (higher, lower, differs, same)");
+			continue;
+		}
+		if (is) {
+			char op[3] = { 0 };
+			const char *p = is->kind == NODE_SCALAR ? is->scalar : "";
+			size_t d, ol = strspn(p, "=<>");
+			char *end;
+
+			if (ol >= 1 && ol <= 2)
+				memcpy(op, p, ol);
+			for (d = 0; d < ELEMENTSOF(ops); d++)
+				if (streq(op, ops[d]))
+					break;
+			errno = 0;
+			o->value = d < ELEMENTSOF(ops) ? strtod(p + ol, &end) : 0;
+			if (d == ELEMENTSOF(ops) || errno || end == p + ol || *end) {
+				err(c, is, "'is' is a comparison such as \"> 0\" or \"== 0\" (==, <, <=, >, >=, then a number)");
+				continue;
+			}
+			o->op = (enum observe_op)(OBSERVE_EQ + d);
+		} else {
+			size_t d;
+
+			for (d = 0; vs->kind == NODE_SCALAR && d < ELEMENTSOF(rel); d++)
+				if (streq(vs->scalar, rel[d]))
+					break;
+			if (vs->kind != NODE_SCALAR || d == ELEMENTSOF(rel)) {
+				const char *hint = vs->kind == NODE_SCALAR ? str_suggest(vs->scalar, rel, ELEMENTSOF(rel)) : NULL;
+
+				if (hint)
+					err(c, vs, "vs-baseline is higher, lower, differs or same, not '%s' (did you mean '%s'?)",
+					    vs->scalar, hint);
+				else
+					err(c, vs, "vs-baseline is higher, lower, differs or same");
+				continue;
+			}
+			o->op = (enum observe_op)(OBSERVE_HIGHER + d);
+		}
+		if ((k = node_map_get(v, "kernels")))
+			get_refs(c, k, "kernels", &o->kernels);
+		if ((says = node_map_get(v, "says")))
+			o->says = get_string(c, says, "says");
+		o->metric = xstrdup(m->scalar);
+		o->pos = m->pos;
+		e->nobserve++;
+	}
+}
+
 static void load_params(struct ctx *c, struct spec_job *job, const struct node *n)
 {
 	if (!want_kind(c, n, NODE_MAP, "params"))
@@ -939,7 +1021,7 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 {
 	static const char *const keys[] = { "description", "kernels", "topology", "image", "hosts",
 					    "repeat", "warmup", "timeout", "boot", "monitors", "sysctl",
-					    "workloads" };
+					    "workloads", "observe" };
 	_cleanup_free_ char *what = xasprintf("experiment '%s'", key->scalar);
 	const struct node *v;
 
@@ -994,6 +1076,8 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 	}
 	if ((v = node_map_get(n, "monitors")))
 		get_refs(c, v, "monitors", &e->monitors);
+	if ((v = node_map_get(n, "observe")))
+		load_observe(c, e, v);
 	if ((v = node_map_get(n, "sysctl")) && want_kind(c, v, NODE_MAP, "sysctl")) {
 		e->sysctl = xcalloc(v->n, sizeof(*e->sysctl));
 		for (size_t i = 0; i < v->n; i++) {

@@ -150,6 +150,22 @@ struct spec_job {
 
 enum boot_policy { BOOT_PER_RUN, BOOT_ONCE };
 
+/* Mechanism checks (`observe:`): a metric a variant's every run satisfies
+ * (is: "> 0"), or where it lies against the baseline's runs (vs-baseline). */
+enum observe_op {
+	OBSERVE_EQ, OBSERVE_LT, OBSERVE_LE, OBSERVE_GT, OBSERVE_GE,       /* is: "OP NUMBER" */
+	OBSERVE_HIGHER, OBSERVE_LOWER, OBSERVE_DIFFERS, OBSERVE_SAME,     /* vs-baseline: */
+};
+
+struct spec_observe {
+	char *metric;
+	struct pos pos;
+	struct spec_refs kernels; /* empty: every variant (vs-baseline: every one but the baseline) */
+	enum observe_op op;
+	double value; /* is: */
+	char *says;
+};
+
 struct spec_kv {
 	char *key, *value;
 	struct pos pos;
@@ -172,6 +188,8 @@ struct spec_experiment {
 	size_t nsysctl;
 	struct spec_job *jobs;
 	size_t njobs;
+	struct spec_observe *observe;
+	size_t nobserve;
 };
 
 /* A workload or monitor of the catalogue (workloads/<name>/workload.yaml). */
@@ -197,6 +215,9 @@ struct catalogue_entry {
 	size_t nparams;
 	struct strv packages;
 	uint64_t timeout_usec;
+	/* the metrics its parser prints; an UPPERCASE word stands for any name
+	 * (stress-ng.STRESSOR.ops_per_sec); empty: not declared */
+	struct strv metrics;
 };
 
 struct spec {
@@ -236,6 +257,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct spec *, spec_free)
 const struct spec_kernel *spec_find_kernel(const struct spec *s, const char *name);
 const struct spec_topology *spec_find_topology(const struct spec *s, const char *name);
 const struct spec_experiment *spec_find_experiment(const struct spec *s, const char *name);
+/* Whether a metric is one of the entry's declared patterns. */
+bool catalogue_metric_matches(const struct catalogue_entry *w, const char *metric);
 const struct catalogue_entry *spec_find_catalogue(const struct spec *s, const char *name, bool monitor);
 unsigned spec_topology_vcpus(const struct spec_topology *t);
 

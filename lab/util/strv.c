@@ -17,6 +17,18 @@ void strv_push(struct strv *s, const char *str)
 	strv_push_take(s, xstrdup(str));
 }
 
+void strv_split(struct strv *s, const char *str, char sep)
+{
+	for (const char *p = str;; p++) {
+		const char *e = strchr(p, sep);
+
+		strv_push_take(s, e ? xstrndup(p, (size_t)(e - p)) : xstrdup(p));
+		if (!e)
+			return;
+		p = e;
+	}
+}
+
 void strv_release(struct strv *s)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -69,10 +81,15 @@ size_t str_distance(const char *a, const char *b)
 
 const char *str_suggest(const char *word, const char *const *candidates, size_t n)
 {
+	size_t len = strlen(word);
+
+	return str_suggest_within(word, candidates, n, len <= 3 ? 1 : len <= 6 ? 2 : 3);
+}
+
+const char *str_suggest_within(const char *word, const char *const *candidates, size_t n, size_t limit)
+{
 	const char *best = NULL;
 	size_t best_d = (size_t)-1;
-	size_t len = strlen(word);
-	size_t limit = len <= 3 ? 1 : len <= 6 ? 2 : 3;
 
 	for (size_t i = 0; i < n; i++) {
 		size_t d = str_distance(word, candidates[i]);

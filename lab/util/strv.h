@@ -16,6 +16,8 @@ struct strv {
 
 void strv_push(struct strv *s, const char *str);
 void strv_push_take(struct strv *s, char *str);
+/* Every part of str between the separators (empty ones too). */
+void strv_split(struct strv *s, const char *str, char sep);
 void strv_release(struct strv *s);
 bool strv_contains(const struct strv *s, const char *str);
 ssize_t strv_index(const struct strv *s, const char *str);
@@ -30,6 +32,8 @@ static inline void strv_releasep(struct strv *s)
 size_t str_distance(const char *a, const char *b);
 /* The closest candidate within a sensible distance, or NULL. */
 const char *str_suggest(const char *word, const char *const *candidates, size_t n);
+/* The same with an edit distance limit of the caller's. */
+const char *str_suggest_within(const char *word, const char *const *candidates, size_t n, size_t limit);
 
 bool str_startswith(const char *s, const char *prefix);
 bool str_endswith(const char *s, const char *suffix);

@@ -67,6 +67,16 @@ test_expect_success 'every metric name is in the dotted families' "
 	! grep '^[^ ]* .* ' all
 "
 
+# The metrics a parser prints are the ones its yaml declares (lab validate
+# checks expectations and observe entries against the declarations).
+test_expect_success 'every metric a parser printed is one its yaml declares' "
+	for raw in '$DATA'/[!b]*.raw; do
+		p=\$(parser \"\$raw\") && d=\$(dirname \"\$p\") &&
+		y=\$d/workload.yaml && { test -f \"\$y\" || y=\$d/monitor.yaml; } &&
+		\"\$p\" \"\$raw\" | '$SRC_DIR/tests/tools/declared-metrics' \"\$y\" || exit 1
+	done
+"
+
 test_expect_success 'workload figures are never zero: a run that did nothing is visible' "
 	for raw in '$DATA'/sng-*.raw '$DATA'/hb-*.raw '$DATA'/pg-*.raw '$DATA'/ff-*.raw '$DATA'/kb-*.raw \
 		'$DATA'/pi-*.raw '$DATA'/ip-*.raw; do

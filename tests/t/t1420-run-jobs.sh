@@ -54,6 +54,10 @@ s = s[:s.index("experiments:")] + """experiments:
     workloads:
       - workload: stress-ng
         params: {stressor: switch, instances: 100%, duration: 15s}
+    observe:
+      - metric: stress-ng.switch.ops_per_sec
+        is: "> 0"
+        says: the stressor switched
   wide:
     kernels: [base]
     topology: tiny
@@ -71,6 +75,10 @@ s = s[:s.index("experiments:")] + """experiments:
     workloads:
       - workload: count
         params: {fail_on: 2}
+    observe:
+      - metric: count.n
+        is: ">= 2"
+        says: a boot serves more than one run
 """
 open(sys.argv[2], "w").write(s)
 PY
@@ -92,6 +100,7 @@ test_expect_success TWO_CPUS 'lab run --jobs 2: two guests at once, each on its 
 	lab -C '$P' -q image build minimal &&
 	lab -C proj run --jobs 2 par >report 2>err &&
 	grep -q '2 runs on 2 guests at a time, each pinned to its own host CPUs' err &&
+	grep -A1 'holds    base stress-ng.switch.ops_per_sec > 0' report | grep -q 'the stressor switched; 2 runs: ' &&
 	id=\$(ls proj/results | grep -v index) && echo \"\$id\" >id &&
 	d=proj/results/\$id/runs &&
 	grep -q '^par.0001	ok' proj/results/\$id/journal &&
@@ -124,7 +133,9 @@ test_expect_success 'boot: once: runs of a variant share a boot; a failed run ge
 	test -s \$d/once.0001/boot_id &&
 	test_cmp \$d/once.0001/boot_id \$d/once.0002/boot_id &&
 	! test_cmp \$d/once.0001/boot_id \$d/once.0003/boot_id >/dev/null &&
-	test \$(grep -c ': boot\$' err) = 2
+	test \$(grep -c ': boot\$' err) = 2 &&
+	# the failed run left no metrics: the two that count saw 1 each
+	grep -A1 'FAILS    base count.n >= 2' report | grep -q '2 runs: 1\$'
 "
 
 test_done

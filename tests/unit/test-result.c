@@ -253,12 +253,57 @@ static void test_sweep_golden(void **state)
 			r->status = RUN_OK;
 			result_add_metric(r, "kbuild.time.total", bt[v] * 3 + rep * 0.2);
 			result_add_metric(r, "perf-profile.self.cycles-pp.native_queued_spin_lock_slowpath", lc[v] + rep * 0.1);
+			/* pcp high moves from step 7 on */
+			result_add_metric(r, "zoneinfo-pcp.high_spread_max", v == 3 ? 120 + rep : 0);
 		}
 	result_add_expect(rs, 0, "kbuild.time.total", DIR_DECREASE, 0.02, true);
+	{
+		struct strv b = STRV_INIT, s7 = STRV_INIT, s3 = STRV_INIT, sweep = STRV_INIT;
+
+		strv_push(&b, "base");
+		strv_push(&s7, "pcp-auto@7");
+		strv_push(&s3, "pcp-auto@3");
+		strv_push(&sweep, "pcp-auto");
+		result_add_observe(rs, "zoneinfo-pcp.high_spread_max", OBS_EQ, 0, &b, "pcp high stays fixed on the base");
+		result_add_observe(rs, "zoneinfo-pcp.high_spread_max", OBS_GT, 0, &s7, "pcp high moves");
+		result_add_observe(rs, "zoneinfo-pcp.high_spread_max", OBS_GT, 0, &s3, NULL);
+		result_add_observe(rs, "perf-profile.self.cycles-pp.native_queued_spin_lock_slowpath", OBS_LOWER, 0, NULL,
+				   "less zone lock spinning");
+		result_add_observe(rs, "zoneinfo-pcp.high_spread_max", OBS_SAME, 0, &sweep, NULL);
+		result_add_observe(rs, "meminfo.used_kb.max", OBS_GT, 0, &b, NULL);
+		strv_release(&b);
+		strv_release(&s7);
+		strv_release(&s3);
+		strv_release(&sweep);
+	}
 	c = compare_build(rs, 0.95);
+	{
+		/* base ==0 holds; @7 >0 holds; @3 >0 fails; lower than the baseline
+		 * holds for @1, @3, @7; "pcp-auto" names the three steps: same as the
+		 * baseline holds for @1 and @3, fails for @7; no run has meminfo */
+		static const enum obs_state want[] = { OBS_HOLDS, OBS_HOLDS, OBS_FAILS, OBS_HOLDS, OBS_HOLDS, OBS_HOLDS,
+						       OBS_HOLDS, OBS_HOLDS, OBS_FAILS, OBS_MISSING };
+		static const char *const var[] = { "base", "pcp-auto@7", "pcp-auto@3", "pcp-auto@1", "pcp-auto@3",
+						   "pcp-auto@7", "pcp-auto@1", "pcp-auto@3", "pcp-auto@7", "base" };
+
+		assert_int_equal(c->nobs, ELEMENTSOF(want));
+		for (size_t i = 0; i < c->nobs; i++) {
+			assert_int_equal(c->obs[i].state, want[i]);
+			assert_string_equal(c->obs[i].variant, var[i]);
+		}
+		assert_null(c->obs[9].group);
+		assert_int_equal(c->obs[1].s.n, 3);
+		assert_true(c->obs[1].s.min == 120 && c->obs[1].s.max == 122);
+	}
 	report_format_text(c, &o, &t);
 	assert_golden("tests/data/report/sweep.txt", t.buf);
 	assert_non_null(strstr(t.buf, "Steps (base = 100.0"));
+	strbuf_reset(&t);
+	report_format_md(c, &o, &t);
+	assert_golden("tests/data/report/sweep.md", t.buf);
+	strbuf_reset(&t);
+	report_format_json(c, &t);
+	assert_golden("tests/data/report/sweep.json", t.buf);
 	strbuf_release(&t);
 	comparison_free(c);
 	result_set_free(rs);

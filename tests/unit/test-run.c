@@ -60,6 +60,15 @@ static struct result_set *sample(void)
 	result_add_run(rs, "quick.0003", "base", "stress-ng stressor=switch", 0, 2);
 	result_add_expect(rs, 0, "stress-ng.switch.ops_per_sec", DIR_INCREASE, 0.05, true);
 	result_add_expect(rs, 0, "stress-ng.ctxt_per_sec", DIR_UNCHANGED, 0, false);
+	{
+		struct strv k = STRV_INIT;
+
+		strv_push(&k, "base");
+		strv_push(&k, "pcp-auto@7");
+		result_add_observe(rs, "zoneinfo-pcp.high_spread_max", OBS_GE, 1.5, &k, "pcp high moves; tabs\there");
+		result_add_observe(rs, "perf-profile.self.cycles-pp.update_cfs_group", OBS_LOWER, 0, NULL, NULL);
+		strv_release(&k);
+	}
 	return rs;
 }
 
@@ -101,6 +110,16 @@ static void test_store_round_trip(void **state)
 	assert_true(back->expect[0].has_effect);
 	assert_false(back->expect[1].has_effect);
 	assert_int_equal(back->expect[1].dir, DIR_UNCHANGED);
+	assert_int_equal(back->nobserve, 2);
+	assert_string_equal(back->observe[0].metric, "zoneinfo-pcp.high_spread_max");
+	assert_int_equal(back->observe[0].rel, OBS_GE);
+	assert_true(back->observe[0].value == 1.5);
+	assert_int_equal(back->observe[0].kernels.n, 2);
+	assert_string_equal(back->observe[0].kernels.v[1], "pcp-auto@7");
+	assert_non_null(strstr(back->observe[0].says, "pcp high moves"));
+	assert_int_equal(back->observe[1].rel, OBS_LOWER);
+	assert_int_equal(back->observe[1].kernels.n, 0);
+	assert_null(back->observe[1].says);
 	assert_int_equal(store_list(root, &ids), 0);
 	assert_int_equal(ids.n, 1);
 	{
