@@ -22,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include "cmd.h"
+#include "host/host.h"
 #include "kernel/build.h"
 #include "kernel/source.h"
 #include "kernel/variant.h"
@@ -443,6 +444,102 @@ static void shut_down(struct exp_run *x, const char *name, struct vm *v)
 	memset(v, 0, sizeof(*v));
 }
 
+static const struct spec_host *ssh_host(const struct spec *s, const char *name)
+{
+	for (size_t i = 0; name && i < s->nhosts; i++)
+		if (streq(s->hosts[i].name, name) && s->hosts[i].type == HOST_SSH)
+			return &s->hosts[i];
+	return NULL;
+}
+
+static void worker_host_step(void *userdata, const char *what)
+{
+	worker_step(userdata, what);
+}
+
+/* The host's facts next to the run: what the numbers were measured on. */
+static void write_host_facts(struct exp_run *x, struct host *h, const char *rundir)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_free_ char *p = path_join(rundir, "host-facts"), *pj = path_join(rundir, "lscpu.json");
+	struct host_facts f;
+
+	(void)x;
+	if (host_facts(h, &f, &d) < 0)
+		return;
+	strbuf_addf(&sb, "host %s\nrelease %s\nboot_id %s\ncmdline %s\nmodel %s\ncpus %u\nsockets %u\n"
+			 "cores_per_socket %u\nthreads_per_core %u\nnodes %u\n",
+		    h->spec->name, f.release ? f.release : "?", f.boot_id ? f.boot_id : "?", f.cmdline ? f.cmdline : "?",
+		    f.model ? f.model : "?", f.cpus, f.sockets, f.cores_per_socket, f.threads_per_core, f.nnodes);
+	for (unsigned i = 0; i < f.nnodes; i++)
+		strbuf_addf(&sb, "node%u %s\n", i, f.node_cpus[i]);
+	fs_write_atomic(p, sb.buf, sb.len, 0644);
+	if (f.lscpu_json)
+		fs_write_atomic(pj, f.lscpu_json, strlen(f.lscpu_json), 0644);
+	host_facts_release(&f);
+}
+
+/*
+ * A run on a bare-metal host: kexec into the variant unless the host
+ * already runs its release (consecutive runs of a variant share the boot),
+ * then the same driver as in a guest, over the host's ssh.
+ */
+static void run_on_host(struct exp_run *x, const struct spec_host *sh, struct host *h, bool *open,
+			char **booted, const struct plan_run *pr, ssize_t vi, const char *rundir, struct result_run *r)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	struct runner_progress rp = { .step = worker_run_step, .userdata = x };
+	struct host_boot_opts bo = { .step = worker_host_step, .userdata = x };
+	const struct kartifact *k = &x->arts[vi];
+	bool shipped = false;
+
+	if (!*open) {
+		_cleanup_free_ char *state = lab_state_dir(), *cache = lab_cache_dir(x->s);
+
+		if (host_open(state, cache, sh, h, &d) < 0) {
+			run_fail(r, xasprintf("host %s: %s", sh->name, d.n ? d.v[0].msg : "?"));
+			return;
+		}
+		*open = true;
+	}
+	if (!*booted || !streq(*booted, k->release)) {
+		free(*booted);
+		*booted = NULL;
+		worker_step(x, "kexec");
+		if (host_boot(h, k, &bo, &d) < 0) {
+			_cleanup_strbuf_ struct strbuf msg = STRBUF_INIT;
+
+			for (size_t i = 0; i < d.n; i++)
+				strbuf_addf(&msg, "%s%s", i ? "; " : "", d.v[i].msg);
+			run_fail(r, xasprintf("boot failed: %s", msg.buf ? msg.buf : "?"));
+			return;
+		}
+		*booted = xstrdup(k->release);
+	}
+	write_host_facts(x, h, rundir);
+	{
+		struct runner_config rc = {
+			.s = x->s,
+			.e = x->e,
+			.rundir = rundir,
+			.catalogue_tar = x->tarp,
+			.host = &h->t,
+			.kernel = k,
+			.image = NULL,
+			.progress = &rp,
+			.shipped = &shipped,
+		};
+
+		runner_exec(&rc, pr, r);
+	}
+	if (r->status == RUN_FAILED) {
+		/* whatever state the host is in, the next run boots it again */
+		free(*booted);
+		*booted = NULL;
+	}
+}
+
 /*
  * A worker: the runs of one group, in order, on one guest while they
  * succeed (a run that failed may have left the guest in any state: the
@@ -455,6 +552,10 @@ static int work(void *userdata, size_t task, unsigned slot, int fd)
 	_cleanup_free_ char *name = xasprintf("run-%d", (int)getpid());
 	struct vm v = { 0 };
 	bool up = false, shipped = false;
+
+	struct host h = { 0 };
+	bool hopen = false;
+	_cleanup_free_ char *booted = NULL;
 
 	in_worker = 1;
 	x->fd = fd;
@@ -475,6 +576,11 @@ static int work(void *userdata, size_t task, unsigned slot, int fd)
 		}
 		if ((e = path_mkdir_p(rundir, 0755)) < 0) {
 			run_fail(r, xasprintf("cannot create %s: %s", rundir, strerror(-e)));
+			worker_done(x, r);
+			continue;
+		}
+		if (ssh_host(x->s, pr->host)) {
+			run_on_host(x, ssh_host(x->s, pr->host), &h, &hopen, &booted, pr, vi, rundir, r);
 			worker_done(x, r);
 			continue;
 		}
@@ -510,6 +616,8 @@ static int work(void *userdata, size_t task, unsigned slot, int fd)
 	}
 	if (up)
 		shut_down(x, name, &v);
+	if (hopen)
+		host_close(&h);
 	return 0;
 }
 
@@ -655,6 +763,15 @@ static int place(struct exp_run *x, const struct jobs_opts *jo, bool check_only,
 				cpu[ncpu++] = c;
 	if (!ncpu)
 		cpu[ncpu++] = 0;
+	for (size_t i = 0; i < x->e->hosts.n; i++)
+		if (ssh_host(x->s, x->e->hosts.v[i].name)) {
+			/* a bare-metal host runs one thing at a time, on all of itself */
+			if (jo->jobs > 1)
+				ui_print(&x->ui, "note: experiment %s runs on bare-metal host %s: one run at a time",
+					 x->e->name, x->e->hosts.v[i].name);
+			*ret_jobs = 1;
+			return 0;
+		}
 	jobs = jo->jobs ? jo->jobs : (vcpus && ncpu / vcpus > 1 ? ncpu / vcpus : 1);
 	if (jobs > x->ngroups)
 		jobs = x->ngroups ? (unsigned)x->ngroups : 1;

@@ -42,6 +42,7 @@ struct vopts {
 	uint64_t timeout_usec;
 	bool follow;
 	bool all;
+	bool reboot_restarts;
 };
 
 static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, const char *sub)
@@ -57,6 +58,7 @@ static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, co
 		{ "host-cpus", required_argument, NULL, 'C' },
 		{ "host-node", required_argument, NULL, 'N' },
 		{ "cpuset", required_argument, NULL, 'S' },
+		{ "reboot-restarts", no_argument, NULL, 'R' },
 		{ "port", required_argument, NULL, 'P' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "follow", no_argument, NULL, 'f' },
@@ -120,6 +122,7 @@ static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, co
 			}
 			break;
 		case 'f': o->follow = true; break;
+		case 'R': o->reboot_restarts = true; break;
 		case 'a': o->all = true; break;
 		case 'J': ctx->json = true; break;
 		case 'h':
@@ -271,6 +274,7 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		.release = a.release,
 		.image = o.image,
 		.cpuset = o.cpuset,
+		.reboot_restarts = o.reboot_restarts,
 	};
 	domain_format_xml(&dc, &out);
 	cmd_write(&out);
@@ -379,6 +383,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		.timeout_usec = o.timeout_usec,
 		.accel = o.accel ? (streq(o.accel, "kvm") ? ACCEL_KVM : ACCEL_TCG) : -1,
 		.cpuset = o.cpuset,
+		.reboot_restarts = o.reboot_restarts,
 		.progress = &p,
 	};
 	if (vm_up(state, &vo, &v, &d) < 0) {

@@ -41,6 +41,7 @@ int cmd_plan(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_kernel(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_image(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_vm(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_host(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_gc(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_run(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv);

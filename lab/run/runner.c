@@ -44,7 +44,10 @@ static void fail(struct result_run *out, const char *fmt, ...)
 
 static void target(const struct runner_config *c, struct ssh_target *t)
 {
-	vm_ssh_target(c->vm, t);
+	if (c->vm)
+		vm_ssh_target(c->vm, t);
+	else
+		*t = *c->host;
 }
 
 /* ssh VM ARGV...; stdout to `out_path` (or captured in `out`), stderr captured in err. */
@@ -163,7 +166,7 @@ static void evidence(const struct runner_config *c, const char *dir)
 	char *dmesg[] = { (char *)"dmesg", NULL };
 	char *boot_id[] = { (char *)"cat", (char *)"/proc/sys/kernel/random/boot_id", NULL };
 
-	if (c->vm->console)
+	if (c->vm && c->vm->console)
 		fs_copy_file(c->vm->console, console, true);
 	if (c->kernel && c->kernel->config)
 		fs_copy_file(c->kernel->config, config, true);

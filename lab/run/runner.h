@@ -27,7 +27,8 @@ struct runner_config {
 	const struct spec_experiment *e;
 	const char *rundir;       /* <results>/<id>/runs/<plan id>, created */
 	const char *catalogue_tar; /* the workloads folder as a tar on the controller */
-	const struct vm *vm;
+	const struct vm *vm;           /* the guest, or NULL on a bare-metal host: */
+	const struct ssh_target *host; /* the host's target when vm is NULL */
 	const struct kartifact *kernel;
 	const struct image_artifact *image;
 	const struct runner_progress *progress;

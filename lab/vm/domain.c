@@ -303,7 +303,9 @@ void domain_format_xml(const struct domain_config *c, struct strbuf *out)
 	cpu(&x, c);
 	xml_empty(&x, "clock", "offset", "utc", NULL);
 	xml_element(&x, "on_poweroff", "destroy");
-	xml_element(&x, "on_reboot", "destroy");
+	/* a reboot ends the VM (a panic with panic=-1 shows); a VM playing a
+	 * machine restarts instead, into the same kernel, as from its boot loader */
+	xml_element(&x, "on_reboot", c->reboot_restarts ? "restart" : "destroy");
 	xml_element(&x, "on_crash", "destroy");
 	xml_open(&x, "devices");
 	disk(&x, "disk", "qcow2", c->disk, "vda", "virtio", false);

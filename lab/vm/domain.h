@@ -44,6 +44,7 @@ struct domain_config {
 	const char *console; /* serial log file */
 	unsigned ssh_port;   /* on 127.0.0.1 */
 	const char *mac;     /* NULL: QEMU's default */
+	bool reboot_restarts; /* a guest reboot restarts it (lab vm up --reboot-restarts) */
 	const char *cpuset;  /* host cpulist this VM owns (a `lab run --jobs` slot): every vCPU
 			      * and the emulator pinned inside it; NULL: the topology's pinning */
 	/* metadata */

@@ -869,6 +869,7 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 		.image_id = o->image->id,
 		.run_id = o->run_id,
 		.cpuset = o->cpuset,
+		.reboot_restarts = o->reboot_restarts,
 	};
 	domain_format_xml(&dc, &xml);
 	xml_path = path_join(v.dir, "domain.xml");

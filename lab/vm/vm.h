@@ -67,6 +67,7 @@ struct vm_opts {
 	uint64_t timeout_usec;            /* boot to ready; 0: 10 min under TCG, 3 min under KVM */
 	uint64_t silence_usec;            /* console silent this long = hung; 0: 120 s */
 	int accel;                        /* -1: auto (KVM when /dev/kvm works) */
+	bool reboot_restarts;             /* a guest reboot restarts it (a VM playing a bare-metal host) */
 	const char *cpuset;               /* host cpulist the VM is pinned inside (lab run --jobs); NULL: topology's */
 	const struct vm_progress *progress;
 };

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lab host trust|check|facts HOST: bare-metal hosts of lab.yaml (ssh:).
+ *   trust  ask the host for its keys and pin them (first contact is the
+ *          user's decision, never silent)
+ *   check  what lab needs there (ssh, kexec, perf, cgroup v2, disk) and
+ *          how to fix what is missing; exit 1 when something is
+ *   facts  its CPUs, NUMA nodes, release and boot id (lscpu, /sys)
+ *   boot   kexec into a built kernel variant and check it came up
+ *   restore  reboot into the host's own kernel
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "host/host.h"
+#include "image/image.h"
+#include "kernel/build.h"
+#include "kernel/source.h"
+#include "kernel/variant.h"
+#include "util/alloc.h"
+#include "util/json.h"
+#include "util/table.h"
+#include "vm/vm.h"
+#include "util/banned.h"
+
+/* Common to the subcommands: options, the spec, the host opened. */
+static const char *opt_cmdline;
+
+static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub, struct spec **s, struct host *h)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "cmdline", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int want = streq(sub, "boot") ? 2 : 1;
+	_cleanup_free_ const char **names = NULL;
+	_cleanup_free_ char *state = lab_state_dir(), *cache = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+	long i;
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'J':
+			ctx->json = true;
+			break;
+		case 'c':
+			opt_cmdline = optarg;
+			break;
+		case 'h':
+			command_usage(command_find("host"), stdout);
+			return 1;
+		default:
+			cmd_error(ctx, "host %s: unknown option '%s'", sub, argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (argc - optind != want) {
+		cmd_error(ctx, want == 2 ? "host %s: name a host of lab.yaml and a kernel variant" : "host %s: name one host of lab.yaml", sub);
+		return -1;
+	}
+	if (cmd_load_spec(ctx, ctx->file, s) < 0)
+		return -1;
+	names = xcalloc((*s)->nhosts + 1, sizeof(char *));
+	for (size_t k = 0; k < (*s)->nhosts; k++)
+		names[k] = (*s)->hosts[k].name;
+	if ((i = cmd_lookup(ctx, "host", argv[optind], names, (*s)->nhosts, (*s)->path)) < 0)
+		return -1;
+	cache = lab_cache_dir(*s);
+	if (host_open(state, cache, &(*s)->hosts[i], h, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return -1;
+	}
+	return 0;
+}
+
+static int host_trust_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_strbuf_ struct strbuf fp = STRBUF_INIT, out = STRBUF_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	struct host h = { 0 };
+	int r = open_host(ctx, argc, argv, "trust", &s, &h);
+
+	if (r)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	r = host_trust(&h, &fp, &d);
+	if (r < 0) {
+		cmd_report_diags(ctx, &d);
+		host_close(&h);
+		return EXIT_FAILED;
+	}
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j, &out, true);
+		json_object_begin(&j);
+		json_kv_string(&j, "host", h.spec->name);
+		json_kv_string(&j, "known_hosts", h.known_hosts);
+		json_kv_string(&j, "fingerprints", fp.buf ? fp.buf : "");
+		json_object_end(&j);
+		json_finish(&j);
+	} else {
+		strbuf_addf(&out, "pinned the keys of %s (%s port %u) in %s:\n%s", h.spec->name, h.t.host, h.t.port,
+			    h.known_hosts, fp.buf ? fp.buf : "");
+	}
+	cmd_write(&out);
+	host_close(&h);
+	return EXIT_OK;
+}
+
+static int host_check_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	static const char *const cols[] = { "CHECK:check", "OK:ok", "FOUND:found", "FIX:fix", NULL };
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_table_ struct table *t = table_new(cols);
+	struct host_check *c = NULL;
+	struct host h = { 0 };
+	size_t n = 0;
+	bool bad = false;
+	int r = open_host(ctx, argc, argv, "check", &s, &h);
+
+	if (r)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	r = host_check(&h, &c, &n, &d);
+	for (size_t i = 0; i < n; i++) {
+		table_add_string(t, c[i].name);
+		table_add_string(t, c[i].ok ? "yes" : "NO");
+		table_add_string(t, c[i].detail);
+		table_add_string(t, c[i].ok ? "" : c[i].fix);
+		bad |= !c[i].ok;
+	}
+	if (ctx->json)
+		table_format_json(t, &out);
+	else
+		table_format_text(t, &out);
+	cmd_write(&out);
+	if (r < 0 && !ctx->json)
+		cmd_report_diags(ctx, &d);
+	host_checks_free(c, n);
+	host_close(&h);
+	return bad || r < 0 ? EXIT_FAILED : EXIT_OK;
+}
+
+static int host_facts_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	struct host_facts f;
+	struct host h = { 0 };
+	int r = open_host(ctx, argc, argv, "facts", &s, &h);
+
+	if (r)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	if (host_facts(&h, &f, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		host_close(&h);
+		return EXIT_FAILED;
+	}
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j, &out, true);
+		json_object_begin(&j);
+		json_kv_string(&j, "host", h.spec->name);
+		json_kv_string(&j, "release", f.release);
+		json_kv_string(&j, "boot_id", f.boot_id);
+		json_kv_string(&j, "cmdline", f.cmdline);
+		json_kv_string(&j, "model", f.model);
+		json_kv_uint(&j, "cpus", f.cpus);
+		json_kv_uint(&j, "sockets", f.sockets);
+		json_kv_uint(&j, "cores_per_socket", f.cores_per_socket);
+		json_kv_uint(&j, "threads_per_core", f.threads_per_core);
+		json_key(&j, "nodes");
+		json_array_begin(&j);
+		for (unsigned i = 0; i < f.nnodes; i++)
+			json_string(&j, f.node_cpus[i]);
+		json_array_end(&j);
+		json_object_end(&j);
+		json_finish(&j);
+	} else {
+		strbuf_addf(&out, "host %s: %s@%s port %u\nrelease %s\nboot id %s\ncpu %s\n", h.spec->name, h.t.user,
+			    h.t.host, h.t.port, f.release ? f.release : "?", f.boot_id ? f.boot_id : "?",
+			    f.model ? f.model : "?");
+		strbuf_addf(&out, "cpus %u (%u sockets x %u cores x %u threads)\nnuma nodes %u", f.cpus, f.sockets,
+			    f.cores_per_socket, f.threads_per_core, f.nnodes);
+		for (unsigned i = 0; i < f.nnodes; i++)
+			strbuf_addf(&out, "%s%u: %s", i ? ", " : " (", i, f.node_cpus[i]);
+		strbuf_addstr(&out, f.nnodes ? ")\n" : "\n");
+	}
+	cmd_write(&out);
+	host_facts_release(&f);
+	host_close(&h);
+	return EXIT_OK;
+}
+
+static void boot_step(void *userdata, const char *what)
+{
+	const struct lab_ctx *ctx = userdata;
+
+	if (ctx->verbosity >= 0)
+		fprintf(stderr, "lab: %s\n", what);
+}
+
+static int host_boot_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+	struct kvariant v = { 0 };
+	struct kartifact a = { 0 };
+	struct host h = { 0 };
+	struct host_boot_opts o = { .step = boot_step, .userdata = ctx };
+	int r = open_host(ctx, argc, argv, "boot", &s, &h), ret = EXIT_OK;
+
+	if (r)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	o.cmdline = opt_cmdline;
+	if (kvariant_resolve(s, argv[argc - 1], &v, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		host_close(&h);
+		return EXIT_USAGE;
+	}
+	r = kernel_lookup(s, &v, &a, &d);
+	if (r == -ENOENT) {
+		cmd_error(ctx, "kernel '%s' is not built yet: lab kernel build %s", v.name, v.name);
+		ret = EXIT_FAILED;
+	} else if (r < 0 || host_boot(&h, &a, &o, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		ret = EXIT_FAILED;
+	} else if (ctx->verbosity >= 0) {
+		printf("%s runs %s\n", h.spec->name, a.release);
+	}
+	kartifact_release(&a);
+	kvariant_release(&v);
+	host_close(&h);
+	return ret;
+}
+
+static int host_restore_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+	struct host h = { 0 };
+	struct host_boot_opts o = { .step = boot_step, .userdata = ctx };
+	int r = open_host(ctx, argc, argv, "restore", &s, &h), ret = EXIT_OK;
+
+	if (r)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	if (host_restore(&h, &o, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		ret = EXIT_FAILED;
+	} else if (ctx->verbosity >= 0) {
+		printf("%s runs its own kernel again\n", h.spec->name);
+	}
+	host_close(&h);
+	return ret;
+}
+
+int cmd_host(struct lab_ctx *ctx, int argc, char **argv)
+{
+	static const struct subcommand subs[] = {
+		{ "trust", host_trust_cmd },
+		{ "check", host_check_cmd },
+		{ "facts", host_facts_cmd },
+		{ "boot", host_boot_cmd },
+		{ "restore", host_restore_cmd },
+	};
+
+	return cmd_dispatch(ctx, "host", subs, ELEMENTSOF(subs), argc, argv);
+}

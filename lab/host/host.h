@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Bare-metal hosts (lab.yaml `hosts:` with `ssh: user@host[:port]`), driven
+ * over OpenSSH like the guests: lab's key (or the host's `identity`), a
+ * known_hosts of lab's own under $XDG_STATE_HOME/lab/hosts/NAME with the
+ * host's key pinned by `lab host trust` (first contact never trusts
+ * silently), one ControlMaster per host.
+ *
+ * What a host is made of (CPUs, NUMA nodes, release, boot id) is read
+ * with `lscpu -J` and /sys/devices/system/node and kept with results; the
+ * checks say what lab needs on it (kexec, perf, cgroup v2, disk) and how
+ * to fix what is missing. The library never prints.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../kernel/build.h"
+#include "../spec/spec.h"
+#include "../util/strbuf.h"
+#include "../vm/ssh.h"
+
+struct host {
+	const struct spec_host *spec;
+	char *dir;         /* <state>/hosts/<name> */
+	char *known_hosts; /* its pinned key */
+	char *identity;
+	char *control;
+	struct ssh_target t;
+};
+
+/* Paths and the ssh target; creates nothing but lab's key when missing. */
+int host_open(const char *state, const char *cache, const struct spec_host *h, struct host *ret, struct diags *d);
+void host_close(struct host *h);
+/* Whether a key is pinned for it. */
+bool host_trusted(const struct host *h);
+/* Ask the host for its keys (ssh-keyscan), pin them, and say their
+ * fingerprints (ssh-keygen -l) in `fingerprints`. */
+int host_trust(struct host *h, struct strbuf *fingerprints, struct diags *d);
+/* Run argv on the host; its exit status (0 ok), -ETIME, or another negative errno. */
+int host_run(struct host *h, char *const *argv, size_t n, struct strbuf *out, struct strbuf *err, uint64_t timeout_usec);
+
+struct host_facts {
+	char *release;   /* uname -r */
+	char *boot_id;   /* /proc/sys/kernel/random/boot_id */
+	char *cmdline;   /* /proc/cmdline */
+	char *model;     /* lscpu's model name */
+	unsigned cpus, sockets, cores_per_socket, threads_per_core;
+	unsigned nnodes;
+	char **node_cpus; /* per NUMA node, its cpulist; nnodes entries */
+	char *lscpu_json; /* lscpu -J as the host printed it */
+};
+
+/* One round trip; what lscpu or /sys do not say stays 0 or NULL. */
+int host_facts(struct host *h, struct host_facts *f, struct diags *d);
+void host_facts_release(struct host_facts *f);
+
+struct host_check {
+	const char *name;  /* "ssh", "kexec", "perf", "cgroup2", "disk" */
+	bool ok;
+	char *detail;      /* what was found */
+	const char *fix;   /* what to do when not ok */
+};
+
+struct host_boot_opts {
+	const char *cmdline;    /* NULL: the running kernel's (kexec --reuse-cmdline) plus the host's cmdline: */
+	uint64_t timeout_usec;  /* to go away and come back; 0: 10 min */
+	void (*step)(void *userdata, const char *what);
+	void *userdata;
+};
+
+/*
+ * Boot a built kernel on the host: bzImage (and its modules) copied under
+ * /var/lib/lab/kernels/RELEASE, `kexec -l` with the running command line
+ * (or opts->cmdline), `systemctl kexec` where systemd runs, else `kexec
+ * -e`; then wait for a new boot id and check `uname -r` is the kernel's
+ * release. A host that does not come back gets the host's power-cycle
+ * command, once. The host's own kernel is remembered on the first boot
+ * (host_restore goes back to it). 0, or negative with the reason in d.
+ */
+int host_boot(struct host *h, const struct kartifact *k, const struct host_boot_opts *o, struct diags *d);
+/* Back to the host's own kernel: a reboot through its boot loader (what
+ * a reset also gives), then the release is checked against the one lab
+ * remembered before its first kexec. */
+int host_restore(struct host *h, const struct host_boot_opts *o, struct diags *d);
+
+/* Every check, each with its result; negative only when the host cannot be reached at all. */
+int host_check(struct host *h, struct host_check **ret, size_t *n, struct diags *d);
+void host_checks_free(struct host_check *c, size_t n);
