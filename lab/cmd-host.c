@@ -22,18 +22,21 @@
 #include "kernel/variant.h"
 #include "util/alloc.h"
 #include "util/json.h"
+#include "util/units.h"
 #include "util/table.h"
 #include "vm/vm.h"
 #include "util/banned.h"
 
 /* Common to the subcommands: options, the spec, the host opened. */
 static const char *opt_cmdline;
+static uint64_t opt_timeout;
 
 static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub, struct spec **s, struct host *h)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'J' },
 		{ "cmdline", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -53,6 +56,12 @@ static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub
 			break;
 		case 'c':
 			opt_cmdline = optarg;
+			break;
+		case 'T':
+			if (parse_duration(optarg, &opt_timeout) < 0 || !opt_timeout) {
+				cmd_error(ctx, "host %s: --timeout is a duration such as 10m, not '%s'", sub, optarg);
+				return -1;
+			}
 			break;
 		case 'h':
 			command_usage(command_find("host"), stdout);
@@ -225,6 +234,7 @@ static int host_boot_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	if (r)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
 	o.cmdline = opt_cmdline;
+	o.timeout_usec = opt_timeout;
 	if (kvariant_resolve(s, argv[argc - 1], &v, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		host_close(&h);
@@ -256,6 +266,7 @@ static int host_restore_cmd(struct lab_ctx *ctx, int argc, char **argv)
 
 	if (r)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	o.timeout_usec = opt_timeout;
 	if (host_restore(&h, &o, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		ret = EXIT_FAILED;

@@ -514,6 +514,26 @@ static int vm_console_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
+static int vm_reset_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_free_ char *state = lab_state_dir();
+	_cleanup_diags_ struct diags d = { 0 };
+	struct vopts o = { 0 };
+	int i = parse(ctx, argc, argv, &o, "reset");
+
+	if (i < 0)
+		return i == -2 ? EXIT_OK : EXIT_USAGE;
+	if (argc - i != 1) {
+		cmd_error(ctx, "vm reset: name one VM");
+		return EXIT_USAGE;
+	}
+	if (vm_reset(state, argv[i], &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
 static int vm_down_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_free_ char *state = lab_state_dir();
@@ -598,6 +618,7 @@ int cmd_vm(struct lab_ctx *ctx, int argc, char **argv)
 		{ "cp", vm_cp_cmd },
 		{ "console", vm_console_cmd },
 		{ "down", vm_down_cmd },
+		{ "reset", vm_reset_cmd },
 		{ "ls", vm_ls_cmd },
 	};
 

@@ -291,10 +291,14 @@ int vm_list(const char *state, struct vm **ret, bool **alive, size_t *n)
 static volatile sig_atomic_t holder_stop;
 static volatile sig_atomic_t holder_domain_stopped;
 
+static volatile sig_atomic_t holder_reset;
+
 static void holder_signal(int sig)
 {
-	(void)sig;
-	holder_stop = 1;
+	if (sig == SIGUSR1)
+		holder_reset = 1; /* lab vm reset: the machine's reset button */
+	else
+		holder_stop = 1;
 }
 
 static int holder_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
@@ -403,6 +407,7 @@ _Noreturn void vm_holder_main(const char *uri, const char *xml_path, const char 
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	if (strbuf_read_file(&xml, xml_path, 1 << 22) < 0) {
 		holder_report(ready_fd, "error cannot read %s\n", xml_path);
 		_exit(1);
@@ -419,8 +424,12 @@ _Noreturn void vm_holder_main(const char *uri, const char *xml_path, const char 
 	virEventAddTimeout(500, holder_tick, NULL, NULL);
 	while (!holder_stop && !holder_domain_stopped) {
 		r = virEventRunDefaultImpl();
-		if (r < 0 && !holder_stop)
+		if (r < 0 && !holder_stop && !holder_reset)
 			break;
+		if (holder_reset) {
+			holder_reset = 0;
+			fprintf(stderr, "lab holder: reset: %s\n", virDomainReset(dom, 0) == 0 ? "done" : virt_error());
+		}
 		if (virDomainIsActive(dom) == 0)
 			holder_domain_stopped = 1;
 	}
@@ -910,6 +919,25 @@ fail:
 	/* the signal that stopped the boot goes on to the caller's handler, now that the VM is gone */
 	if (interrupted)
 		raise(interrupted);
+	return r;
+}
+
+int vm_reset(const char *state, const char *name, struct diags *d)
+{
+	struct vm v = { 0 };
+	int r = vm_load(state, name, &v, d);
+
+	if (r < 0)
+		return r;
+	if (!vm_alive(&v)) {
+		diags_add(d, NULL, "VM '%s' is not running", name);
+		vm_release(&v);
+		return -ESRCH;
+	}
+	r = kill(v.holder, SIGUSR1) < 0 ? -errno : 0;
+	if (r < 0)
+		diags_add(d, NULL, "cannot reach the holder of '%s': %s", name, strerror(-r));
+	vm_release(&v);
 	return r;
 }
 

@@ -82,6 +82,9 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 /* Stop the holder (domain destroyed and undefined) and remove the folder. */
 int vm_down(const char *state, const char *name, struct diags *d);
 int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d);
+/* Press the VM's reset button (its holder resets the domain; a
+ * bare-metal host's power-cycle in the tests). */
+int vm_reset(const char *state, const char *name, struct diags *d);
 /* Remove the VMs whose holder is gone, or whose owner process is (a killed
  * lab run): domain, QEMU, folder. Names go to `removed`. */
 int vm_gc(const char *state, bool dry_run, struct strv *removed, struct diags *d);

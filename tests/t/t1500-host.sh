@@ -6,8 +6,10 @@
 # (checked against the guest itself); check says what lab needs there and
 # how to fix what is missing; lab host boot kexecs a second variant (a new
 # boot id, its release); lab run runs an experiment there, kexec per
-# variant, with the host's facts kept per run; lab host restore reboots
-# into its own kernel; a host whose key changed is refused.
+# variant, with the host's facts kept per run; a kexec that hangs gets the
+# host's power-cycle command (lab vm reset here) and the fallback to its own
+# kernel is reported; lab host restore reboots into its own kernel; a host
+# whose key changed is refused.
 # The slowest test: two variants built, several kexecs under TCG.
 . "$(dirname "$0")/test-lib.sh"
 
@@ -22,7 +24,7 @@ test_expect_success 'a guest is up to play the host' "
 	test -n \"\$port\" && echo \"\$port\" >port &&
 	mkdir proj && for d in kernels images workloads; do ln -s '$SRC_DIR'/\$d proj/\$d; done &&
 	sed -n '1,/^experiments:/p' '$SRC_DIR/lab.yaml' |
-		sed \"s|^hosts:\$|hosts:\\n  box:\\n    ssh: root@127.0.0.1:\$port|\" >proj/lab.yaml &&
+		sed \"s|^hosts:\$|hosts:\\n  box:\\n    ssh: root@127.0.0.1:\$port\\n    power-cycle: [\$LAB, -C, '$P', vm, reset, box]|\" >proj/lab.yaml &&
 	cat >>proj/lab.yaml <<-EOF &&
 	  metal:
 	    kernels: [base, tg-ratelimit]
@@ -113,7 +115,20 @@ test_expect_success 'lab run on the host: a kexec per variant, the same driver, 
 	test -s \$d/metal.0001/lscpu.json
 "
 
+test_expect_success 'a kexec that never comes back: the power-cycle command, then the fallback is reported' "
+	# root on a disk that does not exist: the kernel waits for it forever
+	test_must_fail_with 1 lab -C proj host boot box tg-ratelimit --timeout 90s \\
+		--cmdline 'console=ttyS0 root=/dev/nosuchdisk rootwait' >out 2>err &&
+	grep -q 'no answer: running the power-cycle command' err &&
+	grep -q \"booted .*lab-base.*, not .*lab-tg-ratelimit.*did the boot fall back\" err &&
+	grep -q 'lab holder: reset: done' \"\$XDG_STATE_HOME/lab/vms/box/holder.log\" &&
+	# the reset brought back what its boot loader boots: the base kernel
+	lab -C proj --json host facts box >f.json &&
+	python3 -c 'import json; f = json.load(open(\"f.json\")); assert \"lab-base\" in f[\"release\"], f'
+"
+
 test_expect_success 'lab host restore: a reboot into its own kernel' "
+	lab -C proj host boot box tg-ratelimit >/dev/null 2>&1 &&
 	lab -C proj host restore box >out 2>err &&
 	grep -q '^box runs its own kernel again' out &&
 	lab -C proj --json host facts box >f.json &&
