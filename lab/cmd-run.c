@@ -766,7 +766,7 @@ static int place(struct exp_run *x, const struct jobs_opts *jo, bool check_only,
 	for (size_t i = 0; i < x->e->hosts.n; i++)
 		if (ssh_host(x->s, x->e->hosts.v[i].name)) {
 			/* a bare-metal host runs one thing at a time, on all of itself */
-			if (jo->jobs > 1)
+			if (jo->jobs > 1 && !check_only)
 				ui_print(&x->ui, "note: experiment %s runs on bare-metal host %s: one run at a time",
 					 x->e->name, x->e->hosts.v[i].name);
 			*ret_jobs = 1;
@@ -913,6 +913,11 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 			cmd_report_diags(ctx, &pd);
 	}
 	ui_end(&x.ui);
+	/* a bare-metal host stays on the last variant: say how to get it back */
+	for (size_t i = 0; i < e->hosts.n; i++)
+		if (ssh_host(s, e->hosts.v[i].name))
+			ui_print(&x.ui, "host %s still runs the last kernel lab booted: 'lab host restore %s' boots its own",
+				 e->hosts.v[i].name, e->hosts.v[i].name);
 	if (x.save_failed) {
 		ret = -1;
 		goto out;
@@ -963,7 +968,7 @@ static int check_jobs(const struct lab_ctx *ctx, const struct spec *s, const str
 	_cleanup_plan_ struct plan *p = NULL;
 	_cleanup_strv_ struct strv only = STRV_INIT, variants = STRV_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
-	struct exp_run x = { .ctx = ctx, .s = s, .e = e };
+	struct exp_run x = { .ctx = ctx, .s = s, .e = e, .ui = { .ctx = ctx } };
 	unsigned jobs;
 
 	strv_push(&only, e->name);
