@@ -27,11 +27,14 @@
 #include "vm/vm.h"
 #include "util/banned.h"
 
-/* Common to the subcommands: options, the spec, the host opened. */
-static const char *opt_cmdline;
-static uint64_t opt_timeout;
+struct hopts {
+	const char *cmdline;  /* boot */
+	uint64_t timeout_usec; /* boot, restore */
+};
 
-static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub, struct spec **s, struct host *h)
+/* Common to the subcommands: options (those a subcommand takes), the spec, the host opened. */
+static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub, struct spec **s, struct host *h,
+		     struct hopts *o)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'J' },
@@ -55,10 +58,18 @@ static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub
 			ctx->json = true;
 			break;
 		case 'c':
-			opt_cmdline = optarg;
+			if (!streq(sub, "boot")) {
+				cmd_error(ctx, "host %s: --cmdline goes with host boot", sub);
+				return -1;
+			}
+			o->cmdline = optarg;
 			break;
 		case 'T':
-			if (parse_duration(optarg, &opt_timeout) < 0 || !opt_timeout) {
+			if (!streq(sub, "boot") && !streq(sub, "restore")) {
+				cmd_error(ctx, "host %s: --timeout goes with host boot and restore", sub);
+				return -1;
+			}
+			if (parse_duration(optarg, &o->timeout_usec) < 0 || !o->timeout_usec) {
 				cmd_error(ctx, "host %s: --timeout is a duration such as 10m, not '%s'", sub, optarg);
 				return -1;
 			}
@@ -96,7 +107,7 @@ static int host_trust_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_strbuf_ struct strbuf fp = STRBUF_INIT, out = STRBUF_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
 	struct host h = { 0 };
-	int r = open_host(ctx, argc, argv, "trust", &s, &h);
+	int r = open_host(ctx, argc, argv, "trust", &s, &h, &(struct hopts){ 0 });
 
 	if (r)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
@@ -136,7 +147,7 @@ static int host_check_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	struct host h = { 0 };
 	size_t n = 0;
 	bool bad = false;
-	int r = open_host(ctx, argc, argv, "check", &s, &h);
+	int r = open_host(ctx, argc, argv, "check", &s, &h, &(struct hopts){ 0 });
 
 	if (r)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
@@ -167,7 +178,7 @@ static int host_facts_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_diags_ struct diags d = { 0 };
 	struct host_facts f;
 	struct host h = { 0 };
-	int r = open_host(ctx, argc, argv, "facts", &s, &h);
+	int r = open_host(ctx, argc, argv, "facts", &s, &h, &(struct hopts){ 0 });
 
 	if (r)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
@@ -182,30 +193,12 @@ static int host_facts_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		json_init(&j, &out, true);
 		json_object_begin(&j);
 		json_kv_string(&j, "host", h.spec->name);
-		json_kv_string(&j, "release", f.release);
-		json_kv_string(&j, "boot_id", f.boot_id);
-		json_kv_string(&j, "cmdline", f.cmdline);
-		json_kv_string(&j, "model", f.model);
-		json_kv_uint(&j, "cpus", f.cpus);
-		json_kv_uint(&j, "sockets", f.sockets);
-		json_kv_uint(&j, "cores_per_socket", f.cores_per_socket);
-		json_kv_uint(&j, "threads_per_core", f.threads_per_core);
-		json_key(&j, "nodes");
-		json_array_begin(&j);
-		for (unsigned i = 0; i < f.nnodes; i++)
-			json_string(&j, f.node_cpus[i]);
-		json_array_end(&j);
+		host_facts_format_json(&f, &j);
 		json_object_end(&j);
 		json_finish(&j);
 	} else {
-		strbuf_addf(&out, "host %s: %s@%s port %u\nrelease %s\nboot id %s\ncpu %s\n", h.spec->name, h.t.user,
-			    h.t.host, h.t.port, f.release ? f.release : "?", f.boot_id ? f.boot_id : "?",
-			    f.model ? f.model : "?");
-		strbuf_addf(&out, "cpus %u (%u sockets x %u cores x %u threads)\nnuma nodes %u", f.cpus, f.sockets,
-			    f.cores_per_socket, f.threads_per_core, f.nnodes);
-		for (unsigned i = 0; i < f.nnodes; i++)
-			strbuf_addf(&out, "%s%u: %s", i ? ", " : " (", i, f.node_cpus[i]);
-		strbuf_addstr(&out, f.nnodes ? ")\n" : "\n");
+		strbuf_addf(&out, "host %s: %s@%s port %u\n", h.spec->name, h.t.user, h.t.host, h.t.port);
+		host_facts_format_text(&f, &out);
 	}
 	cmd_write(&out);
 	host_facts_release(&f);
@@ -221,6 +214,26 @@ static void boot_step(void *userdata, const char *what)
 		fprintf(stderr, "lab: %s\n", what);
 }
 
+/* "box runs RELEASE", or {"host": ..., "release": ...} */
+static void booted(const struct lab_ctx *ctx, const struct host *h, const char *release, const char *what)
+{
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j, &out, true);
+		json_object_begin(&j);
+		json_kv_string(&j, "host", h->spec->name);
+		json_kv_string(&j, "release", release);
+		json_object_end(&j);
+		json_finish(&j);
+	} else if (ctx->verbosity >= 0) {
+		strbuf_addf(&out, "%s runs %s\n", h->spec->name, what);
+	}
+	cmd_write(&out);
+}
+
 static int host_boot_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
@@ -228,13 +241,13 @@ static int host_boot_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	struct kvariant v = { 0 };
 	struct kartifact a = { 0 };
 	struct host h = { 0 };
-	struct host_boot_opts o = { .step = boot_step, .userdata = ctx };
-	int r = open_host(ctx, argc, argv, "boot", &s, &h), ret = EXIT_OK;
+	struct hopts ho = { 0 };
+	int r = open_host(ctx, argc, argv, "boot", &s, &h, &ho), ret = EXIT_OK;
+	struct host_boot_opts o = { .step = boot_step, .userdata = ctx, .cmdline = ho.cmdline,
+				    .timeout_usec = ho.timeout_usec };
 
 	if (r)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
-	o.cmdline = opt_cmdline;
-	o.timeout_usec = opt_timeout;
 	if (kvariant_resolve(s, argv[argc - 1], &v, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		host_close(&h);
@@ -247,8 +260,8 @@ static int host_boot_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	} else if (r < 0 || host_boot(&h, &a, &o, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		ret = EXIT_FAILED;
-	} else if (ctx->verbosity >= 0) {
-		printf("%s runs %s\n", h.spec->name, a.release);
+	} else {
+		booted(ctx, &h, a.release, a.release);
 	}
 	kartifact_release(&a);
 	kvariant_release(&v);
@@ -260,18 +273,19 @@ static int host_restore_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_free_ char *release = NULL;
 	struct host h = { 0 };
-	struct host_boot_opts o = { .step = boot_step, .userdata = ctx };
-	int r = open_host(ctx, argc, argv, "restore", &s, &h), ret = EXIT_OK;
+	struct hopts ho = { 0 };
+	int r = open_host(ctx, argc, argv, "restore", &s, &h, &ho), ret = EXIT_OK;
+	struct host_boot_opts o = { .step = boot_step, .userdata = ctx, .timeout_usec = ho.timeout_usec };
 
 	if (r)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
-	o.timeout_usec = opt_timeout;
-	if (host_restore(&h, &o, &d) < 0) {
+	if (host_restore(&h, &o, &release, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		ret = EXIT_FAILED;
-	} else if (ctx->verbosity >= 0) {
-		printf("%s runs its own kernel again\n", h.spec->name);
+	} else {
+		booted(ctx, &h, release, "its own kernel again");
 	}
 	host_close(&h);
 	return ret;

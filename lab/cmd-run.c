@@ -37,6 +37,7 @@
 #include "util/clock.h"
 #include "util/command.h"
 #include "util/fs.h"
+#include "util/json.h"
 #include "util/path.h"
 #include "util/units.h"
 #include "vm/domain.h"
@@ -233,7 +234,7 @@ static int save_run(const struct lab_ctx *ctx, const char *root, const char *dir
 {
 	_cleanup_diags_ struct diags d = { 0 };
 
-	if (store_save(dir, rs, &d) < 0 || index_put_run(root, rs, i, &d) < 0) {
+	if (store_save_journal(dir, rs, &d) < 0 || index_put_run(root, rs, i, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		return -1;
 	}
@@ -339,11 +340,10 @@ static void worker_step(struct exp_run *x, const char *what)
 {
 	const struct result_run *r = &x->rs->runs[x->cur];
 	_cleanup_free_ char *logp = xasprintf("%s/runs/%s/log", x->dir, r->id);
-	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT, old = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
 
-	strbuf_read_file(&old, logp, 1 << 20);
-	strbuf_addf(&line, "%s%8.1f  %s\n", old.buf ? old.buf : "", now_sec() - x->ui.t0, what);
-	fs_write_atomic(logp, line.buf, line.len, 0644);
+	strbuf_addf(&line, "%8.1f  %s\n", now_sec() - x->ui.t0, what);
+	fs_append(logp, line.buf, line.len);
 	pool_send(x->fd, "step\t%zu\t%s", x->cur, what);
 }
 
@@ -369,6 +369,16 @@ static void worker_done(struct exp_run *x, const struct result_run *r)
 			*c = ' ';
 	pool_send(x->fd, "done\t%zu\t%s\t%s\t%s", x->cur, r->status == RUN_OK ? "ok" : "failed",
 		  r->release ? r->release : "", err);
+}
+
+/* "boot failed: A; B" from a boot's diagnostics. */
+static char *boot_failure(const struct diags *d)
+{
+	_cleanup_strbuf_ struct strbuf msg = STRBUF_INIT;
+
+	for (size_t i = 0; i < d->n; i++)
+		strbuf_addf(&msg, "%s%s", i ? "; " : "", d->v[i].msg);
+	return xasprintf("boot failed: %s", msg.buf ? msg.buf : "?");
 }
 
 static void run_fail(struct result_run *r, char *why)
@@ -415,14 +425,11 @@ static int boot(struct exp_run *x, const char *name, const struct plan_run *pr, 
 
 	worker_step(x, "boot");
 	if (vm_up(state, &vo, v, &d) < 0) {
-		_cleanup_strbuf_ struct strbuf msg = STRBUF_INIT;
 		_cleanup_free_ char *con = xasprintf("%s/vms/%s/console.log", state, name);
 		_cleanup_free_ char *dst = path_join(rundir, "console.log");
 		_cleanup_diags_ struct diags dd = { 0 };
 
-		for (size_t i = 0; i < d.n; i++)
-			strbuf_addf(&msg, "%s%s", i ? "; " : "", d.v[i].msg);
-		run_fail(r, xasprintf("boot failed: %s", msg.buf ? msg.buf : "?"));
+		run_fail(r, boot_failure(&d));
 		/* keep what the console said */
 		fs_copy_file(con, dst, true);
 		vm_down(state, name, &dd);
@@ -457,23 +464,23 @@ static void worker_host_step(void *userdata, const char *what)
 	worker_step(userdata, what);
 }
 
-/* The host's facts next to the run: what the numbers were measured on. */
-static void write_host_facts(struct exp_run *x, struct host *h, const char *rundir)
+/* The host's facts next to the run (host-facts.json, lscpu.json): what the numbers were measured on. */
+static void write_host_facts(struct host *h, const char *rundir)
 {
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	_cleanup_free_ char *p = path_join(rundir, "host-facts"), *pj = path_join(rundir, "lscpu.json");
+	_cleanup_free_ char *p = path_join(rundir, "host-facts.json"), *pj = path_join(rundir, "lscpu.json");
 	struct host_facts f;
+	struct json j;
 
-	(void)x;
 	if (host_facts(h, &f, &d) < 0)
 		return;
-	strbuf_addf(&sb, "host %s\nrelease %s\nboot_id %s\ncmdline %s\nmodel %s\ncpus %u\nsockets %u\n"
-			 "cores_per_socket %u\nthreads_per_core %u\nnodes %u\n",
-		    h->spec->name, f.release ? f.release : "?", f.boot_id ? f.boot_id : "?", f.cmdline ? f.cmdline : "?",
-		    f.model ? f.model : "?", f.cpus, f.sockets, f.cores_per_socket, f.threads_per_core, f.nnodes);
-	for (unsigned i = 0; i < f.nnodes; i++)
-		strbuf_addf(&sb, "node%u %s\n", i, f.node_cpus[i]);
+	json_init(&j, &sb, true);
+	json_object_begin(&j);
+	json_kv_string(&j, "host", h->spec->name);
+	host_facts_format_json(&f, &j);
+	json_object_end(&j);
+	json_finish(&j);
 	fs_write_atomic(p, sb.buf, sb.len, 0644);
 	if (f.lscpu_json)
 		fs_write_atomic(pj, f.lscpu_json, strlen(f.lscpu_json), 0644);
@@ -481,81 +488,91 @@ static void write_host_facts(struct exp_run *x, struct host *h, const char *rund
 }
 
 /*
- * A run on a bare-metal host: kexec into the variant unless the host
- * already runs its release (consecutive runs of a variant share the boot),
- * then the same driver as in a guest, over the host's ssh.
+ * Where a worker's runs go: its guest, booted when a run needs one, or a
+ * bare-metal host, kexec'd into the run's variant when it runs another.
+ * Consecutive runs share them while they succeed; the catalogue is
+ * shipped once per boot.
  */
-static void run_on_host(struct exp_run *x, const struct spec_host *sh, struct host *h, bool *open,
-			char **booted, const struct plan_run *pr, ssize_t vi, const char *rundir, struct result_run *r)
+struct target {
+	char *name; /* the guest's VM name */
+	struct vm v;
+	bool up;
+	struct host h;
+	bool host_open;
+	char *booted; /* the release the host was kexec'd into by this worker */
+	bool shipped;
+};
+
+/* The host of a run ready on the variant's kernel; its ssh target in rc. */
+static int host_ready(struct exp_run *x, struct target *t, const struct spec_host *sh, ssize_t vi,
+		      const char *rundir, struct runner_config *rc, struct result_run *r)
 {
 	_cleanup_diags_ struct diags d = { 0 };
-	struct runner_progress rp = { .step = worker_run_step, .userdata = x };
 	struct host_boot_opts bo = { .step = worker_host_step, .userdata = x };
 	const struct kartifact *k = &x->arts[vi];
-	bool shipped = false;
 
-	if (!*open) {
+	if (!t->host_open) {
 		_cleanup_free_ char *state = lab_state_dir(), *cache = lab_cache_dir(x->s);
 
-		if (host_open(state, cache, sh, h, &d) < 0) {
+		if (host_open(state, cache, sh, &t->h, &d) < 0) {
 			run_fail(r, xasprintf("host %s: %s", sh->name, d.n ? d.v[0].msg : "?"));
-			return;
+			return -1;
 		}
-		*open = true;
+		t->host_open = true;
 	}
-	if (!*booted || !streq(*booted, k->release)) {
-		free(*booted);
-		*booted = NULL;
+	/* what this worker booted last; a host it has not booted yet is kexec'd
+	 * anyway, so every variant's runs start from a boot of their own */
+	if (!t->booted || !streq(t->booted, k->release)) {
+		free(t->booted);
+		t->booted = NULL;
+		t->shipped = false;
 		worker_step(x, "kexec");
-		if (host_boot(h, k, &bo, &d) < 0) {
-			_cleanup_strbuf_ struct strbuf msg = STRBUF_INIT;
-
-			for (size_t i = 0; i < d.n; i++)
-				strbuf_addf(&msg, "%s%s", i ? "; " : "", d.v[i].msg);
-			run_fail(r, xasprintf("boot failed: %s", msg.buf ? msg.buf : "?"));
-			return;
+		if (host_boot(&t->h, k, &bo, &d) < 0) {
+			run_fail(r, boot_failure(&d));
+			return -1;
 		}
-		*booted = xstrdup(k->release);
+		t->booted = xstrdup(k->release);
 	}
-	write_host_facts(x, h, rundir);
-	{
-		struct runner_config rc = {
-			.s = x->s,
-			.e = x->e,
-			.rundir = rundir,
-			.catalogue_tar = x->tarp,
-			.host = &h->t,
-			.kernel = k,
-			.image = NULL,
-			.progress = &rp,
-			.shipped = &shipped,
-		};
+	write_host_facts(&t->h, rundir);
+	rc->host = &t->h.t;
+	return 0;
+}
 
-		runner_exec(&rc, pr, r);
+/* The run's guest up (this worker's, booted when it has none); it goes in rc. */
+static int guest_ready(struct exp_run *x, struct target *t, const struct plan_run *pr, ssize_t vi,
+		       const char *rundir, struct runner_config *rc, struct result_run *r)
+{
+	if (!t->up) {
+		if (boot(x, t->name, pr, vi, rundir, &t->v, r) < 0)
+			return -1;
+		t->up = true;
+		t->shipped = false;
 	}
-	if (r->status == RUN_FAILED) {
-		/* whatever state the host is in, the next run boots it again */
-		free(*booted);
-		*booted = NULL;
-	}
+	write_placement(x, &t->v, rundir);
+	rc->vm = &t->v;
+	rc->image = x->img;
+	return 0;
+}
+
+/* After a failed run the guest or host may be in any state: the next run boots anew. */
+static void target_forget(struct exp_run *x, struct target *t)
+{
+	if (t->up)
+		shut_down(x, t->name, &t->v);
+	t->up = false;
+	free(t->booted);
+	t->booted = NULL;
 }
 
 /*
- * A worker: the runs of one group, in order, on one guest while they
- * succeed (a run that failed may have left the guest in any state: the
- * next one boots a fresh guest).
+ * A worker: the runs of one group, in order, on one guest (or host)
+ * while they succeed.
  */
 static int work(void *userdata, size_t task, unsigned slot, int fd)
 {
 	struct exp_run *x = userdata;
 	const struct run_group *g = &x->groups[task];
-	_cleanup_free_ char *name = xasprintf("run-%d", (int)getpid());
-	struct vm v = { 0 };
-	bool up = false, shipped = false;
-
-	struct host h = { 0 };
-	bool hopen = false;
-	_cleanup_free_ char *booted = NULL;
+	struct target t = { .name = xasprintf("run-%d", (int)getpid()) };
 
 	in_worker = 1;
 	x->fd = fd;
@@ -566,6 +583,7 @@ static int work(void *userdata, size_t task, unsigned slot, int fd)
 		ssize_t vi = strv_index(x->variants, r->variant);
 		_cleanup_free_ char *rundir = xasprintf("%s/runs/%s", x->dir, r->id);
 		struct runner_progress rp = { .step = worker_run_step, .userdata = x };
+		const struct spec_host *sh;
 		int e;
 
 		x->cur = g->runs[j];
@@ -579,45 +597,29 @@ static int work(void *userdata, size_t task, unsigned slot, int fd)
 			worker_done(x, r);
 			continue;
 		}
-		if (ssh_host(x->s, pr->host)) {
-			run_on_host(x, ssh_host(x->s, pr->host), &h, &hopen, &booted, pr, vi, rundir, r);
-			worker_done(x, r);
-			continue;
-		}
-		if (!up) {
-			if (boot(x, name, pr, vi, rundir, &v, r) < 0) {
-				worker_done(x, r);
-				continue;
-			}
-			up = true;
-			shipped = false;
-		}
-		write_placement(x, &v, rundir);
+		sh = ssh_host(x->s, pr->host);
 		{
 			struct runner_config rc = {
 				.s = x->s,
 				.e = x->e,
 				.rundir = rundir,
 				.catalogue_tar = x->tarp,
-				.vm = &v,
 				.kernel = &x->arts[vi],
-				.image = x->img,
 				.progress = &rp,
-				.shipped = &shipped,
+				.shipped = &t.shipped,
 			};
 
-			runner_exec(&rc, pr, r);
+			if ((sh ? host_ready(x, &t, sh, vi, rundir, &rc, r) : guest_ready(x, &t, pr, vi, rundir, &rc, r)) == 0)
+				runner_exec(&rc, pr, r);
 		}
 		worker_done(x, r);
-		if (r->status == RUN_FAILED) {
-			shut_down(x, name, &v);
-			up = false;
-		}
+		if (r->status == RUN_FAILED)
+			target_forget(x, &t);
 	}
-	if (up)
-		shut_down(x, name, &v);
-	if (hopen)
-		host_close(&h);
+	target_forget(x, &t);
+	if (t.host_open)
+		host_close(&t.h);
+	free(t.name);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "../util/command.h"
 #include "../util/diag.h"
 #include "../util/fs.h"
+#include "../util/json.h"
 #include "../util/path.h"
 #include "../util/units.h"
 #include "host.h"
@@ -32,10 +33,8 @@ int host_open(const char *state, const char *cache, const struct spec_host *h, s
 	x.known_hosts = path_join(x.dir, "known_hosts");
 	x.control = path_join(x.dir, "ssh.ctl");
 	if (h->identity) {
-		const char *home = getenv("HOME");
-
-		x.identity = str_startswith(h->identity, "~/") && home ? path_join(home, h->identity + 2)
-								     : xstrdup(h->identity);
+		/* the loader resolved it (~/ and relative to lab.yaml) */
+		x.identity = xstrdup(h->identity);
 	} else if ((r = lab_ssh_key(cache, &x.identity, NULL, d)) < 0) {
 		host_close(&x);
 		return r;
@@ -273,6 +272,34 @@ void host_facts_release(struct host_facts *f)
 	free(f->node_cpus);
 	free(f->lscpu_json);
 	memset(f, 0, sizeof(*f));
+}
+
+void host_facts_format_text(const struct host_facts *f, struct strbuf *out)
+{
+	strbuf_addf(out, "release %s\nboot id %s\ncmdline %s\ncpu %s\n", f->release ? f->release : "?",
+		    f->boot_id ? f->boot_id : "?", f->cmdline ? f->cmdline : "?", f->model ? f->model : "?");
+	strbuf_addf(out, "cpus %u (%u sockets x %u cores x %u threads)\nnuma nodes %u", f->cpus, f->sockets,
+		    f->cores_per_socket, f->threads_per_core, f->nnodes);
+	for (unsigned i = 0; i < f->nnodes; i++)
+		strbuf_addf(out, "%s%u: %s", i ? ", " : " (", i, f->node_cpus[i]);
+	strbuf_addstr(out, f->nnodes ? ")\n" : "\n");
+}
+
+void host_facts_format_json(const struct host_facts *f, struct json *j)
+{
+	json_kv_string(j, "release", f->release);
+	json_kv_string(j, "boot_id", f->boot_id);
+	json_kv_string(j, "cmdline", f->cmdline);
+	json_kv_string(j, "model", f->model);
+	json_kv_uint(j, "cpus", f->cpus);
+	json_kv_uint(j, "sockets", f->sockets);
+	json_kv_uint(j, "cores_per_socket", f->cores_per_socket);
+	json_kv_uint(j, "threads_per_core", f->threads_per_core);
+	json_key(j, "nodes");
+	json_array_begin(j);
+	for (unsigned i = 0; i < f->nnodes; i++)
+		json_string(j, f->node_cpus[i]);
+	json_array_end(j);
 }
 
 static const char check_script[] = "export LC_ALL=C\n"
@@ -553,7 +580,7 @@ out:
 	return r;
 }
 
-int host_restore(struct host *h, const struct host_boot_opts *o, struct diags *d)
+int host_restore(struct host *h, const struct host_boot_opts *o, char **ret_release, struct diags *d)
 {
 	_cleanup_free_ char *p = path_join(h->dir, "own-kernel"), *old = NULL, *newid = NULL;
 	_cleanup_strbuf_ struct strbuf own = STRBUF_INIT;
@@ -578,5 +605,6 @@ int host_restore(struct host *h, const struct host_boot_opts *o, struct diags *d
 	if ((r = check_release(h, own.buf, d)) < 0)
 		return r;
 	unlink(p);
+	*ret_release = strbuf_detach(&own, NULL);
 	return 0;
 }

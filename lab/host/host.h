@@ -54,6 +54,10 @@ struct host_facts {
 /* One round trip; what lscpu or /sys do not say stays 0 or NULL. */
 int host_facts(struct host *h, struct host_facts *f, struct diags *d);
 void host_facts_release(struct host_facts *f);
+/* Pure formatters: "release ...\nboot id ...\n..." lines; the members of a JSON object. */
+void host_facts_format_text(const struct host_facts *f, struct strbuf *out);
+struct json;
+void host_facts_format_json(const struct host_facts *f, struct json *j);
 
 struct host_check {
 	const char *name;  /* "ssh", "kexec", "perf", "cgroup2", "disk" */
@@ -82,7 +86,7 @@ int host_boot(struct host *h, const struct kartifact *k, const struct host_boot_
 /* Back to the host's own kernel: a reboot through its boot loader (what
  * a reset also gives), then the release is checked against the one lab
  * remembered before its first kexec. */
-int host_restore(struct host *h, const struct host_boot_opts *o, struct diags *d);
+int host_restore(struct host *h, const struct host_boot_opts *o, char **ret_release, struct diags *d);
 
 /* Every check, each with its result; negative only when the host cannot be reached at all. */
 int host_check(struct host *h, struct host_check **ret, size_t *n, struct diags *d);

@@ -82,31 +82,43 @@ static int write_file(const char *dir, const char *name, const struct strbuf *sb
 	return r;
 }
 
+static void journal_text(const struct result_set *rs, struct strbuf *j)
+{
+	strbuf_addstr(j, JOURNAL_HEAD);
+	field(j, rs->experiment);
+	strbuf_addch(j, '\n');
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+
+		field(j, r->id);
+		strbuf_addf(j, "\t%s\t", run_status_name(r->status));
+		field(j, r->variant);
+		strbuf_addf(j, "\t%zu\t%u\t", r->job, r->repeat);
+		field(j, r->group);
+		strbuf_addch(j, '\t');
+		field(j, r->release ? r->release : "-");
+		strbuf_addch(j, '\t');
+		field(j, r->error ? r->error : "-");
+		strbuf_addch(j, '\n');
+	}
+}
+
+int store_save_journal(const char *dir, const struct result_set *rs, struct diags *d)
+{
+	_cleanup_strbuf_ struct strbuf j = STRBUF_INIT;
+
+	journal_text(rs, &j);
+	return write_file(dir, "journal", &j, d) < 0 ? -EIO : 0;
+}
+
 int store_save(const char *dir, const struct result_set *rs, struct diags *d)
 {
-	_cleanup_strbuf_ struct strbuf j = STRBUF_INIT, v = STRBUF_INIT, e = STRBUF_INIT, m = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf v = STRBUF_INIT, e = STRBUF_INIT, m = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf o = STRBUF_INIT;
 
 	for (size_t i = 0; i < rs->mechanism.n; i++) {
 		field(&m, rs->mechanism.v[i]);
 		strbuf_addch(&m, '\n');
-	}
-	strbuf_addstr(&j, JOURNAL_HEAD);
-	field(&j, rs->experiment);
-	strbuf_addch(&j, '\n');
-	for (size_t i = 0; i < rs->n; i++) {
-		const struct result_run *r = &rs->runs[i];
-
-		field(&j, r->id);
-		strbuf_addf(&j, "\t%s\t", run_status_name(r->status));
-		field(&j, r->variant);
-		strbuf_addf(&j, "\t%zu\t%u\t", r->job, r->repeat);
-		field(&j, r->group);
-		strbuf_addch(&j, '\t');
-		field(&j, r->release ? r->release : "-");
-		strbuf_addch(&j, '\t');
-		field(&j, r->error ? r->error : "-");
-		strbuf_addch(&j, '\n');
 	}
 	for (size_t i = 0; i < rs->variants.n; i++)
 		strbuf_addf(&v, "%s\n", rs->variants.v[i]);
@@ -138,7 +150,7 @@ int store_save(const char *dir, const struct result_set *rs, struct diags *d)
 	    write_file(dir, "mechanism", &m, d) < 0 || write_file(dir, "observe", &o, d) < 0)
 		return -EIO;
 	/* the journal last: it is what --resume trusts */
-	return write_file(dir, "journal", &j, d) < 0 ? -EIO : 0;
+	return store_save_journal(dir, rs, d);
 }
 
 /* Split a line on tabs into exactly n fields (in place). */

@@ -26,6 +26,8 @@
 int store_create(const char *root, char **ret_id, struct diags *d);
 /* Write journal, variants and expect from the set (atomically each). */
 int store_save(const char *dir, const struct result_set *rs, struct diags *d);
+/* Only the journal (what changes after each run). */
+int store_save_journal(const char *dir, const struct result_set *rs, struct diags *d);
 /* Read a run folder back (journal, variants, expect, each run's metrics). */
 int store_load(const char *dir, struct result_set **ret, struct diags *d);
 /* One run's parsed metrics from <dir>/runs/<run>/metrics (none: 0, nothing added). */

@@ -178,6 +178,24 @@ static bool metric_match(const char *pat, const char *name, bool word_start)
 	return !*name;
 }
 
+char *catalogue_metric_instance(const char *pattern, const char *metric)
+{
+	_cleanup_strv_ struct strv ps = STRV_INIT, ms = STRV_INIT;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	strv_split(&ps, pattern, '.');
+	strv_split(&ms, metric, '.');
+	if (ps.n != ms.n)
+		return NULL;
+	for (size_t j = 0; j < ps.n; j++) {
+		size_t wl;
+		bool word = is_upper_word(ps.v[j], &wl) && !ps.v[j][wl];
+
+		strbuf_addf(&sb, "%s%s", j ? "." : "", word ? ms.v[j] : ps.v[j]);
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
 bool catalogue_metric_matches(const struct catalogue_entry *w, const char *metric)
 {
 	for (size_t i = 0; i < w->metrics.n; i++)

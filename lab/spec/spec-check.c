@@ -419,19 +419,10 @@ static void check_metric(const struct spec *s, const struct spec_experiment *e, 
 		return;
 	/* suggest a pattern filled in with the metric's own parts (stress-ng.switch.ops_per_sec) */
 	for (size_t k = 0; k < pats.n; k++) {
-		_cleanup_strv_ struct strv ps = STRV_INIT, ms = STRV_INIT;
-		_cleanup_strbuf_ struct strbuf filled = STRBUF_INIT;
+		char *filled = catalogue_metric_instance(pats.v[k], metric);
 
-		strv_split(&ps, pats.v[k], '.');
-		strv_split(&ms, metric, '.');
-		if (ps.n != ms.n)
-			continue;
-		for (size_t j = 0; j < ps.n; j++) {
-			bool upper = ps.v[j][0] >= 'A' && ps.v[j][0] <= 'Z';
-
-			strbuf_addf(&filled, "%s%s", j ? "." : "", upper ? ms.v[j] : ps.v[j]);
-		}
-		strv_push(&inst, filled.buf);
+		if (filled)
+			strv_push_take(&inst, filled);
 	}
 	hint = str_suggest_within(metric, (const char *const *)inst.v, inst.n, strlen(metric) / 4 + 1);
 	if (!hint)

@@ -259,6 +259,11 @@ const struct spec_topology *spec_find_topology(const struct spec *s, const char 
 const struct spec_experiment *spec_find_experiment(const struct spec *s, const char *name);
 /* Whether a metric is one of the entry's declared patterns. */
 bool catalogue_metric_matches(const struct catalogue_entry *w, const char *metric);
+/* The pattern with each dotted part that is one UPPERCASE word taken from
+ * the metric (stress-ng.STRESSOR.ops_per_sec with stress-ng.switch.ops_per_s
+ * gives stress-ng.switch.ops_per_sec); NULL when their numbers of parts
+ * differ. For suggestions. */
+char *catalogue_metric_instance(const char *pattern, const char *metric);
 const struct catalogue_entry *spec_find_catalogue(const struct spec *s, const char *name, bool monitor);
 unsigned spec_topology_vcpus(const struct spec_topology *t);
 

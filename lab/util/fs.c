@@ -50,6 +50,26 @@ int fs_write_atomic(const char *path, const void *data, size_t len, unsigned mod
 	return r;
 }
 
+int fs_append(const char *path, const void *data, size_t len)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	const char *p = data;
+
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
 int fs_copy_file(const char *from, const char *to, bool overwrite)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;

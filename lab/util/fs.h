@@ -7,6 +7,8 @@
 
 /* Write data to path atomically: temp file, fsync, rename. */
 int fs_write_atomic(const char *path, const void *data, size_t len, unsigned mode);
+/* Append data to path (created 0644 when missing): a log line. */
+int fs_append(const char *path, const void *data, size_t len);
 /* Copy a file (regular files only). */
 int fs_copy_file(const char *from, const char *to, bool overwrite);
 /*

@@ -46,7 +46,9 @@ test_expect_success 'before trust nothing runs there, and lab says how to go on'
 	grep -q \"no pinned key yet.*'lab host trust box'\" err &&
 	grep -q '^ssh  *NO' out &&
 	test_must_fail_with 1 lab -C proj host facts box 2>err &&
-	grep -q 'lab host trust box' err
+	grep -q 'lab host trust box' err &&
+	test_must_fail_with 2 lab -C proj host check box --cmdline quiet 2>err &&
+	grep -q -- '--cmdline goes with host boot' err
 "
 
 test_expect_success 'lab host trust pins its keys' "
@@ -109,8 +111,8 @@ test_expect_success 'lab run on the host: a kexec per variant, the same driver, 
 	grep -q '^metal.0002	ok	tg-ratelimit' proj/results/\$id/journal &&
 	test \$(grep -c 'base: kexec\$\\|tg-ratelimit: kexec\$' err) = 2 &&
 	grep -q '^stress-ng.switch.ops_per_sec ' \$d/metal.0001/metrics &&
-	grep -q '^nodes 2\$' \$d/metal.0002/host-facts &&
-	grep -q \"^release .*lab-tg-ratelimit\" \$d/metal.0002/host-facts &&
+	python3 -c 'import json,sys; f = json.load(open(sys.argv[1])); assert f[\"host\"] == \"box\" and f[\"nodes\"] == [\"0-1\", \"2-3\"] and \"lab-tg-ratelimit\" in f[\"release\"], f' \$d/metal.0002/host-facts.json &&
+	grep -q \"host box still runs the last kernel lab booted: 'lab host restore box'\" err &&
 	grep -q 'lab-tg-ratelimit' \$d/metal.0002/raw/uname &&
 	test -s \$d/metal.0001/lscpu.json
 "
