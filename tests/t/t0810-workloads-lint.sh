@@ -45,4 +45,13 @@ test_expect_success SHELLCHECK 'the shell scripts pass shellcheck (-S warning)' 
 	shellcheck -S warning -x -s sh lib/lab.sh \$(grep -l '^#!/bin/sh' */run */setup monitors/*/start monitors/*/stop 2>/dev/null)
 "
 
+test_expect_success PYTHON3 'lab_wait_listen waits for a listener and gives up on none' "
+	. '$W/lib/lab.sh'
+	(python3 -c 'import socket, time; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1], flush=True); time.sleep(1); s.listen(); time.sleep(5)' >port) &
+	while ! test -s port; do sleep 0.1; done
+	lab_wait_listen \$(cat port) 5 &&
+	test_must_fail_with 1 lab_wait_listen 9 1 2>wl.err &&
+	test_grep -q 'nothing listens on port 9 after 1 s' wl.err
+"
+
 test_done

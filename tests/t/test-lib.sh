@@ -47,10 +47,16 @@ test_expect_success() {
 		echo "ok $test_count - $1"
 	else
 		test_failed=$((test_failed + 1))
-		echo "not ok $test_count - $1"
-		sed 's/^/#   /' "$TRASH/.out"
-		echo "#   commands:"
-		printf '%s\n' "$2" | sed 's/^/#     /'
+		{
+			echo "not ok $test_count - $1"
+			sed 's/^/#   /' "$TRASH/.out"
+			echo "#   commands:"
+			printf '%s\n' "$2" | sed 's/^/#     /'
+		} | if [ -n "${LAB_TEST_FAILURES:-}" ]; then
+			tee -a "$LAB_TEST_FAILURES/$(basename "$0" .sh)"
+		else
+			cat
+		fi
 	fi
 }
 

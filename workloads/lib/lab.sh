@@ -58,3 +58,21 @@ lab_seconds() {
 lab_mem_mib() {
 	awk '$1 == "MemTotal:" { print int($2 / 1024) }' /proc/meminfo
 }
+
+# lab_wait_listen PORT [SECONDS]: wait until something listens on TCP PORT
+# of 127.0.0.1 or any address (/proc/net/tcp and tcp6, state 0A), at most
+# SECONDS (default 30); 1 and a message on stderr if nothing did. A fixed
+# sleep is not enough: a loaded guest under TCG can take seconds to start a
+# server.
+lab_wait_listen() {
+	hex=$(printf '%04X' "$1")
+	tries=$((${2:-30} * 10))
+	while [ "$tries" -gt 0 ]; do
+		awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { found = 1 } END { exit !found }' \
+			/proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+		sleep 0.1
+		tries=$((tries - 1))
+	done
+	echo "lab_wait_listen: nothing listens on port $1 after ${2:-30} s" >&2
+	return 1
+}
