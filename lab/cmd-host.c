@@ -30,6 +30,8 @@
 struct hopts {
 	const char *cmdline;  /* boot */
 	uint64_t timeout_usec; /* boot, restore */
+	bool via_given;       /* boot */
+	enum host_boot via;
 };
 
 /* Common to the subcommands: options (those a subcommand takes), the spec, the host opened. */
@@ -40,6 +42,7 @@ static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub
 		{ "json", no_argument, NULL, 'J' },
 		{ "cmdline", required_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "via", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -63,6 +66,18 @@ static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub
 				return -1;
 			}
 			o->cmdline = optarg;
+			break;
+		case 'V':
+			if (!streq(sub, "boot")) {
+				cmd_error(ctx, "host %s: --via goes with host boot", sub);
+				return -1;
+			}
+			if (!streq(optarg, "kexec") && !streq(optarg, "grub")) {
+				cmd_error(ctx, "host boot: --via is kexec or grub, not '%s'", optarg);
+				return -1;
+			}
+			o->via_given = true;
+			o->via = streq(optarg, "grub") ? HOST_BOOT_GRUB : HOST_BOOT_KEXEC;
 			break;
 		case 'T':
 			if (!streq(sub, "boot") && !streq(sub, "restore")) {
@@ -244,10 +259,16 @@ static int host_boot_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	struct hopts ho = { 0 };
 	int r = open_host(ctx, argc, argv, "boot", &s, &h, &ho), ret = EXIT_OK;
 	struct host_boot_opts o = { .step = boot_step, .userdata = ctx, .cmdline = ho.cmdline,
-				    .timeout_usec = ho.timeout_usec };
+				    .timeout_usec = ho.timeout_usec, .via_given = ho.via_given, .via = ho.via };
 
 	if (r)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	if (ho.cmdline && (ho.via_given ? ho.via : h.spec->boot) == HOST_BOOT_GRUB) {
+		cmd_error(ctx, "host boot: --cmdline goes with kexec; a GRUB entry takes GRUB_CMDLINE_LINUX "
+			       "of the host's /etc/default/grub");
+		host_close(&h);
+		return EXIT_USAGE;
+	}
 	if (kvariant_resolve(s, argv[argc - 1], &v, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		host_close(&h);

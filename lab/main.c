@@ -30,7 +30,7 @@ const struct cli_command commands[] = {
 	  "Build, list and inspect guest images; prepare a VM's overlay and seed" },
 	{ "vm", cmd_vm, 0, -1, "up|ssh|cp|console|reset|down|ls|xml [--kernel VARIANT] [--image NAME] [--name NAME] [-e EXPERIMENT] ...",
 	  "Boot a kernel variant on a topology and drive it (libvirt)" },
-	{ "host", cmd_host, 0, -1, "trust|check|facts|restore HOST, boot HOST VARIANT [--cmdline ARGS] [--timeout T]",
+	{ "host", cmd_host, 0, -1, "trust|check|facts|restore HOST, boot HOST VARIANT [--via kexec|grub] [--cmdline ARGS] [--timeout T]",
 	  "Bare-metal hosts over SSH: pin the key, check what lab needs, read CPUs and NUMA nodes, kexec a variant" },
 	{ "run", cmd_run, 0, -1, "[-j N] [--oversubscribe] [--resume RUN_ID] [EXPERIMENT...]",
 	  "Run experiments (N guests at a time, each on its own host CPUs) and store results" },

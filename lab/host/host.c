@@ -311,6 +311,10 @@ static const char check_script[] = "export LC_ALL=C\n"
 				   "else echo 'cgroup2 -'; fi\n"
 				   "mkdir -p /var/lib/lab 2>/dev/null\n"
 				   "echo \"disk $(df -Pk /var/lib/lab 2>/dev/null | awk 'NR == 2 { print $4 }')\"\n"
+				   "echo \"grub-reboot $(command -v grub-reboot || echo -)\"\n"
+				   "echo \"update-grub $(command -v update-grub || command -v grub-mkconfig || echo -)\"\n"
+				   "echo \"mkinitramfs $(command -v mkinitramfs || echo -)\"\n"
+				   "echo '== default'; cat /etc/default/grub /etc/default/grub.d/*.cfg 2>/dev/null\n"
 				   "echo end\n";
 
 static const char *value_of(const char *text, const char *key)
@@ -366,6 +370,22 @@ int host_check(struct host *h, struct host_check **ret, size_t *n, struct diags 
 	}
 	add(ret, n, "disk", kib >= 2ULL << 20, xasprintf("%llu MiB free in /var/lib/lab", (unsigned long long)(kib >> 10)),
 	    "free at least 2 GiB under /var/lib/lab (kernels, modules, raw outputs)");
+	if (h->spec->boot == HOST_BOOT_GRUB) {
+		const char *u = value_of(out.buf, "update-grub");
+		const char *def = strstr(out.buf, "== default\n");
+		_cleanup_free_ char *gd = def ? host_grub_default(def) : NULL;
+
+		v = value_of(out.buf, "grub-reboot");
+		add(ret, n, "grub", v && *v == '/' && u && *u == '/',
+		    v && *v == '/' ? first_line(u && *u == '/' ? u : "no update-grub or grub-mkconfig") : xstrdup("-"),
+		    "apt install grub-pc (or grub-efi-amd64): boot: grub needs grub-reboot and update-grub");
+		add(ret, n, "grub-default", gd && streq(gd, "saved"), xasprintf("GRUB_DEFAULT=%s", gd ? gd : "(unset)"),
+		    "set GRUB_DEFAULT=saved in /etc/default/grub and run update-grub (grub-reboot needs it)");
+	}
+	if (h->spec->initrd) {
+		v = value_of(out.buf, "mkinitramfs");
+		add(ret, n, "initrd", v && *v == '/', first_line(v ? v : "-"), "apt install initramfs-tools");
+	}
 	return 0;
 }
 
@@ -374,6 +394,146 @@ void host_checks_free(struct host_check *c, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(c[i].detail);
 	free(c);
+}
+
+/* The words of a grub.cfg line as its shell-like syntax reads them: quotes
+ * and backslashes removed, 'a'\''b' one word. */
+static void grub_words(const char *line, struct strv *w)
+{
+	const char *p = line;
+
+	for (;;) {
+		_cleanup_strbuf_ struct strbuf word = STRBUF_INIT;
+		bool any = false;
+
+		p += strspn(p, " \t");
+		if (!*p || *p == '#')
+			return;
+		while (*p && *p != ' ' && *p != '\t') {
+			any = true;
+			if (*p == '\'') {
+				const char *e = strchr(p + 1, '\'');
+
+				if (!e)
+					e = p + strlen(p);
+				strbuf_add(&word, p + 1, (size_t)(e - p - 1));
+				p = *e ? e + 1 : e;
+			} else if (*p == '"') {
+				for (p++; *p && *p != '"'; p++) {
+					if (*p == '\\' && p[1])
+						p++;
+					strbuf_addch(&word, *p);
+				}
+				if (*p)
+					p++;
+			} else if (*p == '\\' && p[1]) {
+				strbuf_addch(&word, p[1]);
+				p += 2;
+			} else {
+				strbuf_addch(&word, *p++);
+			}
+		}
+		if (any)
+			strv_push(w, word.buf ? word.buf : "");
+	}
+}
+
+struct grub_block {
+	bool menu;  /* a menuentry or submenu (not an if or a function) */
+	char *name; /* its id, else its title */
+	bool recovery;
+};
+
+int host_grub_entry(const char *cfg, const char *release, char **ret)
+{
+	_cleanup_strv_ struct strv lines = STRV_INIT;
+	_cleanup_free_ char *want = xasprintf("vmlinuz-%s", release);
+	struct grub_block stack[16];
+	size_t depth = 0;
+	char *first = NULL, *named = NULL;
+
+	*ret = NULL;
+	strv_split(&lines, cfg, '\n');
+	for (size_t i = 0; i < lines.n && !named; i++) {
+		_cleanup_strv_ struct strv w = STRV_INIT;
+
+		grub_words(lines.v[i], &w);
+		if (!w.n)
+			continue;
+		if (streq(w.v[0], "}")) {
+			if (depth)
+				free(stack[--depth].name);
+			continue;
+		}
+		if (streq(w.v[w.n - 1], "{")) {
+			struct grub_block b = { 0 };
+
+			if ((streq(w.v[0], "menuentry") || streq(w.v[0], "submenu")) && w.n > 2) {
+				b.menu = true;
+				b.recovery = strstr(w.v[1], "recovery mode") != NULL;
+				for (size_t j = 2; j + 1 < w.n; j++)
+					if (streq(w.v[j], "$menuentry_id_option") || streq(w.v[j], "--id"))
+						b.name = xstrdup(w.v[j + 1]);
+				if (!b.name)
+					b.name = xstrdup(w.v[1]);
+			}
+			if (depth == ELEMENTSOF(stack)) {
+				free(b.name);
+				break;
+			}
+			stack[depth++] = b;
+			continue;
+		}
+		if ((streq(w.v[0], "linux") || streq(w.v[0], "linuxefi") || streq(w.v[0], "linux16")) && w.n > 1 &&
+		    depth && stack[depth - 1].menu && !stack[depth - 1].recovery) {
+			const char *slash = strrchr(w.v[1], '/');
+
+			if (streq(slash ? slash + 1 : w.v[1], want)) {
+				_cleanup_strbuf_ struct strbuf path = STRBUF_INIT;
+
+				for (size_t j = 0; j < depth; j++) {
+					if (!stack[j].menu)
+						continue;
+					if (path.len)
+						strbuf_addch(&path, '>');
+					strbuf_addstr(&path, stack[j].name);
+				}
+				/* an entry whose own name has the release beats a generic one
+				 * ("Debian GNU/Linux" boots whichever kernel is newest today) */
+				if (strstr(stack[depth - 1].name, release))
+					named = strbuf_detach(&path, NULL);
+				else if (!first)
+					first = strbuf_detach(&path, NULL);
+			}
+		}
+	}
+	while (depth)
+		free(stack[--depth].name);
+	if (named) {
+		free(first);
+		first = named;
+	}
+	*ret = first;
+	return first ? 0 : -ENOENT;
+}
+
+char *host_grub_default(const char *text)
+{
+	_cleanup_strv_ struct strv lines = STRV_INIT;
+	char *last = NULL;
+
+	strv_split(&lines, text, '\n');
+	for (size_t i = 0; i < lines.n; i++) {
+		const char *l = lines.v[i] + strspn(lines.v[i], " \t");
+		_cleanup_strv_ struct strv w = STRV_INIT;
+
+		if (!str_startswith(l, "GRUB_DEFAULT="))
+			continue;
+		grub_words(l + strlen("GRUB_DEFAULT="), &w);
+		free(last);
+		last = xstrdup(w.n ? w.v[0] : "");
+	}
+	return last;
 }
 
 static void boot_step(const struct host_boot_opts *o, const char *what)
@@ -466,6 +626,37 @@ static int check_release(struct host *h, const char *want, struct diags *d)
 	return 0;
 }
 
+/* The release lab remembered as the host's own kernel, or NULL. */
+static char *own_release(struct host *h)
+{
+	_cleanup_free_ char *p = path_join(h->dir, "own-kernel");
+	_cleanup_strbuf_ struct strbuf own = STRBUF_INIT;
+
+	if (strbuf_read_file(&own, p, 1 << 16) < 0 || !own.len)
+		return NULL;
+	strbuf_setlen(&own, strcspn(own.buf, "\n"));
+	return own.len ? strbuf_detach(&own, NULL) : NULL;
+}
+
+/* LINE detached on the host after a second, so the ssh session ends before the old kernel does. */
+static void remote_sh_detached(struct host *h, const char *line)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	char *go[] = { (char *)"sh", (char *)"-c", NULL, NULL };
+
+	strbuf_addstr(&sb, "nohup sh -c ");
+	{
+		_cleanup_strbuf_ struct strbuf inner = STRBUF_INIT;
+
+		strbuf_addf(&inner, "sleep 1; %s", line);
+		shell_quote(&sb, inner.buf);
+	}
+	strbuf_addstr(&sb, " >/dev/null 2>&1 </dev/null &");
+	go[2] = sb.buf;
+	host_run(h, go, 3, NULL, NULL, 60ULL * 1000000);
+	ssh_control_exit(&h->t);
+}
+
 /* "release\ncmdline\n" of the host's own kernel, kept before lab's first kexec. */
 static int remember_own_kernel(struct host *h, const struct host_facts *f, struct diags *d)
 {
@@ -481,11 +672,222 @@ static int remember_own_kernel(struct host *h, const struct host_facts *f, struc
 	return r;
 }
 
+/* Run argv on the host; on failure "WHAT failed on 'HOST': stderr" in d and -EIO. */
+static int remote(struct host *h, char *const *argv, size_t n, struct strbuf *out, uint64_t secs, struct diags *d,
+		  const char *what)
+{
+	_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
+	int r = host_run(h, argv, n, out, &err, secs * 1000000);
+
+	if (r == 0)
+		return 0;
+	while (err.len && (err.buf[err.len - 1] == '\n' || err.buf[err.len - 1] == ' '))
+		strbuf_setlen(&err, err.len - 1);
+	diags_add(d, &h->spec->pos, "%s failed on '%s': %s", what, h->spec->name,
+		  r == -ETIME ? "no answer in time" : err.len ? err.buf : "?");
+	return -EIO;
+}
+
+static int remote_sh(struct host *h, const char *line, struct strbuf *out, uint64_t secs, struct diags *d,
+		     const char *what)
+{
+	char *argv[] = { (char *)"sh", (char *)"-c", (char *)line, NULL };
+
+	return remote(h, argv, 3, out, secs, d, what);
+}
+
+/* What the GRUB path needs on the host, each missing piece said with its fix, before anything is copied. */
+static int grub_preflight(struct host *h, struct diags *d)
+{
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	_cleanup_free_ char *def = NULL;
+	int r;
+
+	r = remote_sh(h, "echo \"grub-reboot $(command -v grub-reboot || echo -)\"; "
+			 "echo \"update-grub $(command -v update-grub || command -v grub-mkconfig || echo -)\"; "
+			 "echo '== default'; cat /etc/default/grub /etc/default/grub.d/*.cfg 2>/dev/null; true",
+		      &out, 60, d, "reading its GRUB setup");
+	if (r < 0)
+		return r;
+	if (!strstr(out.buf, "grub-reboot /")) {
+		diags_add(d, &h->spec->pos, "host '%s' has no grub-reboot: install GRUB (apt install grub-pc or "
+					    "grub-efi-amd64), or boot it with boot: kexec", h->spec->name);
+		return -ENOENT;
+	}
+	if (!strstr(out.buf, "update-grub /")) {
+		diags_add(d, &h->spec->pos, "host '%s' has neither update-grub nor grub-mkconfig", h->spec->name);
+		return -ENOENT;
+	}
+	def = host_grub_default(strstr(out.buf, "== default\n"));
+	if (!def || !streq(def, "saved")) {
+		diags_add(d, &h->spec->pos,
+			  "host '%s' has GRUB_DEFAULT=%s: grub-reboot's once-only entry needs GRUB_DEFAULT=saved "
+			  "(set it in /etc/default/grub and run update-grub; its default kernel stays the same)",
+			  h->spec->name, def ? def : "(unset, 0)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The kernel in /boot for GRUB, its entry armed for the next boot only.
+ * When no default is saved yet, the host's own kernel is made the saved
+ * one first: update-grub lists the newest version first, which may be
+ * lab's, and the fallback must be the host's own kernel.
+ */
+static int grub_arm(struct host *h, const struct kartifact *k, const char *dir, const char *own_release,
+		    const struct host_boot_opts *o, struct diags *d)
+{
+	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT, cfg = STRBUF_INIT, env = STRBUF_INIT;
+	_cleanup_free_ char *entry = NULL, *own = NULL, *list = path_join(h->dir, "grub-installed");
+	char *cat[] = { (char *)"cat", (char *)"/boot/grub/grub.cfg", NULL };
+	char *editenv[] = { (char *)"grub-editenv", (char *)"list", NULL };
+	int r;
+
+	boot_step(o, "install it in /boot and update-grub");
+	strbuf_addstr(&line, "set -e; cp ");
+	shell_quote(&line, dir);
+	strbuf_addf(&line, "/bzImage /boot/vmlinuz-%s.new && mv /boot/vmlinuz-%s.new /boot/vmlinuz-%s; ", k->release,
+		    k->release, k->release);
+	if (h->spec->initrd) {
+		strbuf_addstr(&line, "cp ");
+		shell_quote(&line, dir);
+		strbuf_addf(&line, "/initrd.img /boot/initrd.img-%s; ", k->release);
+	}
+	strbuf_addstr(&line, "if command -v update-grub >/dev/null; then update-grub; "
+			     "else grub-mkconfig -o /boot/grub/grub.cfg; fi");
+	if ((r = remote_sh(h, line.buf, NULL, 300, d, "installing the kernel for GRUB")) < 0)
+		return r;
+	/* remembered at once: restore removes it even if what follows fails */
+	{
+		_cleanup_strbuf_ struct strbuf l = STRBUF_INIT;
+
+		strbuf_addf(&l, "%s\n", k->release);
+		if ((r = fs_append(list, l.buf, l.len)) < 0) {
+			diags_add(d, NULL, "cannot write '%s': %s", list, strerror(-r));
+			return r;
+		}
+	}
+	if ((r = remote(h, cat, 2, &cfg, 60, d, "reading /boot/grub/grub.cfg")) < 0)
+		return r;
+	if (host_grub_entry(cfg.buf ? cfg.buf : "", k->release, &entry) < 0) {
+		diags_add(d, &h->spec->pos, "update-grub on '%s' made no entry for /boot/vmlinuz-%s in /boot/grub/grub.cfg",
+			  h->spec->name, k->release);
+		return -ENOENT;
+	}
+	if ((r = remote(h, editenv, 2, &env, 60, d, "grub-editenv list")) < 0)
+		return r;
+	if (!env.buf || (!str_startswith(env.buf, "saved_entry=") && !strstr(env.buf, "\nsaved_entry="))) {
+		if (!own_release || host_grub_entry(cfg.buf, own_release, &own) < 0) {
+			diags_add(d, &h->spec->pos, "host '%s' has no saved GRUB default and its own kernel %s has no "
+						    "entry: set one with grub-set-default first", h->spec->name,
+				  own_release ? own_release : "?");
+			return -ENOENT;
+		}
+		{
+			char *set[] = { (char *)"grub-set-default", own, NULL };
+
+			boot_step(o, "its own kernel made GRUB's saved default");
+			if ((r = remote(h, set, 2, NULL, 60, d, "grub-set-default")) < 0)
+				return r;
+		}
+	}
+	{
+		char *once[] = { (char *)"grub-reboot", entry, NULL };
+
+		boot_step(o, "grub-reboot: its entry for the next boot only");
+		return remote(h, once, 2, NULL, 60, d, "grub-reboot");
+	}
+}
+
+static int kexec_load(struct host *h, const char *dir, const struct host_boot_opts *o, struct diags *d)
+{
+	_cleanup_strv_ struct strv argv = STRV_INIT;
+	_cleanup_free_ char *img = xasprintf("%s/bzImage", dir), *append = NULL, *line = NULL, *initrd = NULL;
+
+	boot_step(o, "kexec -l");
+	strv_push(&argv, "kexec");
+	strv_push(&argv, "-l");
+	strv_push(&argv, img);
+	if (h->spec->initrd) {
+		initrd = xasprintf("--initrd=%s/initrd.img", dir);
+		strv_push(&argv, initrd);
+	}
+	if (o && o->cmdline) {
+		line = xasprintf("--command-line=%s", o->cmdline);
+		strv_push(&argv, line);
+	} else {
+		strv_push(&argv, "--reuse-cmdline");
+		if (h->spec->cmdline) {
+			append = xasprintf("--append=%s", h->spec->cmdline);
+			strv_push(&argv, append);
+		}
+	}
+	return remote(h, argv.v, argv.n, NULL, 120, d, "kexec -l");
+}
+
+/* bzImage (and modules) into DIR on the host; an initramfs there when the host wants one. */
+static int copy_kernel(struct host *h, const struct kartifact *k, const char *dir, const struct host_boot_opts *o,
+		       struct diags *d)
+{
+	_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
+	_cleanup_free_ char *to = xasprintf(":%s/bzImage", dir);
+	char *mk[] = { (char *)"mkdir", (char *)"-p", (char *)dir, NULL };
+	_cleanup_command_ struct command cp = { 0 };
+	int r;
+
+	boot_step(o, "copy the kernel");
+	if ((r = remote(h, mk, 3, NULL, 60, d, "creating the kernel's folder")) < 0)
+		return r;
+	scp_command(&cp, &h->t, k->bzimage, to);
+	cp.err = &err;
+	if (command_run(&cp) != 0) {
+		diags_add(d, &h->spec->pos, "cannot copy %s to '%s': %s", k->bzimage, h->spec->name,
+			  err.len ? err.buf : "?");
+		return -EIO;
+	}
+	if (k->modules) {
+		/* modules_install's tree, unpacked at / on the host */
+		_cleanup_free_ char *mods = path_join(k->dir, "modules"), *tarp = path_join(k->dir, "modules.tar");
+		_cleanup_free_ char *mto = xasprintf(":%s/modules.tar", dir), *rtar = xasprintf("%s/modules.tar", dir);
+		_cleanup_command_ struct command t = { 0 }, mcp = { 0 };
+		char *untar[] = { (char *)"tar", (char *)"-C", (char *)"/", (char *)"-xf", rtar, NULL };
+
+		boot_step(o, "copy the modules");
+		command_init(&t, "tar");
+		command_args(&t, "-C", mods, "-cf", tarp, "lib", NULL);
+		scp_command(&mcp, &h->t, tarp, mto);
+		strbuf_reset(&err);
+		mcp.err = &err;
+		if (command_run(&t) != 0 || command_run(&mcp) != 0) {
+			diags_add(d, &h->spec->pos, "cannot copy the modules of %s to '%s': %s", k->release,
+				  h->spec->name, err.len ? err.buf : "?");
+			return -EIO;
+		}
+		if ((r = remote(h, untar, 5, NULL, 600, d, "unpacking the modules")) < 0)
+			return r;
+	}
+	if (h->spec->initrd) {
+		_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
+
+		/* initramfs-tools reads /lib/modules/RELEASE: a kernel without modules gets an empty, depmod'ed one */
+		boot_step(o, "mkinitramfs");
+		strbuf_addf(&line, "set -e; command -v mkinitramfs >/dev/null || "
+				   "{ echo 'no mkinitramfs: apt install initramfs-tools' >&2; exit 1; }; "
+				   "mkdir -p /lib/modules/%s; depmod %s; mkinitramfs -o ",
+			    k->release, k->release);
+		shell_quote(&line, dir);
+		strbuf_addf(&line, "/initrd.img %s", k->release);
+		if ((r = remote_sh(h, line.buf, NULL, 600, d, "making its initramfs")) < 0)
+			return r;
+	}
+	return 0;
+}
+
 int host_boot(struct host *h, const struct kartifact *k, const struct host_boot_opts *o, struct diags *d)
 {
-	_cleanup_free_ char *dir = xasprintf("/var/lib/lab/kernels/%s", k->release), *img = NULL, *newid = NULL;
-	_cleanup_free_ char *append = NULL, *line = NULL;
-	_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
+	_cleanup_free_ char *dir = xasprintf("/var/lib/lab/kernels/%s", k->release), *newid = NULL;
+	enum host_boot via = o && o->via_given ? o->via : h->spec->boot;
 	struct host_facts f;
 	int r;
 
@@ -494,81 +896,22 @@ int host_boot(struct host *h, const struct kartifact *k, const struct host_boot_
 		return r;
 	if ((r = remember_own_kernel(h, &f, d)) < 0)
 		goto out;
-	boot_step(o, "copy the kernel");
-	img = xasprintf("%s/bzImage", dir);
-	{
-		char *mk[] = { (char *)"mkdir", (char *)"-p", dir, NULL };
-		_cleanup_command_ struct command cp = { 0 };
-		_cleanup_free_ char *to = xasprintf(":%s", img);
+	if (via == HOST_BOOT_GRUB && (r = grub_preflight(h, d)) < 0)
+		goto out;
+	if ((r = copy_kernel(h, k, dir, o, d)) < 0)
+		goto out;
+	if (via == HOST_BOOT_GRUB) {
+		_cleanup_free_ char *own = own_release(h);
 
-		if ((r = host_run(h, mk, 3, NULL, &err, 60ULL * 1000000)) != 0) {
-			diags_add(d, &h->spec->pos, "cannot create %s on '%s': %s", dir, h->spec->name, err.len ? err.buf : "?");
-			r = -EIO;
+		if ((r = grub_arm(h, k, dir, own, o, d)) < 0)
 			goto out;
-		}
-		scp_command(&cp, &h->t, k->bzimage, to);
-		cp.err = &err;
-		if ((r = command_run(&cp)) != 0) {
-			diags_add(d, &h->spec->pos, "cannot copy %s to '%s': %s", k->bzimage, h->spec->name,
-				  err.len ? err.buf : "?");
-			r = -EIO;
+		boot_step(o, "reboot into it");
+		remote_sh_detached(h, "reboot");
+	} else {
+		if ((r = kexec_load(h, dir, o, d)) < 0)
 			goto out;
-		}
-	}
-	if (k->modules) {
-		/* modules_install's tree, unpacked at / on the host */
-		_cleanup_free_ char *mods = path_join(k->dir, "modules"), *tarp = path_join(k->dir, "modules.tar");
-		_cleanup_free_ char *to = xasprintf(":%s/modules.tar", dir), *rtar = xasprintf("%s/modules.tar", dir);
-		_cleanup_command_ struct command t = { 0 }, cp = { 0 };
-		char *untar[] = { (char *)"tar", (char *)"-C", (char *)"/", (char *)"-xf", rtar, NULL };
-
-		boot_step(o, "copy the modules");
-		command_init(&t, "tar");
-		command_args(&t, "-C", mods, "-cf", tarp, "lib", NULL);
-		scp_command(&cp, &h->t, tarp, to);
-		cp.err = &err;
-		if (command_run(&t) != 0 || command_run(&cp) != 0 || host_run(h, untar, 5, NULL, &err, 600ULL * 1000000) != 0) {
-			diags_add(d, &h->spec->pos, "cannot install the modules of %s on '%s': %s", k->release,
-				  h->spec->name, err.len ? err.buf : "?");
-			r = -EIO;
-			goto out;
-		}
-	}
-	boot_step(o, "kexec -l");
-	{
-		_cleanup_command_ struct command c = { 0 };
-		_cleanup_strv_ struct strv argv = STRV_INIT;
-
-		strv_push(&argv, "kexec");
-		strv_push(&argv, "-l");
-		strv_push(&argv, img);
-		if (o && o->cmdline) {
-			line = xasprintf("--command-line=%s", o->cmdline);
-			strv_push(&argv, line);
-		} else {
-			strv_push(&argv, "--reuse-cmdline");
-			if (h->spec->cmdline) {
-				append = xasprintf("--append=%s", h->spec->cmdline);
-				strv_push(&argv, append);
-			}
-		}
-		strbuf_reset(&err);
-		if ((r = host_run(h, argv.v, argv.n, NULL, &err, 120ULL * 1000000)) != 0) {
-			diags_add(d, &h->spec->pos, "kexec -l failed on '%s': %s", h->spec->name, err.len ? err.buf : "?");
-			r = -EIO;
-			goto out;
-		}
-	}
-	boot_step(o, "kexec into it");
-	{
-		/* detached, so the ssh session ends before the old kernel does */
-		char *go[] = { (char *)"sh", (char *)"-c",
-			       (char *)"nohup sh -c 'sleep 1; if [ \"$(cat /proc/1/comm)\" = systemd ]; then "
-				       "systemctl kexec; else kexec -e; fi' >/dev/null 2>&1 </dev/null &",
-			       NULL };
-
-		host_run(h, go, 3, NULL, NULL, 60ULL * 1000000);
-		ssh_control_exit(&h->t);
+		boot_step(o, "kexec into it");
+		remote_sh_detached(h, "if [ \"$(cat /proc/1/comm)\" = systemd ]; then systemctl kexec; else kexec -e; fi");
 	}
 	boot_step(o, "waiting for the new boot");
 	if ((r = wait_new_boot(h, f.boot_id ? f.boot_id : "", o, &newid, d)) < 0)
@@ -580,31 +923,55 @@ out:
 	return r;
 }
 
-int host_restore(struct host *h, const struct host_boot_opts *o, char **ret_release, struct diags *d)
+/* Remove the kernels lab installed in /boot for GRUB, then update-grub. */
+static int grub_uninstall(struct host *h, const struct host_boot_opts *o, struct diags *d)
 {
-	_cleanup_free_ char *p = path_join(h->dir, "own-kernel"), *old = NULL, *newid = NULL;
-	_cleanup_strbuf_ struct strbuf own = STRBUF_INIT;
-	char *reboot[] = { (char *)"sh", (char *)"-c", (char *)"nohup sh -c 'sleep 1; reboot' >/dev/null 2>&1 </dev/null &", NULL };
+	_cleanup_free_ char *list = path_join(h->dir, "grub-installed");
+	_cleanup_strbuf_ struct strbuf rels = STRBUF_INIT, line = STRBUF_INIT;
+	_cleanup_strv_ struct strv v = STRV_INIT;
 	int r;
 
-	if (strbuf_read_file(&own, p, 1 << 16) < 0 || !own.len) {
+	if (strbuf_read_file(&rels, list, 1 << 20) < 0 || !rels.len)
+		return 0;
+	boot_step(o, "remove lab's kernels from /boot and update-grub");
+	strv_split(&v, rels.buf, '\n');
+	strbuf_addstr(&line, "rm -f");
+	for (size_t i = 0; i < v.n; i++) {
+		if (!*v.v[i])
+			continue;
+		strbuf_addf(&line, " /boot/vmlinuz-%s /boot/initrd.img-%s", v.v[i], v.v[i]);
+	}
+	strbuf_addstr(&line, " && if command -v update-grub >/dev/null; then update-grub; "
+			     "else grub-mkconfig -o /boot/grub/grub.cfg; fi");
+	if ((r = remote_sh(h, line.buf, NULL, 300, d, "removing lab's kernels from /boot")) < 0)
+		return r;
+	unlink(list);
+	return 0;
+}
+
+int host_restore(struct host *h, const struct host_boot_opts *o, char **ret_release, struct diags *d)
+{
+	_cleanup_free_ char *p = path_join(h->dir, "own-kernel"), *own = own_release(h), *old = NULL, *newid = NULL;
+	int r;
+
+	if (!own) {
 		diags_add(d, &h->spec->pos, "lab never booted a kernel on '%s': its own kernel is what runs", h->spec->name);
 		return -ENOENT;
 	}
-	strbuf_setlen(&own, strcspn(own.buf, "\n"));
 	boot_step(o, "reboot into its own kernel");
 	if (!(old = probe_boot_id(h))) {
 		diags_add(d, &h->spec->pos, "host '%s' does not answer", h->spec->name);
 		return -EIO;
 	}
-	host_run(h, reboot, 3, NULL, NULL, 60ULL * 1000000);
-	ssh_control_exit(&h->t);
+	remote_sh_detached(h, "reboot");
 	boot_step(o, "waiting for the new boot");
 	if ((r = wait_new_boot(h, old, o, &newid, d)) < 0)
 		return r;
-	if ((r = check_release(h, own.buf, d)) < 0)
+	if ((r = check_release(h, own, d)) < 0)
+		return r;
+	if ((r = grub_uninstall(h, o, d)) < 0)
 		return r;
 	unlink(p);
-	*ret_release = strbuf_detach(&own, NULL);
+	*ret_release = TAKE_PTR(own);
 	return 0;
 }

@@ -69,25 +69,47 @@ struct host_check {
 struct host_boot_opts {
 	const char *cmdline;    /* NULL: the running kernel's (kexec --reuse-cmdline) plus the host's cmdline: */
 	uint64_t timeout_usec;  /* to go away and come back; 0: 10 min */
+	bool via_given;         /* via overrides the host's boot: */
+	enum host_boot via;
 	void (*step)(void *userdata, const char *what);
 	void *userdata;
 };
 
 /*
  * Boot a built kernel on the host: bzImage (and its modules) copied under
- * /var/lib/lab/kernels/RELEASE, `kexec -l` with the running command line
- * (or opts->cmdline), `systemctl kexec` where systemd runs, else `kexec
- * -e`; then wait for a new boot id and check `uname -r` is the kernel's
- * release. A host that does not come back gets the host's power-cycle
- * command, once. The host's own kernel is remembered on the first boot
- * (host_restore goes back to it). 0, or negative with the reason in d.
+ * /var/lib/lab/kernels/RELEASE, an initramfs made there by the host's
+ * mkinitramfs when the host says initrd: true. Then, with boot: kexec,
+ * `kexec -l` with the running command line (or opts->cmdline) and
+ * `systemctl kexec` where systemd runs, else `kexec -e`; with boot: grub,
+ * the kernel installed as /boot/vmlinuz-RELEASE, update-grub, its entry
+ * armed for the next boot only (grub-reboot; GRUB_DEFAULT=saved is checked
+ * first) and a reboot: a reset or a kernel that never comes up lands on
+ * the host's default entry. Either way lab waits for a new boot id and
+ * checks `uname -r` is the kernel's release. A host that does not come back
+ * gets the host's power-cycle command, once. The host's own kernel is
+ * remembered on the first boot (host_restore goes back to it). 0, or
+ * negative with the reason in d.
  */
 int host_boot(struct host *h, const struct kartifact *k, const struct host_boot_opts *o, struct diags *d);
 /* Back to the host's own kernel: a reboot through its boot loader (what
  * a reset also gives), then the release is checked against the one lab
- * remembered before its first kexec. */
+ * remembered before its first boot. The kernels lab put in /boot for GRUB
+ * are removed then (and update-grub run). */
 int host_restore(struct host *h, const struct host_boot_opts *o, char **ret_release, struct diags *d);
 
 /* Every check, each with its result; negative only when the host cannot be reached at all. */
 int host_check(struct host *h, struct host_check **ret, size_t *n, struct diags *d);
 void host_checks_free(struct host_check *c, size_t n);
+
+/*
+ * Pure helpers of the GRUB path, on files as the host has them:
+ * host_grub_entry: in a grub.cfg, the entry that boots /boot/vmlinuz-RELEASE
+ * (not its recovery mode twin; one whose id or title names the release
+ * before a generic one), as grub-reboot takes it: "SUBMENU>ENTRY" by their
+ * ids ($menuentry_id_option or --id), titles where an id is missing. 0, or
+ * -ENOENT.
+ * host_grub_default: the value of the last GRUB_DEFAULT= in TEXT (the
+ * concatenation of /etc/default/grub and its grub.d files), unquoted; NULL if none.
+ */
+int host_grub_entry(const char *cfg, const char *release, char **ret);
+char *host_grub_default(const char *text);

@@ -745,7 +745,8 @@ static int parse_ssh_target(struct ctx *c, struct spec_host *h, const struct nod
 
 static void load_host(struct ctx *c, struct spec_host *h, const struct node *key, const struct node *n)
 {
-	static const char *const keys[] = { "uri", "ssh", "identity", "power-cycle", "cmdline" };
+	static const char *const keys[] = { "uri", "ssh", "identity", "power-cycle", "cmdline", "boot", "initrd" };
+	static const char *const boots[] = { "kexec", "grub" };
 	_cleanup_free_ char *what = xasprintf("host '%s'", key->scalar);
 	const struct node *uri, *ssh, *v;
 
@@ -791,8 +792,29 @@ static void load_host(struct ctx *c, struct spec_host *h, const struct node *key
 	}
 	if ((v = node_map_get(n, "cmdline")))
 		h->cmdline = get_string(c, v, "cmdline");
-	if (h->type == HOST_LIBVIRT && (h->power_cycle.n || h->cmdline))
-		err(c, key, "power-cycle and cmdline are for bare-metal (ssh) hosts");
+	if ((v = node_map_get(n, "boot")) && want_kind(c, v, NODE_SCALAR, "boot")) {
+		size_t b;
+
+		for (b = 0; b < ELEMENTSOF(boots); b++)
+			if (streq(v->scalar, boots[b]))
+				break;
+		if (b < ELEMENTSOF(boots)) {
+			h->boot = (enum host_boot)b;
+		} else {
+			const char *hint = str_suggest(v->scalar, boots, ELEMENTSOF(boots));
+
+			err(c, v, "boot '%s' is not kexec or grub%s%s%s", v->scalar, hint ? " (did you mean '" : "",
+			    hint ? hint : "", hint ? "'?)" : "");
+		}
+	}
+	if ((v = node_map_get(n, "initrd")))
+		get_bool(c, v, "initrd", &h->initrd);
+	if (h->boot == HOST_BOOT_GRUB && h->cmdline)
+		err(c, node_map_get(n, "cmdline"), "cmdline goes with boot: kexec; a GRUB entry takes "
+						   "GRUB_CMDLINE_LINUX of the host's /etc/default/grub");
+	if (h->type == HOST_LIBVIRT &&
+	    (h->power_cycle.n || h->cmdline || node_map_get(n, "boot") || node_map_get(n, "initrd")))
+		err(c, key, "power-cycle, cmdline, boot and initrd are for bare-metal (ssh) hosts");
 }
 
 static void load_expect(struct ctx *c, struct spec_job *job, const struct node *n)

@@ -106,6 +106,10 @@ struct spec_image {
 };
 
 enum host_type { HOST_LIBVIRT, HOST_SSH };
+/* How a bare-metal host starts a variant: kexec from the running kernel, or
+ * a once-only GRUB entry (grub-reboot) and a reboot, which survives a reset
+ * and falls back to the host's default kernel by itself. */
+enum host_boot { HOST_BOOT_KEXEC, HOST_BOOT_GRUB };
 
 struct spec_host {
 	char *name;
@@ -117,6 +121,8 @@ struct spec_host {
 	char *identity;
 	struct strv power_cycle; /* argv */
 	char *cmdline;
+	enum host_boot boot;
+	bool initrd; /* the host's initramfs-tools makes one for each variant */
 };
 
 enum expect_dir { EXPECT_INCREASE, EXPECT_DECREASE, EXPECT_UNCHANGED };
