@@ -37,6 +37,7 @@ extern const size_t ncommands;
 
 int cmd_init(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_validate(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_doctor(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_plan(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_kernel(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_image(struct lab_ctx *ctx, int argc, char **argv);
@@ -49,7 +50,6 @@ int cmd_ls(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_compare(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv);
-int cmd_unimplemented(struct lab_ctx *ctx, int argc, char **argv);
 
 /* Shared helpers of the command layer (lab/cmd-common.c). */
 struct subcommand {

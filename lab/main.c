@@ -41,24 +41,12 @@ const struct cli_command commands[] = {
 	{ "bundle", cmd_bundle, 0, -1, "RUN_ID [-o FILE]", "Pack a stored run, its reports and a MANIFEST into a .tar.zst" },
 	{ "fetch", cmd_fetch, 0, -1, "RUN_ID|PATH|ssh://HOST/RUN_ID [-o DIR] [--replace]",
 	  "Bring a bundle in, check every checksum, unpack it safely and index it" },
-	{ "doctor", cmd_unimplemented, 0, -1, "", "Check this host for what lab needs" },
+	{ "doctor", cmd_doctor, 0, -1, "",
+	  "Check this machine for what lab needs (KVM or TCG, libvirt, QEMU, build and image tools, disk, cgroup v2)" },
 	{ "gc", cmd_gc, 0, -1, "[--dry-run] [--reindex]",
 	  "Remove what a killed lab left behind (VMs, unfinished image builds); --reindex rebuilds the result index" },
 };
 const size_t ncommands = ELEMENTSOF(commands);
-
-/* Commands this build implements; the rest are reserved names. */
-static bool implemented(const struct cli_command *c)
-{
-	return c->fn != cmd_unimplemented;
-}
-
-int cmd_unimplemented(struct lab_ctx *ctx, int argc, char **argv)
-{
-	(void)argc;
-	cmd_error(ctx, "'%s' is not implemented yet", argv[0]);
-	return EXIT_USAGE;
-}
 
 static void usage(FILE *out)
 {
@@ -77,8 +65,7 @@ static void usage(FILE *out)
 		"\n"
 		"Commands:\n");
 	for (size_t i = 0; i < ncommands; i++)
-		fprintf(out, "  %-10s %s%s\n", commands[i].name, commands[i].summary,
-			implemented(&commands[i]) ? "" : " (not implemented yet)");
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out,
 		"\n"
 		"Exit status: 0 ok, 1 a run failed or an expectation was not met, 2 bad input or usage.\n"

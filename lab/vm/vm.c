@@ -783,6 +783,75 @@ static int write_embed_config(const char *root)
 	return fs_write_atomic(conf, sb.buf, sb.len, 0644);
 }
 
+static void quiet_errors(void *userdata, virErrorPtr e)
+{
+	(void)userdata;
+	(void)e;
+}
+
+static void version_string(struct strbuf *sb, unsigned long v)
+{
+	strbuf_addf(sb, "%lu.%lu.%lu", v / 1000000, v / 1000 % 1000, v % 1000);
+}
+
+int vm_libvirt_version(const char *uri, char **ret, struct strbuf *err)
+{
+	_cleanup_free_ char *root = NULL, *embed = NULL;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	char tmpl[] = "/tmp/lab-doctor.XXXXXX";
+	unsigned long lib = 0, hv = 0;
+	virConnectPtr conn;
+	int r = 0;
+
+	*ret = NULL;
+	/* libvirt logs what its probes meet (no /dev/kvm, no dmidecode) and
+	 * prints its errors unless told otherwise: the one that matters goes to err */
+	setenv("LIBVIRT_LOG_OUTPUTS", "4:file:/dev/null", 0);
+	virSetErrorFunc(NULL, quiet_errors);
+	if (virEventRegisterDefaultImpl() < 0) {
+		strbuf_addf(err, "cannot register libvirt's event loop: %s", virt_error());
+		return -EIO;
+	}
+	if (!uri) {
+		if (!mkdtemp(tmpl)) {
+			strbuf_addf(err, "cannot create a scratch folder: %s", strerror(errno));
+			return -errno;
+		}
+		root = xstrdup(tmpl);
+		if ((r = write_embed_config(root)) < 0) {
+			strbuf_addf(err, "cannot write the embedded driver's qemu.conf: %s", strerror(-r));
+			goto out;
+		}
+		uri = embed = xasprintf("qemu:///embed?root=%s", root);
+	}
+	if (!(conn = virConnectOpen(uri))) {
+		strbuf_addf(err, "cannot open %s: %s", uri, virt_error());
+		r = -EIO;
+		goto out;
+	}
+	virConnectGetLibVersion(conn, &lib);
+	if (virConnectGetVersion(conn, &hv) < 0 || !hv) {
+		strbuf_addf(err, "%s answers but has no QEMU: %s", uri, virt_error());
+		r = -ENOENT;
+	} else {
+		strbuf_addstr(&sb, "libvirt ");
+		version_string(&sb, lib);
+		strbuf_addstr(&sb, ", QEMU ");
+		version_string(&sb, hv);
+		*ret = strbuf_detach(&sb, NULL);
+	}
+	virConnectClose(conn);
+out:
+	if (root) {
+		_cleanup_command_ struct command rm = { 0 };
+
+		command_init(&rm, "rm");
+		command_args(&rm, "-rf", "--", root, NULL);
+		command_run(&rm);
+	}
+	return r;
+}
+
 int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct diags *d)
 {
 	const char *name = o->name ? o->name : o->topo->name;

@@ -31,11 +31,27 @@ test_expect_success 'unknown global option is a usage error' '
 	test_grep -q "unknown option" err
 '
 
-test_expect_success 'reserved commands say they are not implemented and exit 2' '
-	for c in doctor; do
-		test_must_fail_with 2 lab $c 2>err || exit 1
-		test_grep -q "not implemented yet" err || exit 1
-	done
+test_expect_success 'lab doctor: every check, its exit status follows what is missing' '
+	rc=0 && lab doctor >out || rc=$? &&
+	for c in accel libvirt make gcc mmdebstrap qemu-img genisoimage qemu-system-x86_64 ssh perf libelf \
+		kernel-source root cgroup2 disk machine; do
+		test_grep -q "^$c  *\(ok\|warn\|MISSING\)  " out || exit 1
+	done &&
+	if grep -q "^[a-z0-9_.-]*  *MISSING  " out; then test $rc = 1; else test $rc = 0; fi &&
+	test_grep -q "^\(ready\|ready, with [0-9]* warnings\?\|[0-9]* missing, .*\)$" out
+'
+
+test_expect_success 'lab doctor names what is missing and how to get it (a PATH without mmdebstrap)' '
+	mkdir bin && for p in make gcc qemu-img ssh; do ln -s "$(command -v $p)" bin/$p || exit 1; done &&
+	PATH=$PWD/bin test_must_fail_with 1 "$LAB" doctor >out &&
+	test_grep -q "^mmdebstrap  *MISSING  *not in PATH" out &&
+	test_grep -q "^missing mmdebstrap (for guest images): apt install mmdebstrap$" out &&
+	test_grep -q "^make  *ok  *$PWD/bin/make" out &&
+	test_grep -q "^[0-9]* missing, [0-9]* warnings*: lab cannot do all of its work here$" out &&
+	PATH=$PWD/bin test_must_fail_with 1 "$LAB" --json doctor >out.json &&
+	python3 -c "import json, sys; c = {x[\"check\"]: x for x in json.load(open(\"out.json\"))}; assert c[\"mmdebstrap\"][\"status\"] == \"MISSING\" and c[\"mmdebstrap\"][\"fix\"] == \"apt install mmdebstrap\", c[\"mmdebstrap\"]; assert \"fix\" not in c[\"make\"]" &&
+	test_must_fail_with 2 lab doctor extra 2>err &&
+	test_grep -q "doctor takes no arguments" err
 '
 
 test_expect_success 'run, report and ls refuse bad usage with exit 2 and a reason' '
