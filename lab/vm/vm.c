@@ -107,20 +107,53 @@ void vm_probe_host(struct domain_host *h, char **storage)
 		h->node_cpus[i] = *storage + offs[i + 1];
 }
 
-static int free_port(unsigned *ret)
+/* Whether nothing holds 127.0.0.1:port (a test bind, closed again). */
+static bool port_free(unsigned port)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r = 0;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				 .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
 
 	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || getsockname(fd, (struct sockaddr *)&a, &len) < 0)
-		r = -errno;
+		return false;
+	ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
 	close(fd);
-	if (r == 0)
-		*ret = ntohs(a.sin_port);
-	return r;
+	return ok;
+}
+
+/*
+ * A port for QEMU's forwarded ssh, below the kernel's ephemeral range: a
+ * port the kernel hands out for bind(0) is also what it gives the next
+ * outgoing connection (lab's own ssh to other guests among them), which
+ * could take it between this check and QEMU's bind, and the guest's
+ * forwarding would fail to start.
+ */
+static int free_port(unsigned *ret)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	unsigned low = 32768, span, seed;
+	struct timespec ts;
+
+	if (strbuf_read_file(&sb, "/proc/sys/net/ipv4/ip_local_port_range", 256) == 0 && sb.buf) {
+		unsigned l = (unsigned)strtoul(sb.buf, NULL, 10);
+
+		if (l > 2048 && l <= 65535)
+			low = l;
+	}
+	/* [low/2, low): 16384-32767 by default */
+	span = low - low / 2;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	seed = (unsigned)getpid() * 2654435761u ^ (unsigned)ts.tv_nsec;
+	for (unsigned i = 0; i < 256; i++) {
+		unsigned port = low / 2 + (seed + i * 7919u) % span;
+
+		if (port_free(port)) {
+			*ret = port;
+			return 0;
+		}
+	}
+	return -EADDRINUSE;
 }
 
 void vm_release(struct vm *v)
