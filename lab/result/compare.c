@@ -180,7 +180,15 @@ static void judge(struct comparison *c, const struct cmp_group *g, const struct 
 	out->expect = e;
 	out->v = VERDICT_INCONCLUSIVE;
 	if (!row || !row->d[v].have) {
-		out->why = xstrdup("no value on one side (did the runs fail?)");
+		/* a profile has rows only for the symbols it sampled: absent is "too rare to see", not a failure */
+		bool profile = str_startswith(e->metric, "perf-profile.");
+
+		if (!row)
+			out->why = xstrdup(profile ? "neither kernel's profile sampled this symbol (too few samples here)"
+						   : "no run of either kernel reported it (did the runs fail?)");
+		else
+			out->why = xstrdup(profile ? "only one kernel's profile sampled this symbol"
+						   : "no value on one side (did the runs fail?)");
 		return;
 	}
 	const struct cmp_delta *d = &row->d[v];

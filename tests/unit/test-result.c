@@ -145,6 +145,7 @@ static struct result_set *fixture(void)
 	result_add_expect(rs, 0, "perf-profile.self.cycles-pp.update_cfs_group", DIR_DECREASE, 0, false);
 	result_add_expect(rs, 1, "sysbench.tps", DIR_INCREASE, 0.02, true);
 	result_add_expect(rs, 0, "sysbench.qps", DIR_INCREASE, 0, false);
+	result_add_expect(rs, 0, "perf-profile.self.cycles-pp.update_tg_load_avg", DIR_DECREASE, 0, false);
 	return rs;
 }
 
@@ -155,7 +156,7 @@ static void test_verdicts(void **state)
 
 	(void)state;
 	assert_int_equal(c->ngroups, 2);
-	assert_int_equal(c->nverdicts, 5);
+	assert_int_equal(c->nverdicts, 6);
 	/* tps: +20% with n 5/4 */
 	assert_string_equal(c->verdicts[0].metric, "sysbench.tps");
 	assert_int_equal(c->verdicts[0].v, VERDICT_IMPROVED);
@@ -169,10 +170,14 @@ static void test_verdicts(void **state)
 	near(c->verdicts[2].d->change, 1.05 - 30.5, 1e-9); /* the failed run has no value */
 	/* a metric nobody measured */
 	assert_int_equal(c->verdicts[3].v, VERDICT_INCONCLUSIVE);
-	assert_non_null(strstr(c->verdicts[3].why, "no value"));
-	/* 2 runs a side */
+	assert_string_equal(c->verdicts[3].why, "no run of either kernel reported it (did the runs fail?)");
+	/* a symbol no profile sampled: too rare here, not a failure */
+	assert_string_equal(c->verdicts[4].metric, "perf-profile.self.cycles-pp.update_tg_load_avg");
 	assert_int_equal(c->verdicts[4].v, VERDICT_INCONCLUSIVE);
-	assert_non_null(strstr(c->verdicts[4].why, "fewer than 3"));
+	assert_string_equal(c->verdicts[4].why, "neither kernel's profile sampled this symbol (too few samples here)");
+	/* 2 runs a side */
+	assert_int_equal(c->verdicts[5].v, VERDICT_INCONCLUSIVE);
+	assert_non_null(strstr(c->verdicts[5].why, "fewer than 3"));
 	/* rows: significant ones first */
 	assert_true(c->groups[0].rows[0].significant);
 	assert_false(c->groups[0].rows[c->groups[0].nrows - 1].significant);
