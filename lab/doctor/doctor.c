@@ -76,7 +76,7 @@ void doctor_probe_machine(struct doctor_machine *m, const char *cache_dir)
 		strbuf_setlen(&sb, strcspn(sb.buf ? sb.buf : "", "\n"));
 		m->cgroup_controllers = strbuf_detach(&sb, NULL);
 	}
-	if (vm_libvirt_version(NULL, &m->libvirt, &err) < 0)
+	if (vm_libvirt_version(&m->libvirt, &err) < 0)
 		m->libvirt_error = strbuf_detach(&err, NULL);
 	m->cache_dir = xstrdup(cache_dir);
 	{

@@ -334,6 +334,20 @@ static void add(struct host_check **v, size_t *n, const char *name, bool ok, cha
 	(*v)[(*n)++] = (struct host_check){ .name = name, .ok = ok, .detail = detail, .fix = fix };
 }
 
+/* The GRUB path's checks, from check_script's output: host_check's and boot's preflight. */
+static void grub_checks(const char *out, struct host_check **ret, size_t *n)
+{
+	const char *v = value_of(out, "grub-reboot"), *u = value_of(out, "update-grub");
+	const char *def = strstr(out, "== default\n");
+	_cleanup_free_ char *gd = def ? host_grub_default(def) : NULL;
+
+	add(ret, n, "grub", v && *v == '/' && u && *u == '/',
+	    v && *v == '/' ? first_line(u && *u == '/' ? u : "no update-grub or grub-mkconfig") : xstrdup("no grub-reboot"),
+	    "apt install grub-pc (or grub-efi-amd64): boot: grub needs grub-reboot and update-grub");
+	add(ret, n, "grub-default", gd && streq(gd, "saved"), xasprintf("GRUB_DEFAULT=%s", gd ? gd : "(unset)"),
+	    "set GRUB_DEFAULT=saved in /etc/default/grub and run update-grub (grub-reboot's once-only entry needs it)");
+}
+
 int host_check(struct host *h, struct host_check **ret, size_t *n, struct diags *d)
 {
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
@@ -370,18 +384,8 @@ int host_check(struct host *h, struct host_check **ret, size_t *n, struct diags 
 	}
 	add(ret, n, "disk", kib >= 2ULL << 20, xasprintf("%llu MiB free in /var/lib/lab", (unsigned long long)(kib >> 10)),
 	    "free at least 2 GiB under /var/lib/lab (kernels, modules, raw outputs)");
-	if (h->spec->boot == HOST_BOOT_GRUB) {
-		const char *u = value_of(out.buf, "update-grub");
-		const char *def = strstr(out.buf, "== default\n");
-		_cleanup_free_ char *gd = def ? host_grub_default(def) : NULL;
-
-		v = value_of(out.buf, "grub-reboot");
-		add(ret, n, "grub", v && *v == '/' && u && *u == '/',
-		    v && *v == '/' ? first_line(u && *u == '/' ? u : "no update-grub or grub-mkconfig") : xstrdup("-"),
-		    "apt install grub-pc (or grub-efi-amd64): boot: grub needs grub-reboot and update-grub");
-		add(ret, n, "grub-default", gd && streq(gd, "saved"), xasprintf("GRUB_DEFAULT=%s", gd ? gd : "(unset)"),
-		    "set GRUB_DEFAULT=saved in /etc/default/grub and run update-grub (grub-reboot needs it)");
-	}
+	if (h->spec->boot == HOST_BOOT_GRUB)
+		grub_checks(out.buf, ret, n);
 	if (h->spec->initrd) {
 		v = value_of(out.buf, "mkinitramfs");
 		add(ret, n, "initrd", v && *v == '/', first_line(v ? v : "-"), "apt install initramfs-tools");
@@ -672,6 +676,10 @@ static int remember_own_kernel(struct host *h, const struct host_facts *f, struc
 	return r;
 }
 
+/* Regenerate grub.cfg: Debian's wrapper where there is one. */
+static const char update_grub[] = "if command -v update-grub >/dev/null; then update-grub; "
+				  "else grub-mkconfig -o /boot/grub/grub.cfg; fi";
+
 /* Run argv on the host; on failure "WHAT failed on 'HOST': stderr" in d and -EIO. */
 static int remote(struct host *h, char *const *argv, size_t n, struct strbuf *out, uint64_t secs, struct diags *d,
 		  const char *what)
@@ -696,37 +704,25 @@ static int remote_sh(struct host *h, const char *line, struct strbuf *out, uint6
 	return remote(h, argv, 3, out, secs, d, what);
 }
 
-/* What the GRUB path needs on the host, each missing piece said with its fix, before anything is copied. */
+/* What the GRUB path needs on the host (lab host check's GRUB rows), each miss with its fix, before anything is copied. */
 static int grub_preflight(struct host *h, struct diags *d)
 {
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
-	_cleanup_free_ char *def = NULL;
+	struct host_check *c = NULL;
+	size_t n = 0;
 	int r;
 
-	r = remote_sh(h, "echo \"grub-reboot $(command -v grub-reboot || echo -)\"; "
-			 "echo \"update-grub $(command -v update-grub || command -v grub-mkconfig || echo -)\"; "
-			 "echo '== default'; cat /etc/default/grub /etc/default/grub.d/*.cfg 2>/dev/null; true",
-		      &out, 60, d, "reading its GRUB setup");
-	if (r < 0)
+	if ((r = script(h, check_script, &out, d)) < 0)
 		return r;
-	if (!strstr(out.buf, "grub-reboot /")) {
-		diags_add(d, &h->spec->pos, "host '%s' has no grub-reboot: install GRUB (apt install grub-pc or "
-					    "grub-efi-amd64), or boot it with boot: kexec", h->spec->name);
-		return -ENOENT;
-	}
-	if (!strstr(out.buf, "update-grub /")) {
-		diags_add(d, &h->spec->pos, "host '%s' has neither update-grub nor grub-mkconfig", h->spec->name);
-		return -ENOENT;
-	}
-	def = host_grub_default(strstr(out.buf, "== default\n"));
-	if (!def || !streq(def, "saved")) {
-		diags_add(d, &h->spec->pos,
-			  "host '%s' has GRUB_DEFAULT=%s: grub-reboot's once-only entry needs GRUB_DEFAULT=saved "
-			  "(set it in /etc/default/grub and run update-grub; its default kernel stays the same)",
-			  h->spec->name, def ? def : "(unset, 0)");
-		return -EINVAL;
-	}
-	return 0;
+	grub_checks(out.buf, &c, &n);
+	for (size_t i = 0; i < n; i++)
+		if (!c[i].ok) {
+			diags_add(d, &h->spec->pos, "host '%s' cannot boot through GRUB: %s; %s", h->spec->name,
+				  c[i].detail, c[i].fix);
+			r = -EINVAL;
+		}
+	host_checks_free(c, n);
+	return r;
 }
 
 /*
@@ -738,26 +734,27 @@ static int grub_preflight(struct host *h, struct diags *d)
 static int grub_arm(struct host *h, const struct kartifact *k, const char *dir, const char *own_release,
 		    const struct host_boot_opts *o, struct diags *d)
 {
-	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT, cfg = STRBUF_INIT, env = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf cfg = STRBUF_INIT, env = STRBUF_INIT;
 	_cleanup_free_ char *entry = NULL, *own = NULL, *list = path_join(h->dir, "grub-installed");
 	char *cat[] = { (char *)"cat", (char *)"/boot/grub/grub.cfg", NULL };
 	char *editenv[] = { (char *)"grub-editenv", (char *)"list", NULL };
 	int r;
 
 	boot_step(o, "install it in /boot and update-grub");
-	strbuf_addstr(&line, "set -e; cp ");
-	shell_quote(&line, dir);
-	strbuf_addf(&line, "/bzImage /boot/vmlinuz-%s.new && mv /boot/vmlinuz-%s.new /boot/vmlinuz-%s; ", k->release,
-		    k->release, k->release);
-	if (h->spec->initrd) {
-		strbuf_addstr(&line, "cp ");
-		shell_quote(&line, dir);
-		strbuf_addf(&line, "/initrd.img /boot/initrd.img-%s; ", k->release);
+	{
+		_cleanup_free_ char *src = path_join(dir, "bzImage"), *tmp = xasprintf("/boot/vmlinuz-%s.new", k->release);
+		_cleanup_free_ char *dst = xasprintf("/boot/vmlinuz-%s", k->release);
+		_cleanup_free_ char *isrc = path_join(dir, "initrd.img"), *idst = xasprintf("/boot/initrd.img-%s", k->release);
+		char *cp[] = { (char *)"cp", src, tmp, NULL };
+		char *mv[] = { (char *)"mv", tmp, dst, NULL };
+		char *icp[] = { (char *)"cp", isrc, idst, NULL };
+
+		if ((r = remote(h, cp, 3, NULL, 120, d, "copying the kernel to /boot")) < 0 ||
+		    (r = remote(h, mv, 3, NULL, 60, d, "copying the kernel to /boot")) < 0 ||
+		    (h->spec->initrd && (r = remote(h, icp, 3, NULL, 120, d, "copying the initramfs to /boot")) < 0) ||
+		    (r = remote_sh(h, update_grub, NULL, 300, d, "update-grub")) < 0)
+			return r;
 	}
-	strbuf_addstr(&line, "if command -v update-grub >/dev/null; then update-grub; "
-			     "else grub-mkconfig -o /boot/grub/grub.cfg; fi");
-	if ((r = remote_sh(h, line.buf, NULL, 300, d, "installing the kernel for GRUB")) < 0)
-		return r;
 	/* remembered at once: restore removes it even if what follows fails */
 	{
 		_cleanup_strbuf_ struct strbuf l = STRBUF_INIT;
@@ -868,17 +865,16 @@ static int copy_kernel(struct host *h, const struct kartifact *k, const char *di
 			return r;
 	}
 	if (h->spec->initrd) {
-		_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
-
 		/* initramfs-tools reads /lib/modules/RELEASE: a kernel without modules gets an empty, depmod'ed one */
+		_cleanup_free_ char *mdir = xasprintf("/lib/modules/%s", k->release), *out = path_join(dir, "initrd.img");
+		char *mkd[] = { (char *)"mkdir", (char *)"-p", mdir, NULL };
+		char *dep[] = { (char *)"depmod", k->release, NULL };
+		char *mki[] = { (char *)"mkinitramfs", (char *)"-o", out, k->release, NULL };
+
 		boot_step(o, "mkinitramfs");
-		strbuf_addf(&line, "set -e; command -v mkinitramfs >/dev/null || "
-				   "{ echo 'no mkinitramfs: apt install initramfs-tools' >&2; exit 1; }; "
-				   "mkdir -p /lib/modules/%s; depmod %s; mkinitramfs -o ",
-			    k->release, k->release);
-		shell_quote(&line, dir);
-		strbuf_addf(&line, "/initrd.img %s", k->release);
-		if ((r = remote_sh(h, line.buf, NULL, 600, d, "making its initramfs")) < 0)
+		if ((r = remote(h, mkd, 3, NULL, 60, d, "creating its modules folder")) < 0 ||
+		    (r = remote(h, dep, 2, NULL, 120, d, "depmod")) < 0 ||
+		    (r = remote(h, mki, 4, NULL, 600, d, "mkinitramfs (initramfs-tools)")) < 0)
 			return r;
 	}
 	return 0;
@@ -927,23 +923,23 @@ out:
 static int grub_uninstall(struct host *h, const struct host_boot_opts *o, struct diags *d)
 {
 	_cleanup_free_ char *list = path_join(h->dir, "grub-installed");
-	_cleanup_strbuf_ struct strbuf rels = STRBUF_INIT, line = STRBUF_INIT;
-	_cleanup_strv_ struct strv v = STRV_INIT;
+	_cleanup_strbuf_ struct strbuf rels = STRBUF_INIT;
+	_cleanup_strv_ struct strv v = STRV_INIT, rm = STRV_INIT;
 	int r;
 
 	if (strbuf_read_file(&rels, list, 1 << 20) < 0 || !rels.len)
 		return 0;
 	boot_step(o, "remove lab's kernels from /boot and update-grub");
 	strv_split(&v, rels.buf, '\n');
-	strbuf_addstr(&line, "rm -f");
-	for (size_t i = 0; i < v.n; i++) {
-		if (!*v.v[i])
-			continue;
-		strbuf_addf(&line, " /boot/vmlinuz-%s /boot/initrd.img-%s", v.v[i], v.v[i]);
-	}
-	strbuf_addstr(&line, " && if command -v update-grub >/dev/null; then update-grub; "
-			     "else grub-mkconfig -o /boot/grub/grub.cfg; fi");
-	if ((r = remote_sh(h, line.buf, NULL, 300, d, "removing lab's kernels from /boot")) < 0)
+	strv_push(&rm, "rm");
+	strv_push(&rm, "-f");
+	for (size_t i = 0; i < v.n; i++)
+		if (*v.v[i]) {
+			strv_push_take(&rm, xasprintf("/boot/vmlinuz-%s", v.v[i]));
+			strv_push_take(&rm, xasprintf("/boot/initrd.img-%s", v.v[i]));
+		}
+	if ((r = remote(h, rm.v, rm.n, NULL, 60, d, "removing lab's kernels from /boot")) < 0 ||
+	    (r = remote_sh(h, update_grub, NULL, 300, d, "update-grub")) < 0)
 		return r;
 	unlink(list);
 	return 0;

@@ -827,9 +827,9 @@ static void version_string(struct strbuf *sb, unsigned long v)
 	strbuf_addf(sb, "%lu.%lu.%lu", v / 1000000, v / 1000 % 1000, v % 1000);
 }
 
-int vm_libvirt_version(const char *uri, char **ret, struct strbuf *err)
+int vm_libvirt_version(char **ret, struct strbuf *err)
 {
-	_cleanup_free_ char *root = NULL, *embed = NULL;
+	_cleanup_free_ char *root = NULL, *uri = NULL;
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	char tmpl[] = "/tmp/lab-doctor.XXXXXX";
 	unsigned long lib = 0, hv = 0;
@@ -845,18 +845,17 @@ int vm_libvirt_version(const char *uri, char **ret, struct strbuf *err)
 		strbuf_addf(err, "cannot register libvirt's event loop: %s", virt_error());
 		return -EIO;
 	}
-	if (!uri) {
-		if (!mkdtemp(tmpl)) {
-			strbuf_addf(err, "cannot create a scratch folder: %s", strerror(errno));
-			return -errno;
-		}
-		root = xstrdup(tmpl);
-		if ((r = write_embed_config(root)) < 0) {
-			strbuf_addf(err, "cannot write the embedded driver's qemu.conf: %s", strerror(-r));
-			goto out;
-		}
-		uri = embed = xasprintf("qemu:///embed?root=%s", root);
+	if (!mkdtemp(tmpl)) {
+		r = -errno;
+		strbuf_addf(err, "cannot create a scratch folder: %s", strerror(-r));
+		return r;
 	}
+	root = xstrdup(tmpl);
+	if ((r = write_embed_config(root)) < 0) {
+		strbuf_addf(err, "cannot write the embedded driver's qemu.conf: %s", strerror(-r));
+		goto out;
+	}
+	uri = xasprintf("qemu:///embed?root=%s", root);
 	if (!(conn = virConnectOpen(uri))) {
 		strbuf_addf(err, "cannot open %s: %s", uri, virt_error());
 		r = -EIO;
@@ -875,13 +874,7 @@ int vm_libvirt_version(const char *uri, char **ret, struct strbuf *err)
 	}
 	virConnectClose(conn);
 out:
-	if (root) {
-		_cleanup_command_ struct command rm = { 0 };
-
-		command_init(&rm, "rm");
-		command_args(&rm, "-rf", "--", root, NULL);
-		command_run(&rm);
-	}
+	fs_remove_tree(root);
 	return r;
 }
 

@@ -76,11 +76,11 @@ struct vm_opts {
 void vm_probe_host(struct domain_host *h, char **storage);
 bool vm_kvm_available(void);
 /*
- * Open libvirt's QEMU driver as lab does (uri, or NULL: the embedded driver
- * in a scratch root that is removed again) and say its versions:
- * "libvirt 9.0.0, QEMU 7.2.0". 0, or negative with libvirt's reason in err.
+ * Open libvirt's embedded QEMU driver as lab does, in a scratch root that
+ * is removed again, and say its versions: "libvirt 9.0.0, QEMU 7.2.0". 0,
+ * or negative with libvirt's reason in err.
  */
-int vm_libvirt_version(const char *uri, char **ret, struct strbuf *err);
+int vm_libvirt_version(char **ret, struct strbuf *err);
 /* $XDG_STATE_HOME/lab, or ~/.local/state/lab */
 char *lab_state_dir(void);
 

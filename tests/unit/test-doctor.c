@@ -5,23 +5,14 @@
 #include <stdlib.h>
 #include "unit.h"
 #include "doctor/doctor.h"
+#include "util/alloc.h"
 #include "util/json.h"
 #include "util/strbuf.h"
-
-static char *at_usr_bin(const char *prog)
-{
-	size_t n = strlen("/usr/bin/") + strlen(prog) + 1;
-	char *p = malloc(n);
-
-	assert_non_null(p);
-	snprintf(p, n, "/usr/bin/%s", prog);
-	return p;
-}
 
 static char *have_all(void *userdata, const char *prog)
 {
 	(void)userdata;
-	return at_usr_bin(prog);
+	return xasprintf("/usr/bin/%s", prog);
 }
 
 /* everything but what userdata names (space separated, padded) */
@@ -30,7 +21,7 @@ static char *have_but(void *userdata, const char *prog)
 	char pad[64];
 
 	snprintf(pad, sizeof(pad), " %s ", prog);
-	return strstr((const char *)userdata, pad) ? NULL : at_usr_bin(prog);
+	return strstr((const char *)userdata, pad) ? NULL : xasprintf("/usr/bin/%s", prog);
 }
 
 #define GIB (1024ULL * 1024 * 1024)
