@@ -138,7 +138,11 @@ int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret
 			cmd_error(ctx, "no lab.yaml here (use -f FILE, -C DIR, or 'lab init' to create one)");
 		return -ENOENT;
 	}
-	r = spec_load(path, NULL, ret, &d);
+	{
+		const struct spec_load_opts o = { .set = (const char *const *)ctx->set.v, .nset = ctx->set.n };
+
+		r = spec_load(path, &o, ret, &d);
+	}
 	if (r == 0) {
 		/* image recipes are files of their own; their errors count as the spec's */
 		for (size_t i = 0; i < (*ret)->nimages; i++) {

@@ -851,6 +851,15 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 
 			fs_copy_file(s->path, snap, true);
 		}
+		if (ctx->set.n) {
+			/* the --set values the plan was made with; --resume applies them again */
+			_cleanup_free_ char *sp = path_join(dir, "set");
+			_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+			for (size_t i = 0; i < ctx->set.n; i++)
+				strbuf_addf(&sb, "%s\n", ctx->set.v[i]);
+			fs_write_atomic(sp, sb.buf, sb.len, 0644);
+		}
 		plan_format_json(p, &pj);
 		{
 			_cleanup_free_ char *pp = path_join(dir, "plan.json");
@@ -981,6 +990,42 @@ static int check_jobs(const struct lab_ctx *ctx, const struct spec *s, const str
 	return place(&x, jo, true, &jobs);
 }
 
+/*
+ * A run made with --set is resumed with the same values: they are read from
+ * the run's "set" file and lab.yaml is loaded again with them. Other values
+ * on the command line would make another plan, so they are refused.
+ */
+static int resume_set(struct lab_ctx *ctx, const char *dir, struct spec **s)
+{
+	_cleanup_free_ char *sp = path_join(dir, "set");
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_strv_ struct strv stored = STRV_INIT;
+	char *line, *save = NULL;
+	bool same;
+
+	if (path_is_file(sp) && strbuf_read_file(&sb, sp, 64 * 1024) < 0) {
+		cmd_error(ctx, "cannot read %s: %s", sp, strerror(errno));
+		return -1;
+	}
+	for (line = strtok_r(sb.buf ? sb.buf : (char[]){ 0 }, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		strv_push(&stored, line);
+	same = stored.n == ctx->set.n;
+	for (size_t i = 0; same && i < stored.n; i++)
+		same = streq(stored.v[i], ctx->set.v[i]);
+	if (same)
+		return 0;
+	if (ctx->set.n) {
+		cmd_error(ctx, "run: --resume takes the --set values the run was made with (%s); give none",
+			  stored.n ? "see its 'set' file" : "it had none");
+		return -1;
+	}
+	for (size_t i = 0; i < stored.n; i++)
+		strv_push(&ctx->set, stored.v[i]);
+	spec_free(*s);
+	*s = NULL;
+	return cmd_load_spec(ctx, ctx->file, s);
+}
+
 int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1059,6 +1104,8 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 			cmd_report_diags(ctx, &d);
 			return EXIT_FAILED;
 		}
+		if (resume_set(ctx, resume, &s) < 0)
+			return EXIT_USAGE;
 		if (!(e = spec_find_experiment(s, rs->experiment))) {
 			cmd_error(ctx, "run %s is of experiment '%s', which %s no longer has", resume_id, rs->experiment,
 				  s->path);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include "util/diag.h"
 #include "util/strbuf.h"
+#include "util/strv.h"
 #include "spec/spec.h"
 
 enum {
@@ -22,6 +23,7 @@ struct lab_ctx {
 	bool file_given;
 	bool json;
 	int verbosity; /* -1 quiet, 0 normal, 1+ verbose */
+	struct strv set; /* --set NAME=VALUE overrides of lab.yaml's vars */
 };
 
 struct cli_command {

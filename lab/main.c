@@ -51,12 +51,13 @@ const size_t ncommands = ELEMENTSOF(commands);
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: lab [-f FILE] [-C DIR] [--json] [-v|-q] <command> [args]\n"
+		"usage: lab [-f FILE] [-C DIR] [--set NAME=VALUE] [--json] [-v|-q] <command> [args]\n"
 		"       lab --help | --version | help <command>\n"
 		"\n"
 		"Global options:\n"
 		"  -f, --file FILE   experiment file (default: ./lab.yaml)\n"
 		"  -C DIR            run as if started in DIR\n"
+		"      --set NAME=VALUE  give a variable of lab.yaml's vars: another value\n"
 		"      --json        machine-readable output; errors as {\"error\": ...}\n"
 		"  -v, --verbose     more detail\n"
 		"  -q, --quiet       only errors\n"
@@ -72,10 +73,16 @@ static void usage(FILE *out)
 		"See lab(1) for lab.yaml and the commands.\n");
 }
 
+static void ctx_release(struct lab_ctx *ctx)
+{
+	strv_release(&ctx->set);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "file", required_argument, NULL, 'f' },
+		{ "set", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -83,7 +90,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	struct lab_ctx ctx = { .file = "lab.yaml" };
+	_cleanup_(ctx_release) struct lab_ctx ctx = { .file = "lab.yaml" };
 	const struct cli_command *cmd;
 	const char *name;
 	int c;
@@ -96,6 +103,9 @@ int main(int argc, char **argv)
 		case 'f':
 			ctx.file = optarg;
 			ctx.file_given = true;
+			break;
+		case 's':
+			strv_push(&ctx.set, optarg);
 			break;
 		case 'C':
 			if (chdir(optarg) < 0) {

@@ -1176,6 +1176,51 @@ static void load_root(struct ctx *c, struct node *root)
 		LOAD_SECTION(c, v, "experiment", "experiments", c->s->experiments, c->s->nexperiments, load_experiment);
 }
 
+/* --set NAME=VALUE: replace a var's value before anything is substituted. */
+static void apply_set(struct ctx *c, const char *arg)
+{
+	const struct pos cli = { .file = NULL };
+	const char *eq = strchr(arg, '=');
+	_cleanup_free_ char *name = eq ? xstrndup(arg, (size_t)(eq - arg)) : NULL;
+	const char **cands;
+	const char *hint;
+
+	if (!eq || eq == arg) {
+		diags_add(c->d, &cli, "--set %s: expected NAME=VALUE, NAME one of the vars: in %s", arg, c->s->path);
+		return;
+	}
+	for (size_t i = 0; c->vars && i < c->vars->n; i++) {
+		struct node *v = c->vars->items[i];
+
+		if (!streq(c->vars->keys[i]->scalar, name))
+			continue;
+		if (v->kind != NODE_SCALAR)
+			return; /* reported above */
+		free(v->scalar);
+		v->scalar = xstrdup(eq + 1);
+		v->plain = true;
+		return;
+	}
+	if (!c->vars || !c->vars->n) {
+		diags_add(c->d, &cli, "--set %s: %s has no vars: section to set '%s' in", arg, c->s->path, name);
+		return;
+	}
+	cands = xcalloc(c->vars->n + 1, sizeof(char *));
+	for (size_t i = 0; i < c->vars->n; i++)
+		cands[i] = c->vars->keys[i]->scalar;
+	hint = str_suggest(name, cands, c->vars->n);
+	if (hint)
+		diags_add(c->d, &cli, "--set %s: %s has no variable '%s' (did you mean '%s'?)", arg, c->s->path, name, hint);
+	else {
+		_cleanup_strbuf_ struct strbuf all = STRBUF_INIT;
+
+		for (size_t i = 0; i < c->vars->n; i++)
+			strbuf_addf(&all, "%s%s", i ? ", " : "", cands[i]);
+		diags_add(c->d, &cli, "--set %s: %s has no variable '%s' (vars: %s)", arg, c->s->path, name, all.buf);
+	}
+	free(cands);
+}
+
 static int load_tree(struct spec *s, struct node *root, const struct spec_load_opts *opts, struct diags *d)
 {
 	struct ctx c = { .s = s, .d = d, .opts = opts };
@@ -1202,6 +1247,8 @@ static int load_tree(struct spec *s, struct node *root, const struct spec_load_o
 					err(&c, vars->items[i], "variable '%s' must be a scalar", vars->keys[i]->scalar);
 		}
 	}
+	for (size_t i = 0; opts && i < opts->nset; i++)
+		apply_set(&c, opts->set[i]);
 	for (size_t i = 0; i < root->n; i++)
 		if (!streq(root->keys[i]->scalar, "vars"))
 			substitute(&c, root->items[i]);

@@ -251,6 +251,9 @@ struct spec {
 struct spec_load_opts {
 	bool no_include;    /* fuzzing: never read other files */
 	bool no_filesystem; /* fuzzing: skip existence checks and the catalogue */
+	/* NAME=VALUE overrides of vars: (lab --set); each NAME must be a var */
+	const char *const *set;
+	size_t nset;
 };
 
 int spec_load(const char *path, const struct spec_load_opts *opts, struct spec **ret, struct diags *d);

@@ -128,6 +128,20 @@ test_expect_success 'plan of an unknown experiment suggests one' '
 	test_grep -q "no experiment .quik. (did you mean .quick.?)" err
 '
 
+test_expect_success '--set gives a var another value; unknown names and bad forms are errors' '
+	lab -C proj --set repeat=2 --set duration=7s plan tg-load-avg >plan &&
+	grep -q "^tg-load-avg.0004  tg-ratelimit .* 2  *threads=75% duration=7s" plan &&
+	! grep -q "  3  " plan &&
+	test_must_fail_with 2 lab -C proj --set duraton=5s plan 2>err &&
+	test_grep -q "^--set duraton=5s: lab.yaml has no variable .duraton. (did you mean .duration.?)" err &&
+	test_must_fail_with 2 lab -C proj --set nosuch=1 validate 2>err &&
+	test_grep -q "has no variable .nosuch. (vars: topology, repeat, duration)" err &&
+	test_must_fail_with 2 lab -C proj --set repeat plan 2>err &&
+	test_grep -q "^--set repeat: expected NAME=VALUE" err &&
+	test_must_fail_with 2 lab -C proj --set repeat=lots plan 2>err &&
+	test_grep -q "lab.yaml:[0-9]*:[0-9]*: .*lots" err
+'
+
 test_expect_success 'validate --json reports errors as an error object on stdout' '
 	printf "version: 1\nexperiments:\n  x:\n    kernels: [a, b]\n" >bad.yaml &&
 	test_must_fail_with 2 lab --json validate bad.yaml >out &&

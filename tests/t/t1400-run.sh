@@ -4,7 +4,8 @@
 # stores raw outputs, metrics, evidence and a journal, indexes the run,
 # and reports; a failed run is recorded with its reason while the rest go
 # on; after kill -9 in the middle, lab gc and --resume finish the missing
-# run without repeating the stored one.
+# run without repeating the stored one. The runs are made with
+# --set repeat=1 (lab.yaml says 5), which --resume must apply again.
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -19,7 +20,7 @@ s = s[:s.index("experiments:")] + """experiments:
     kernels: [base]
     topology: quick-2x2
     image: minimal
-    repeat: 1
+    repeat: ${repeat}
     warmup: 1s
     timeout: 5m
     monitors: [cpu-stat]
@@ -33,16 +34,18 @@ open(sys.argv[2], "w").write(s)
 PY
 trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; lab -C "$TRASH/proj2" -q gc >/dev/null 2>&1; lab -C "$P" -q vm down --all >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
 
-test_expect_success 'the experiment is valid and plans two runs' "
+test_expect_success 'the experiment is valid and plans two runs with --set repeat=1' "
 	lab -C proj validate &&
-	lab -C proj plan smoke >plan &&
-	test_line_count = 3 plan
+	lab -C proj --set repeat=1 plan smoke >plan &&
+	test_line_count = 3 plan &&
+	lab -C proj plan smoke >plan5 &&
+	test_line_count = 11 plan5
 "
 
 test_expect_success 'lab run: the good run is stored, the bad one fails with its reason, exit 1' "
 	lab -C '$P' -q kernel build base &&
 	lab -C '$P' -q image build minimal &&
-	test_must_fail_with 1 lab -C proj run smoke >report 2>err &&
+	test_must_fail_with 1 lab -C proj --set repeat=1 run smoke >report 2>err &&
 	id=\$(ls proj/results | grep -v index) &&
 	echo \"\$id\" >id &&
 	test \$(echo \"\$id\" | wc -l) = 1 &&
@@ -88,7 +91,7 @@ test_expect_success 'the index is rebuilt from the folders' "
 test_expect_success 'kill -9 in the middle: gc and --resume lose nothing stored, repeat nothing done' "
 	mkdir proj2 && cp -P proj/lab.yaml proj/kernels proj/images proj/workloads proj2/ || exit 1
 	# the binary itself in the background (not the lab() wrapper): kill -9 must hit lab
-	\"\$LAB\" -C proj2 run smoke >/dev/null 2>&1 &
+	\"\$LAB\" -C proj2 --set repeat=1 run smoke >/dev/null 2>&1 &
 	pid=\$! n=0
 	until grep -q '^smoke.0001	ok' proj2/results/*/journal 2>/dev/null; do
 		sleep 2; n=\$((n + 1)); test \$n -lt 300 || exit 1
@@ -99,7 +102,11 @@ test_expect_success 'kill -9 in the middle: gc and --resume lose nothing stored,
 	m1=\$(stat -c %Y proj2/results/\$id/runs/smoke.0001/metrics) &&
 	grep -q '^smoke.0002	pending' proj2/results/\$id/journal &&
 	lab -C proj2 gc >gc &&
+	test \"\$(cat proj2/results/\$id/set)\" = repeat=1 &&
+	test_must_fail_with 2 lab -C proj2 --set repeat=2 run --resume \$id 2>err &&
+	grep -q 'resume takes the --set values the run was made with' err &&
 	test_must_fail_with 1 lab -C proj2 run --resume \$id >/dev/null 2>err &&
+	! grep -q 'not in the plan' proj2/results/\$id/journal &&
 	grep -q '^smoke.0001	ok' proj2/results/\$id/journal &&
 	grep -q '^smoke.0002	failed' proj2/results/\$id/journal &&
 	test \$(stat -c %Y proj2/results/\$id/runs/smoke.0001/metrics) = \$m1 &&
