@@ -97,7 +97,7 @@ regen: $(A)/bin/lab
 DEB_PKGS := build-essential pkg-config libyaml-dev libssl-dev libcmocka-dev clang libclang-rt-14-dev \
 	valgrind python3 perl groff-base git ccache bc flex bison libelf-dev dwarves cpio kmod \
 	linux-source-6.1 libvirt-dev libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients libxml2-utils \
-	mmdebstrap qemu-utils qemu-system-x86 genisoimage cloud-init openssh-client busybox-static e2fsprogs \
+	mmdebstrap qemu-utils qemu-system-x86 genisoimage cloud-init openssh-client openssh-server busybox-static e2fsprogs \
 	shellcheck libsqlite3-dev libgsl-dev libarchive-dev zstd chromium
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

@@ -108,6 +108,11 @@ static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub
 		names[k] = (*s)->hosts[k].name;
 	if ((i = cmd_lookup(ctx, "host", argv[optind], names, (*s)->nhosts, (*s)->path)) < 0)
 		return -1;
+	if ((*s)->hosts[i].type == HOST_LIBVIRT && !streq(sub, "trust") && !streq(sub, "facts")) {
+		cmd_error(ctx, "host '%s' is a libvirt host (uri:): lab host %s is for bare-metal hosts (ssh:); "
+			  "trust and facts work for both", argv[optind], sub);
+		return -1;
+	}
 	cache = lab_cache_dir(*s);
 	if (host_open(state, cache, &(*s)->hosts[i], h, &d) < 0) {
 		cmd_report_diags(ctx, &d);

@@ -401,12 +401,17 @@ static void write_placement(const struct exp_run *x, const struct vm *v, const c
 	fs_write_atomic(p, sb.buf, sb.len, 0644);
 }
 
+static const struct spec_host *libvirt_host(const struct spec *s, const char *name);
+
 static int boot(struct exp_run *x, const char *name, const struct plan_run *pr, ssize_t vi, const char *rundir,
 		struct vm *v, struct result_run *r)
 {
 	_cleanup_free_ char *state = lab_state_dir(), *cache = lab_cache_dir(x->s);
 	_cleanup_diags_ struct diags d = { 0 };
 	struct vm_progress vp = { .step = worker_vm_step, .userdata = x };
+	const struct spec_host *lh = libvirt_host(x->s, pr->host);
+	struct host remote = { 0 };
+	int rc;
 	struct vm_opts vo = {
 		.name = name,
 		.topo = spec_find_topology(x->s, pr->topology),
@@ -423,8 +428,22 @@ static int boot(struct exp_run *x, const char *name, const struct plan_run *pr, 
 		.progress = &vp,
 	};
 
+	if (lh && lh->uri && !str_startswith(lh->uri, "qemu:///embed"))
+		vo.uri = lh->uri;
+	if (lh && lh->address) {
+		/* another hypervisor host: kernel and disks go there, the guest is reached through it */
+		if (host_open(state, cache, lh, &remote, &d) < 0) {
+			run_fail(r, xasprintf("host %s: %s", lh->name, d.n ? d.v[0].msg : "?"));
+			return -1;
+		}
+		vo.remote = &remote;
+		vo.cpuset = NULL; /* --jobs slots are this machine's CPUs */
+	}
 	worker_step(x, "boot");
-	if (vm_up(state, &vo, v, &d) < 0) {
+	rc = vm_up(state, &vo, v, &d);
+	if (vo.remote)
+		host_close(&remote);
+	if (rc < 0) {
 		_cleanup_free_ char *con = xasprintf("%s/vms/%s/console.log", state, name);
 		_cleanup_free_ char *dst = path_join(rundir, "console.log");
 		_cleanup_diags_ struct diags dd = { 0 };
@@ -449,6 +468,14 @@ static void shut_down(struct exp_run *x, const char *name, struct vm *v)
 	current_holder = 0;
 	vm_release(v);
 	memset(v, 0, sizeof(*v));
+}
+
+static const struct spec_host *libvirt_host(const struct spec *s, const char *name)
+{
+	for (size_t i = 0; name && i < s->nhosts; i++)
+		if (streq(s->hosts[i].name, name) && s->hosts[i].type == HOST_LIBVIRT)
+			return &s->hosts[i];
+	return NULL;
 }
 
 static const struct spec_host *ssh_host(const struct spec *s, const char *name)
@@ -497,6 +524,7 @@ struct target {
 	char *name; /* the guest's VM name */
 	struct vm v;
 	bool up;
+	const char *guest_host; /* the libvirt host it runs on (the plan's string) */
 	struct host h;
 	bool host_open;
 	char *booted; /* the release the host was kexec'd into by this worker */
@@ -542,10 +570,18 @@ static int host_ready(struct exp_run *x, struct target *t, const struct spec_hos
 static int guest_ready(struct exp_run *x, struct target *t, const struct plan_run *pr, ssize_t vi,
 		       const char *rundir, struct runner_config *rc, struct result_run *r)
 {
+	const char *host = pr->host ? pr->host : "local";
+
+	if (t->up && !streq(t->guest_host, host)) {
+		/* a run for another hypervisor host: the guest moves there */
+		shut_down(x, t->name, &t->v);
+		t->up = false;
+	}
 	if (!t->up) {
 		if (boot(x, t->name, pr, vi, rundir, &t->v, r) < 0)
 			return -1;
 		t->up = true;
+		t->guest_host = host;
 		t->shipped = false;
 	}
 	write_placement(x, &t->v, rundir);
@@ -708,7 +744,14 @@ static void on_ended(void *userdata, size_t task, unsigned slot, pid_t pid, int 
 	}
 }
 
-/* Runs into groups: each pending run alone, or with `boot: once` a group per variant. */
+static const char *run_host(const struct exp_run *x, const struct result_run *r)
+{
+	const struct plan_run *pr = plan_run_of(x->p, r->id);
+
+	return pr && pr->host ? pr->host : "local";
+}
+
+/* Runs into groups: each pending run alone, or with `boot: once` a group per variant and host. */
 static void make_groups(struct exp_run *x)
 {
 	bool once = x->e->boot == BOOT_ONCE;
@@ -720,7 +763,8 @@ static void make_groups(struct exp_run *x)
 		if (x->rs->runs[i].status != RUN_PENDING)
 			continue;
 		for (size_t k = 0; once && k < x->ngroups && !g; k++)
-			if (streq(x->rs->runs[x->groups[k].runs[0]].variant, x->rs->runs[i].variant))
+			if (streq(x->rs->runs[x->groups[k].runs[0]].variant, x->rs->runs[i].variant) &&
+			    streq(run_host(x, &x->rs->runs[x->groups[k].runs[0]]), run_host(x, &x->rs->runs[i])))
 				g = &x->groups[k];
 		if (!g) {
 			g = &x->groups[x->ngroups++];
@@ -986,7 +1030,7 @@ static int check_jobs(const struct lab_ctx *ctx, const struct spec *s, const str
 	if (plan_build(s, &only, &p, &d) < 0)
 		return 0; /* reported by the run itself */
 	spec_experiment_variants(s, e, &variants);
-	x.ngroups = e->boot == BOOT_ONCE ? variants.n : p->n;
+	x.ngroups = e->boot == BOOT_ONCE ? variants.n * (e->hosts.n ? e->hosts.n : 1) : p->n;
 	return place(&x, jo, true, &jobs);
 }
 

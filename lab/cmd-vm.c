@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd.h"
+#include "host/host.h"
 #include "image/image.h"
 #include "kernel/build.h"
 #include "kernel/source.h"
@@ -152,9 +153,11 @@ static const struct spec_topology *topology(const struct lab_ctx *ctx, const str
  * `local`, or a host whose uri is qemu:///embed); a local daemon's URI
  * (qemu:///system, qemu:///session) as given. -1 after an error.
  */
-static int host_uri(const struct lab_ctx *ctx, const struct spec *s, const char *name, const char **ret)
+static int host_uri(const struct lab_ctx *ctx, const struct spec *s, const char *name, const char **ret,
+		    const struct spec_host **ret_remote)
 {
 	*ret = NULL;
+	*ret_remote = NULL;
 	if (!name || streq(name, "local")) {
 		for (size_t i = 0; name && i < s->nhosts; i++)
 			if (streq(s->hosts[i].name, name) && s->hosts[i].uri &&
@@ -171,11 +174,8 @@ static int host_uri(const struct lab_ctx *ctx, const struct spec *s, const char 
 			cmd_error(ctx, "host '%s' is bare metal (ssh): lab vm boots libvirt hosts", name);
 			return -1;
 		}
-		if (h->uri && !str_startswith(h->uri, "qemu:///")) {
-			cmd_error(ctx, "host '%s' (%s) is remote: lab vm does not copy kernels and disks to other "
-				  "machines yet", name, h->uri);
-			return -1;
-		}
+		if (h->address)
+			*ret_remote = h; /* qemu+ssh://: kernel and disks are copied there */
 		if (h->uri && !str_startswith(h->uri, "qemu:///embed"))
 			*ret = h->uri;
 		return 0;
@@ -301,11 +301,17 @@ static void print_vm(const struct lab_ctx *ctx, const struct vm *v, struct strbu
 		json_finish(&j);
 		return;
 	}
-	strbuf_addf(out, "%s: %s on %s, image %s, ready after %.1f s\n", v->name, v->variant ? v->variant : "?",
-		    v->topology, v->image, v->boot_seconds);
-	strbuf_addf(out, "  lab vm ssh %s            # or: ssh -i %s -o UserKnownHostsFile=%s -o HostKeyAlias=%s "
-			 "-o StrictHostKeyChecking=yes -p %u root@127.0.0.1\n",
-		    v->name, v->identity, v->known_hosts, v->alias, v->port);
+	strbuf_addf(out, "%s: %s on %s, image %s, ready after %.1f s%s%s\n", v->name, v->variant ? v->variant : "?",
+		    v->topology, v->image, v->boot_seconds, v->host_name ? ", on host " : "",
+		    v->host_name ? v->host_name : "");
+	if (v->host_name)
+		/* the forwarded port is on the other host's loopback */
+		strbuf_addf(out, "  lab vm ssh %s            # through %s@%s port %u, port %u on its loopback\n",
+			    v->name, v->via_user, v->via_host, v->via_port, v->port);
+	else
+		strbuf_addf(out, "  lab vm ssh %s            # or: ssh -i %s -o UserKnownHostsFile=%s -o HostKeyAlias=%s "
+				 "-o StrictHostKeyChecking=yes -p %u root@127.0.0.1\n",
+			    v->name, v->identity, v->known_hosts, v->alias, v->port);
 	strbuf_addf(out, "  lab vm console %s        # %s\n", v->name, v->console);
 	strbuf_addf(out, "  lab vm down %s\n", v->name);
 }
@@ -328,6 +334,8 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	struct vm v = { 0 };
 	struct vopts o = { 0 };
 	const char *uri = NULL;
+	const struct spec_host *rh = NULL;
+	struct host remote = { 0 };
 	int i = parse(ctx, argc, argv, &o, "up"), r, ret = EXIT_OK;
 
 	if (i < 0)
@@ -344,7 +352,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_error(ctx, "no experiment '%s' in %s", o.experiment, s->path);
 		return EXIT_USAGE;
 	}
-	if (host_uri(ctx, s, o.host, &uri) < 0)
+	if (host_uri(ctx, s, o.host, &uri, &rh) < 0)
 		return EXIT_USAGE;
 	if (!(im = cmd_find_image(ctx, s, o.image ? o.image : "minimal")))
 		return EXIT_USAGE;
@@ -386,7 +394,18 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		.reboot_restarts = o.reboot_restarts,
 		.progress = &p,
 	};
-	if (vm_up(state, &vo, &v, &d) < 0) {
+	if (rh) {
+		if (host_open(state, cache, rh, &remote, &d) < 0) {
+			cmd_report_diags(ctx, &d);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		vo.remote = &remote;
+	}
+	r = vm_up(state, &vo, &v, &d);
+	if (rh)
+		host_close(&remote);
+	if (r < 0) {
 		cmd_report_diags(ctx, &d);
 		ret = EXIT_FAILED;
 		goto out;

@@ -20,8 +20,9 @@ int host_open(const char *state, const char *cache, const struct spec_host *h, s
 	struct host x = { .spec = h };
 	int r;
 
-	if (h->type != HOST_SSH) {
-		diags_add(d, &h->pos, "host '%s' is a libvirt host (uri:), not a bare-metal one (ssh:)", h->name);
+	if (h->type != HOST_SSH && !h->address) {
+		diags_add(d, &h->pos, "host '%s' is this machine's libvirt (uri: %s): there is nothing to reach over ssh",
+			  h->name, h->uri ? h->uri : "qemu:///embed");
 		return -EINVAL;
 	}
 	x.dir = xasprintf("%s/hosts/%s", state, h->name);
@@ -119,7 +120,7 @@ int host_run(struct host *h, char *const *argv, size_t n, struct strbuf *out, st
 }
 
 /* Before the first remote command: a pinned key, or the user is told how to get one. */
-static int need_trust(const struct host *h, struct diags *d)
+int host_need_trust(const struct host *h, struct diags *d)
 {
 	if (host_trusted(h))
 		return 0;
@@ -136,7 +137,7 @@ static int script(struct host *h, const char *text, struct strbuf *out, struct d
 	char *sh[] = { (char *)"sh", (char *)"-s", NULL };
 	int r;
 
-	if ((r = need_trust(h, d)) < 0)
+	if ((r = host_need_trust(h, d)) < 0)
 		return r;
 	ssh_command(&c, &h->t, false);
 	ssh_remote_argv(&c, sh, 2);

@@ -34,6 +34,8 @@ int host_open(const char *state, const char *cache, const struct spec_host *h, s
 void host_close(struct host *h);
 /* Whether a key is pinned for it. */
 bool host_trusted(const struct host *h);
+/* 0 when it is; else -EPERM and an error that says to `lab host trust` it. */
+int host_need_trust(const struct host *h, struct diags *d);
 /* Ask the host for its keys (ssh-keyscan), pin them, and say their
  * fingerprints (ssh-keygen -l) in `fingerprints`. */
 int host_trust(struct host *h, struct strbuf *fingerprints, struct diags *d);

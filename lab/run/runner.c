@@ -166,8 +166,10 @@ static void evidence(const struct runner_config *c, const char *dir)
 	char *dmesg[] = { (char *)"dmesg", NULL };
 	char *boot_id[] = { (char *)"cat", (char *)"/proc/sys/kernel/random/boot_id", NULL };
 
-	if (c->vm && c->vm->console)
+	if (c->vm && c->vm->console) {
+		vm_console_sync(c->vm);
 		fs_copy_file(c->vm->console, console, true);
+	}
 	if (c->kernel && c->kernel->config)
 		fs_copy_file(c->kernel->config, config, true);
 	if (c->image && c->image->packages)

@@ -681,6 +681,7 @@ void spec_free(struct spec *s)
 		free(h->uri);
 		free(h->user);
 		free(h->address);
+		free(h->dir);
 		free(h->identity);
 		strv_release(&h->power_cycle);
 		free(h->cmdline);

@@ -694,9 +694,9 @@ static void load_image(struct ctx *c, struct spec_image *im, const struct node *
 }
 
 /* "user@host:port", "host", "[::1]:22"; refuses what ssh would read as an option. */
-static int parse_ssh_target(struct ctx *c, struct spec_host *h, const struct node *v)
+static int parse_ssh_target(struct ctx *c, struct spec_host *h, const struct node *v, const char *s)
 {
-	const char *s = v->scalar, *at = strchr(s, '@'), *hostpart = at ? at + 1 : s;
+	const char *at = strchr(s, '@'), *hostpart = at ? at + 1 : s;
 	const char *colon;
 	_cleanup_free_ char *addr = NULL;
 	unsigned port = 22;
@@ -745,7 +745,7 @@ static int parse_ssh_target(struct ctx *c, struct spec_host *h, const struct nod
 
 static void load_host(struct ctx *c, struct spec_host *h, const struct node *key, const struct node *n)
 {
-	static const char *const keys[] = { "uri", "ssh", "identity", "power-cycle", "cmdline", "boot", "initrd" };
+	static const char *const keys[] = { "uri", "ssh", "identity", "dir", "power-cycle", "cmdline", "boot", "initrd" };
 	static const char *const boots[] = { "kexec", "grub" };
 	_cleanup_free_ char *what = xasprintf("host '%s'", key->scalar);
 	const struct node *uri, *ssh, *v;
@@ -767,16 +767,41 @@ static void load_host(struct ctx *c, struct spec_host *h, const struct node *key
 		if (h->uri && !strstr(h->uri, "://"))
 			err(c, uri, "uri '%s' is not a libvirt URI such as qemu:///system or qemu+ssh://host/system",
 			    h->uri);
+		else if (h->uri && str_startswith(h->uri, "qemu+ssh://")) {
+			/* a remote hypervisor: lab copies files and reaches guests over the same ssh */
+			const char *a = h->uri + strlen("qemu+ssh://");
+			_cleanup_free_ char *auth = xstrndup(a, strcspn(a, "/?"));
+
+			if (!*auth)
+				err(c, uri, "uri '%s' names no host", h->uri);
+			else if (parse_ssh_target(c, h, uri, auth) == 0)
+				h->dir = xstrdup("/var/lib/lab");
+		} else if (h->uri && !str_startswith(h->uri, "qemu:///")) {
+			err(c, uri, "uri '%s': lab reaches other hypervisor hosts over ssh (qemu+ssh://user@host/system), "
+				    "where it also copies kernels and disks", h->uri);
+		}
 	} else {
 		h->type = HOST_SSH;
 		if (want_kind(c, ssh, NODE_SCALAR, "ssh") && !node_is_null(ssh))
-			parse_ssh_target(c, h, ssh);
+			parse_ssh_target(c, h, ssh, ssh->scalar);
 	}
 	if ((v = node_map_get(n, "identity"))) {
 		_cleanup_free_ char *s = get_string(c, v, "identity");
 
 		if (s)
 			h->identity = resolve_path(v);
+	}
+	if ((v = node_map_get(n, "dir"))) {
+		_cleanup_free_ char *dir = get_string(c, v, "dir");
+
+		if (!h->dir)
+			err(c, v, "dir is the folder lab uses on a remote libvirt host (uri: qemu+ssh://...)");
+		else if (dir && (dir[0] != '/' || strstr(dir, "/../") || strpbrk(dir, " \t\n'\"`$;&|<>\\")))
+			err(c, v, "dir '%s' must be an absolute path without '..' or shell characters", dir);
+		else if (dir) {
+			free(h->dir);
+			h->dir = TAKE_PTR(dir);
+		}
 	}
 	if ((v = node_map_get(n, "power-cycle"))) {
 		if (v->kind == NODE_SEQ && v->n) {

@@ -116,7 +116,8 @@ struct spec_host {
 	struct pos pos;
 	enum host_type type;
 	char *uri; /* libvirt; NULL: the embedded local driver */
-	char *user, *address;
+	char *user, *address; /* ssh: or a qemu+ssh:// uri's */
+	char *dir;            /* a remote libvirt host's folder for lab's files (default /var/lib/lab) */
 	unsigned port;
 	char *identity;
 	struct strv power_cycle; /* argv */

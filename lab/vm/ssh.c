@@ -5,6 +5,8 @@
 #include "ssh.h"
 #include "../util/banned.h"
 
+static void via_option(struct command *c, const struct ssh_target *via);
+
 static void common_options(struct command *c, const struct ssh_target *t)
 {
 	command_args(c, "-F", "/dev/null", NULL);
@@ -21,11 +23,45 @@ static void common_options(struct command *c, const struct ssh_target *t)
 		command_args(c, "-oControlMaster=auto", "-oControlPersist=600", NULL);
 		command_argf(c, "-oControlPath=%s", t->control);
 	}
+	if (t->via)
+		via_option(c, t->via);
 }
 
 static char *destination(const struct ssh_target *t)
 {
 	return xasprintf("%s@%s", t->user ? t->user : "root", t->host ? t->host : "127.0.0.1");
+}
+
+/* One word for the shell that runs ProxyCommand; '%' is ssh's token character. */
+static void proxy_word(struct strbuf *sb, const char *w)
+{
+	strbuf_addstr(sb, sb->len ? " '" : "'");
+	for (const char *p = w; *p; p++) {
+		if (*p == '\'')
+			strbuf_addstr(sb, "'\\''");
+		else if (*p == '%')
+			strbuf_addstr(sb, "%%");
+		else
+			strbuf_addch(sb, *p);
+	}
+	strbuf_addch(sb, '\'');
+}
+
+/* -oProxyCommand=ssh <via's options> -W %h:%p via */
+static void via_option(struct command *c, const struct ssh_target *via)
+{
+	_cleanup_command_ struct command p = { 0 };
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_free_ char *dest = destination(via);
+
+	command_init(&p, "ssh");
+	common_options(&p, via);
+	command_argf(&p, "-p%u", via->port ? via->port : 22);
+	for (size_t i = 0; p.argv.v[i]; i++)
+		proxy_word(&sb, p.argv.v[i]);
+	strbuf_addstr(&sb, " -W %h:%p --");
+	proxy_word(&sb, dest);
+	command_argf(c, "-oProxyCommand=%s", sb.buf);
 }
 
 void ssh_command(struct command *c, const struct ssh_target *t, bool tty)

@@ -19,6 +19,9 @@ struct ssh_target {
 	const char *alias;       /* HostKeyAlias; NULL: the host itself */
 	const char *control;     /* ControlPath, or NULL for no master */
 	unsigned connect_timeout; /* seconds; 0: 10 */
+	/* reach host:port from this machine (a guest's forwarded port on a remote
+	 * hypervisor's loopback): ssh -W through it, as ProxyCommand */
+	const struct ssh_target *via;
 };
 
 /* `ssh <options> user@host` into c (command_init done here). */

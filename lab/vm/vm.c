@@ -26,6 +26,7 @@
 #include "../util/path.h"
 #include "../util/strbuf.h"
 #include "../util/units.h"
+#include "remote.h"
 #include "vm.h"
 #include "../util/banned.h"
 
@@ -171,7 +172,28 @@ void vm_release(struct vm *v)
 	free(v->known_hosts);
 	free(v->alias);
 	free(v->control);
+	free(v->host_name);
+	free(v->remote_dir);
+	free(v->remote_console);
+	free(v->via_user);
+	free(v->via_host);
+	free(v->via_identity);
+	free(v->via_known_hosts);
+	free(v->via_control);
 	memset(v, 0, sizeof(*v));
+}
+
+/* v->via from the strings vm.json keeps */
+static void set_via(struct vm *v)
+{
+	v->via = (struct ssh_target){
+		.user = v->via_user,
+		.host = v->via_host,
+		.port = v->via_port,
+		.identity = v->via_identity,
+		.known_hosts = v->via_known_hosts,
+		.control = v->via_control,
+	};
 }
 
 void vms_free(struct vm *v, size_t n)
@@ -189,7 +211,14 @@ void vm_ssh_target(const struct vm *v, struct ssh_target *t)
 		.known_hosts = v->known_hosts,
 		.alias = v->alias,
 		.control = v->control,
+		.via = v->via_host ? &v->via : NULL,
 	};
+}
+
+void vm_console_sync(const struct vm *v)
+{
+	if (v->remote_console)
+		remote_console_sync(&v->via, v->remote_console, v->console);
 }
 
 static bool process_alive(pid_t pid)
@@ -226,6 +255,17 @@ void vm_format_json(const struct vm *v, struct json *j)
 	json_kv_string(j, "host_key_alias", v->alias);
 	json_kv_string(j, "control", v->control);
 	json_kv_uint(j, "port", v->port);
+	if (v->host_name) {
+		json_kv_string(j, "host", v->host_name);
+		json_kv_string(j, "remote_dir", v->remote_dir);
+		json_kv_string(j, "remote_console", v->remote_console);
+		json_kv_string(j, "via_user", v->via_user);
+		json_kv_string(j, "via_host", v->via_host);
+		json_kv_uint(j, "via_port", v->via_port);
+		json_kv_string(j, "via_identity", v->via_identity);
+		json_kv_string(j, "via_known_hosts", v->via_known_hosts);
+		json_kv_string(j, "via_control", v->via_control);
+	}
 	json_kv_uint(j, "holder", (uint64_t)v->holder);
 	json_kv_uint(j, "owner", (uint64_t)v->owner);
 	json_key(j, "boot_seconds");
@@ -277,6 +317,18 @@ int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d
 		v.owner = (pid_t)x;
 	if (json_lookup_number(sb.buf, "boot_seconds", &x) == 0)
 		v.boot_seconds = x;
+	if ((v.host_name = json_lookup_string(sb.buf, "host"))) {
+		v.remote_dir = json_lookup_string(sb.buf, "remote_dir");
+		v.remote_console = json_lookup_string(sb.buf, "remote_console");
+		v.via_user = json_lookup_string(sb.buf, "via_user");
+		v.via_host = json_lookup_string(sb.buf, "via_host");
+		v.via_identity = json_lookup_string(sb.buf, "via_identity");
+		v.via_known_hosts = json_lookup_string(sb.buf, "via_known_hosts");
+		v.via_control = json_lookup_string(sb.buf, "via_control");
+		if (json_lookup_number(sb.buf, "via_port", &x) == 0)
+			v.via_port = (unsigned)x;
+		set_via(&v);
+	}
 	if (!v.name || !v.domain || !v.identity || !v.known_hosts || !v.port) {
 		diags_add(d, NULL, "'%s' is not a VM lab wrote", path);
 		vm_release(&v);
@@ -612,6 +664,27 @@ int vm_placement(const struct vm *v, struct strbuf *out)
 	return 0;
 }
 
+static void quiet_errors(void *userdata, virErrorPtr e);
+
+/* Destroy and undefine the VM's domain on its remote host, if it is still there. */
+static void remote_domain_destroy(const struct vm *v)
+{
+	virConnectPtr conn;
+	virDomainPtr dom;
+
+	if (!v->uri || !v->domain)
+		return;
+	virSetErrorFunc(NULL, quiet_errors);
+	if (!(conn = virConnectOpen(v->uri)))
+		return;
+	if ((dom = virDomainLookupByName(conn, v->domain))) {
+		virDomainDestroy(dom);
+		virDomainUndefine(dom);
+		virDomainFree(dom);
+	}
+	virConnectClose(conn);
+}
+
 static int teardown(struct vm *v)
 {
 	struct ssh_target t;
@@ -629,6 +702,12 @@ static int teardown(struct vm *v)
 	/* a holder that died without tearing down leaves its QEMU: the pid
 	 * file is in the folder about to go, so this is the last chance */
 	kill_qemu(v);
+	if (v->remote_dir) {
+		/* on another host only libvirt there can stop what a dead holder left */
+		remote_domain_destroy(v);
+		remote_vm_remove(&v->via, v->remote_dir);
+		ssh_control_exit(&v->via);
+	}
 	return fs_remove_tree(v->dir);
 }
 
@@ -747,9 +826,16 @@ static int wait_ready(struct vm *v, const struct vm_opts *o, double t0, struct d
 	const char *why = NULL;
 	_cleanup_free_ char *what = NULL;
 
+	double next_sync = 0;
+
 	for (;;) {
 		double now = now_sec();
 
+		if (v->remote_console && now >= next_sync) {
+			/* the console file is on the other host: bring its new lines over */
+			remote_console_sync(&v->via, v->remote_console, v->console);
+			next_sync = now_sec() + 1;
+		}
 		if (read_console(v->console, &off, &console))
 			last_output = now;
 		if ((why = boot_failure(&console))) {
@@ -791,6 +877,8 @@ static int wait_ready(struct vm *v, const struct vm_opts *o, double t0, struct d
 	{
 		_cleanup_strbuf_ struct strbuf tail = STRBUF_INIT;
 
+		if (v->remote_console)
+			remote_console_sync(&v->via, v->remote_console, v->console);
 		read_console(v->console, &off, &console);
 		last_lines(&console, FAIL_LINES, &tail);
 		diags_add(d, NULL, "VM '%s' (%s on %s): %s after %.1f s; the last console lines:\n%s", v->name,
@@ -891,6 +979,7 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 	struct instance_opts io = { 0 };
 	struct vm v = { 0 };
 	bool kvm = o->accel < 0 ? vm_kvm_available() : o->accel == ACCEL_KVM;
+	struct remote_vm rv = { 0 };
 	double t0;
 	int r;
 
@@ -943,27 +1032,56 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 	v.identity = xstrdup(in.identity);
 	v.known_hosts = xstrdup(in.known_hosts);
 	v.alias = xstrdup(in.host_alias);
-	if ((r = free_port(&v.port)) < 0) {
-		diags_add(d, NULL, "no free port on 127.0.0.1: %s", strerror(-r));
-		goto fail;
+	if (o->remote) {
+		_cleanup_free_ char *wrapper = path_join(v.dir, "ssh-libvirt");
+		bool rkvm;
+
+		step(o, name, "copying kernel and disks to the host");
+		v.host_name = xstrdup(o->remote->spec->name);
+		v.via_user = xstrdup(o->remote->t.user ? o->remote->t.user : "root");
+		v.via_host = xstrdup(o->remote->t.host);
+		v.via_port = o->remote->t.port;
+		v.via_identity = xstrdup(o->remote->t.identity);
+		v.via_known_hosts = xstrdup(o->remote->t.known_hosts);
+		v.via_control = o->remote->t.control ? xstrdup(o->remote->t.control) : NULL;
+		set_via(&v);
+		if ((r = remote_probe(o->remote, &rkvm, &host, &hoststore, d)) < 0 ||
+		    (r = remote_vm_prepare(o->remote, name, o->kernel, o->image, &in, &rv, d)) < 0 ||
+		    (r = remote_free_port(o->remote, &v.port, d)) < 0)
+			goto fail;
+		if (o->accel < 0)
+			kvm = rkvm;
+		v.remote_dir = xstrdup(rv.dir);
+		v.remote_console = xstrdup(rv.console);
+		free(v.uri);
+		if (!(v.uri = remote_connect_uri(o->uri, o->remote ? &o->remote->t : NULL, wrapper, d))) {
+			r = -EIO;
+			goto fail;
+		}
+		save(&v);
+	} else {
+		if ((r = free_port(&v.port)) < 0) {
+			diags_add(d, NULL, "no free port on 127.0.0.1: %s", strerror(-r));
+			goto fail;
+		}
+		if (!o->uri && (r = write_embed_config(root)) < 0) {
+			diags_add(d, NULL, "cannot write the libvirt configuration in '%s': %s", root, strerror(-r));
+			goto fail;
+		}
+		vm_probe_host(&host, &hoststore);
 	}
-	if (!o->uri && (r = write_embed_config(root)) < 0) {
-		diags_add(d, NULL, "cannot write the libvirt configuration in '%s': %s", root, strerror(-r));
-		goto fail;
-	}
-	vm_probe_host(&host, &hoststore);
 	cmdline = domain_cmdline(o->cmdline);
 	dc = (struct domain_config){
 		.name = v.domain,
 		.topo = o->topo,
 		.accel = kvm ? ACCEL_KVM : ACCEL_TCG,
 		.host = &host,
-		.kernel = o->kernel->bzimage,
+		.kernel = o->remote ? rv.kernel : o->kernel->bzimage,
 		.cmdline = cmdline,
-		.disk = in.disk,
-		.seed = in.seed,
-		.modules = in.modules,
-		.console = v.console,
+		.disk = o->remote ? rv.disk : in.disk,
+		.seed = o->remote ? rv.seed : in.seed,
+		.modules = o->remote ? rv.modules : in.modules,
+		.console = o->remote ? rv.console : v.console,
 		.ssh_port = v.port,
 		.vm = name,
 		.owner = state,
@@ -1005,10 +1123,12 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 		goto fail;
 	save(&v);
 	instance_release(&in);
+	remote_vm_release(&rv);
 	*ret = v;
 	return 0;
 fail:
 	instance_release(&in);
+	remote_vm_release(&rv);
 	teardown(&v);
 	vm_release(&v);
 	/* the signal that stopped the boot goes on to the caller's handler, now that the VM is gone */

@@ -30,6 +30,8 @@
 #include "domain.h"
 #include "ssh.h"
 
+struct host;
+
 struct vm {
 	char *name;
 	char *dir;
@@ -45,6 +47,12 @@ struct vm {
 	pid_t holder;
 	pid_t owner;         /* the process the VM serves (a lab run); 0: none, the VM lives until vm down */
 	double boot_seconds; /* start to ready */
+	/* on a remote hypervisor host (NULL hostname: this machine): its name in
+	 * lab.yaml, the VM's folder and console there, and how to reach it */
+	char *host_name, *remote_dir, *remote_console;
+	char *via_user, *via_host, *via_identity, *via_known_hosts, *via_control;
+	unsigned via_port;
+	struct ssh_target via; /* points into the strings above */
 };
 
 struct vm_progress {
@@ -55,6 +63,7 @@ struct vm_progress {
 struct vm_opts {
 	const char *name;                 /* NULL: the topology's name */
 	const char *uri;                  /* NULL: embedded QEMU driver in the VM's folder */
+	struct host *remote;              /* uri is qemu+ssh:// on this host (lab host trust): files go there */
 	const struct spec_topology *topo;
 	const char *variant;
 	const struct kartifact *kernel;
@@ -100,6 +109,8 @@ bool vm_alive(const struct vm *v);
 /* Where QEMU's threads may run: "TID\tNAME\tCPULIST" a line (e.g. "CPU 0/TCG"). */
 int vm_placement(const struct vm *v, struct strbuf *out);
 void vm_ssh_target(const struct vm *v, struct ssh_target *t);
+/* A VM on another host: bring its console file's new lines to v->console. */
+void vm_console_sync(const struct vm *v);
 struct json;
 /* The VM as vm.json holds it (and `lab vm up --json` prints it). */
 void vm_format_json(const struct vm *v, struct json *j);

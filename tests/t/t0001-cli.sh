@@ -130,12 +130,12 @@ test_expect_success 'plan of an unknown experiment suggests one' '
 
 test_expect_success '--set gives a var another value; unknown names and bad forms are errors' '
 	lab -C proj --set repeat=2 --set duration=7s plan tg-load-avg >plan &&
-	grep -q "^tg-load-avg.0004  tg-ratelimit .* 2  *threads=75% duration=7s" plan &&
+	grep -q "^tg-load-avg.0004  tg-ratelimit .* 2  *threads=75% tables=8 duration=7s" plan &&
 	! grep -q "  3  " plan &&
 	test_must_fail_with 2 lab -C proj --set duraton=5s plan 2>err &&
 	test_grep -q "^--set duraton=5s: lab.yaml has no variable .duraton. (did you mean .duration.?)" err &&
 	test_must_fail_with 2 lab -C proj --set nosuch=1 validate 2>err &&
-	test_grep -q "has no variable .nosuch. (vars: topology, repeat, duration)" err &&
+	test_grep -q "has no variable .nosuch. (vars: topology, repeat, duration, " err &&
 	test_must_fail_with 2 lab -C proj --set repeat plan 2>err &&
 	test_grep -q "^--set repeat: expected NAME=VALUE" err &&
 	test_must_fail_with 2 lab -C proj --set repeat=lots plan 2>err &&

@@ -263,6 +263,23 @@ static void test_spec_hosts(void **state)
 	assert_errors("version: 1\nhosts: {b: {ssh: \"a:99999\"}}\n", "port in 'a:99999' must be from 1 to 65535");
 	assert_errors("version: 1\nhosts: {b: {ssh: a, uri: \"qemu:///system\"}}\n", "needs exactly one of 'uri'");
 	assert_errors("version: 1\nhosts: {b: {uri: system}}\n", "is not a libvirt URI");
+
+	/* a remote libvirt host: ssh from its URI, lab's folder there */
+	errs = load("version: 1\nhosts:\n  r: {uri: \"qemu+ssh://lab@hv1:2200/system?keyfile=/k\"}\n"
+		    "  d: {uri: \"qemu+ssh://hv2/system\", dir: /srv/lab}\n  l: {uri: \"qemu:///system\"}\n", &s);
+	assert_string_equal(errs, "");
+	free(errs);
+	assert_string_equal(s->hosts[0].user, "lab");
+	assert_string_equal(s->hosts[0].address, "hv1");
+	assert_int_equal(s->hosts[0].port, 2200);
+	assert_string_equal(s->hosts[0].dir, "/var/lib/lab");
+	assert_null(s->hosts[1].user);
+	assert_string_equal(s->hosts[1].address, "hv2");
+	assert_int_equal(s->hosts[1].port, 22);
+	assert_string_equal(s->hosts[1].dir, "/srv/lab");
+	assert_null(s->hosts[2].address);
+	assert_null(s->hosts[2].dir);
+	spec_free(s);
 }
 
 static void test_spec_top(void **state)

@@ -12,6 +12,7 @@
 #include "util/command.h"
 #include "util/strv.h"
 #include "vm/domain.h"
+#include "vm/remote.h"
 #include "vm/ssh.h"
 #include "vm/vm.h"
 
@@ -154,6 +155,75 @@ static void test_ssh_options(void **state)
 	assert_string_equal(c.argv.v[c.argv.n - 2], "--");
 }
 
+/* A guest behind a remote host: ssh -W through it, its options quoted for ProxyCommand's shell. */
+static void test_ssh_via(void **state)
+{
+	_cleanup_command_ struct command c = { 0 };
+	struct ssh_target via = { .user = "lab", .host = "hv1", .port = 2222, .identity = "/k's", .known_hosts = "/h%kh" };
+	struct ssh_target t = { .port = 20000, .identity = "/id", .known_hosts = "/kh", .alias = "lab-x", .via = &via };
+	const char *pc = NULL;
+
+	(void)state;
+	ssh_command(&c, &t, false);
+	for (size_t i = 0; i < c.argv.n; i++)
+		if (str_startswith(c.argv.v[i], "-oProxyCommand="))
+			pc = c.argv.v[i] + strlen("-oProxyCommand=");
+	assert_non_null(pc);
+	assert_true(str_startswith(pc, "'ssh' '-F' '/dev/null' '-oIdentityFile=/k'\\''s'"));
+	assert_non_null(strstr(pc, "'-oUserKnownHostsFile=/h%%kh'"));
+	assert_non_null(strstr(pc, "'-p2222' -W %h:%p -- 'lab@hv1'"));
+	assert_null(strstr(pc, "HostKeyAlias")); /* the guest's alias is not the host's */
+	assert_string_equal(c.argv.v[c.argv.n - 1], "root@127.0.0.1");
+}
+
+static void test_remote_ports(void **state)
+{
+	static const char tcp[] =
+		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+		"   0: 0100007F:5DC0 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1\n"
+		"   1: 0100007F:4E20 0100007F:5DC0 01 00000000:00000000 00:00000000 00000000     0        0 2 1\n"
+		"   0: 00000000000000000000000001000000:1F90 00000000000000000000000000000000:0000 0A 0 0 0\n";
+
+	(void)state;
+	assert_true(remote_port_listening(tcp, 0x5DC0));
+	assert_false(remote_port_listening(tcp, 0x4E20)); /* established, not listening */
+	assert_true(remote_port_listening(tcp, 8080));    /* tcp6 */
+	assert_false(remote_port_listening(tcp, 22));
+	assert_false(remote_port_listening("", 22));
+}
+
+/* libvirt's connection runs ssh through a wrapper with lab's options; its path is URI-escaped. */
+static void test_remote_connect_uri(void **state)
+{
+	struct ssh_target t = { .user = "root", .host = "hv1", .port = 2222, .identity = "/id", .known_hosts = "/kh",
+				.control = "/ctl" };
+	char dir[] = "/tmp/lab-remote-XXXXXX";
+	_cleanup_free_ char *wrapper = NULL, *uri = NULL, *uri2 = NULL;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct diags d = { 0 };
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	wrapper = xasprintf("%s/ssh wrapper", dir);
+	uri = remote_connect_uri("qemu+ssh://root@hv1:2222/system", &t, wrapper, &d);
+	assert_non_null(uri);
+	assert_true(str_startswith(uri, "qemu+ssh://root@hv1:2222/system?command=/tmp/lab-remote-"));
+	assert_true(str_endswith(uri, "/ssh%20wrapper"));
+	uri2 = remote_connect_uri("qemu+ssh://hv1/system?keyfile=/k", &t, wrapper, &d);
+	assert_non_null(strstr(uri2, "?keyfile=/k&command="));
+	assert_int_equal(strbuf_read_file(&sb, wrapper, 65536), 0);
+	assert_true(str_startswith(sb.buf, "#!/bin/sh\n"));
+	assert_non_null(strstr(sb.buf, " -oStrictHostKeyChecking=yes "));
+	assert_non_null(strstr(sb.buf, " -oUserKnownHostsFile=/kh "));
+	assert_null(strstr(sb.buf, "ControlPath"));   /* libvirt's connection has its own */
+	assert_null(strstr(sb.buf, "hv1"));           /* libvirt adds the host, the port and the user */
+	assert_null(strstr(sb.buf, "-p2222"));
+	assert_true(str_endswith(sb.buf, " \"$@\"\n"));
+	unlink(wrapper);
+	rmdir(dir);
+	diags_release(&d);
+}
+
 static void quiet(void *userdata, virErrorPtr e)
 {
 	(void)userdata;
@@ -168,6 +238,9 @@ int main(void)
 		cmocka_unit_test(test_cmdline),
 		cmocka_unit_test(test_remote_quoting),
 		cmocka_unit_test(test_ssh_options),
+		cmocka_unit_test(test_ssh_via),
+		cmocka_unit_test(test_remote_ports),
+		cmocka_unit_test(test_remote_connect_uri),
 	};
 
 	/* libvirt prints its errors to stderr by default; the tests check them */
