@@ -143,6 +143,11 @@ int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret
 
 		r = spec_load(path, &o, ret, &d);
 	}
+	if (r == 0 && ctx->kernels.n && spec_only_kernels(*ret, &ctx->kernels, &d) < 0) {
+		spec_free(*ret);
+		*ret = NULL;
+		r = -EINVAL;
+	}
 	if (r == 0) {
 		/* image recipes are files of their own; their errors count as the spec's */
 		for (size_t i = 0; i < (*ret)->nimages; i++) {

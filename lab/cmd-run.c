@@ -744,6 +744,19 @@ static void on_ended(void *userdata, size_t task, unsigned slot, pid_t pid, int 
 	}
 }
 
+/* One line per value into the run's folder (nothing when there are none). */
+static void save_lines(const char *dir, const char *name, const struct strv *v)
+{
+	_cleanup_free_ char *p = path_join(dir, name);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	if (!v->n)
+		return;
+	for (size_t i = 0; i < v->n; i++)
+		strbuf_addf(&sb, "%s\n", v->v[i]);
+	fs_write_atomic(p, sb.buf, sb.len, 0644);
+}
+
 static const char *run_host(const struct exp_run *x, const struct result_run *r)
 {
 	const struct plan_run *pr = plan_run_of(x->p, r->id);
@@ -895,15 +908,9 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 
 			fs_copy_file(s->path, snap, true);
 		}
-		if (ctx->set.n) {
-			/* the --set values the plan was made with; --resume applies them again */
-			_cleanup_free_ char *sp = path_join(dir, "set");
-			_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-
-			for (size_t i = 0; i < ctx->set.n; i++)
-				strbuf_addf(&sb, "%s\n", ctx->set.v[i]);
-			fs_write_atomic(sp, sb.buf, sb.len, 0644);
-		}
+		/* the --set values and --kernels the plan was made with; --resume applies them again */
+		save_lines(dir, "set", &ctx->set);
+		save_lines(dir, "kernels", &ctx->kernels);
 		plan_format_json(p, &pj);
 		{
 			_cleanup_free_ char *pp = path_join(dir, "plan.json");
@@ -1034,14 +1041,12 @@ static int check_jobs(const struct lab_ctx *ctx, const struct spec *s, const str
 	return place(&x, jo, true, &jobs);
 }
 
-/*
- * A run made with --set is resumed with the same values: they are read from
- * the run's "set" file and lab.yaml is loaded again with them. Other values
- * on the command line would make another plan, so they are refused.
- */
-static int resume_set(struct lab_ctx *ctx, const char *dir, struct spec **s)
+/* The run's `name` file against what the command line says: 0 the same,
+ * 1 taken from the file, -1 refused (other values would make another plan). */
+static int resume_lines(struct lab_ctx *ctx, const char *dir, const char *name, const char *option,
+			struct strv *given)
 {
-	_cleanup_free_ char *sp = path_join(dir, "set");
+	_cleanup_free_ char *sp = path_join(dir, name);
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_strv_ struct strv stored = STRV_INIT;
 	char *line, *save = NULL;
@@ -1053,18 +1058,38 @@ static int resume_set(struct lab_ctx *ctx, const char *dir, struct spec **s)
 	}
 	for (line = strtok_r(sb.buf ? sb.buf : (char[]){ 0 }, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		strv_push(&stored, line);
-	same = stored.n == ctx->set.n;
+	same = stored.n == given->n;
 	for (size_t i = 0; same && i < stored.n; i++)
-		same = streq(stored.v[i], ctx->set.v[i]);
+		same = streq(stored.v[i], given->v[i]);
 	if (same)
 		return 0;
-	if (ctx->set.n) {
-		cmd_error(ctx, "run: --resume takes the --set values the run was made with (%s); give none",
-			  stored.n ? "see its 'set' file" : "it had none");
+	if (given->n) {
+		if (stored.n)
+			cmd_error(ctx, "run: --resume takes the %s values the run was made with (its '%s' file); give none",
+				  option, name);
+		else
+			cmd_error(ctx, "run: --resume takes the %s values the run was made with (none); give none", option);
 		return -1;
 	}
 	for (size_t i = 0; i < stored.n; i++)
-		strv_push(&ctx->set, stored.v[i]);
+		strv_push(given, stored.v[i]);
+	return 1;
+}
+
+/*
+ * A run made with --set or --kernels is resumed with the same values: they
+ * are read from the run's "set" and "kernels" files and lab.yaml is loaded
+ * again with them.
+ */
+static int resume_set(struct lab_ctx *ctx, const char *dir, struct spec **s)
+{
+	int a = resume_lines(ctx, dir, "set", "--set", &ctx->set);
+	int b = a < 0 ? -1 : resume_lines(ctx, dir, "kernels", "--kernels", &ctx->kernels);
+
+	if (a < 0 || b < 0)
+		return -1;
+	if (!a && !b)
+		return 0;
 	spec_free(*s);
 	*s = NULL;
 	return cmd_load_spec(ctx, ctx->file, s);

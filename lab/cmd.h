@@ -24,6 +24,7 @@ struct lab_ctx {
 	bool json;
 	int verbosity; /* -1 quiet, 0 normal, 1+ verbose */
 	struct strv set; /* --set NAME=VALUE overrides of lab.yaml's vars */
+	struct strv kernels; /* --kernels: the variants experiments are cut down to */
 };
 
 struct cli_command {

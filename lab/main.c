@@ -51,13 +51,14 @@ const size_t ncommands = ELEMENTSOF(commands);
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: lab [-f FILE] [-C DIR] [--set NAME=VALUE] [--json] [-v|-q] <command> [args]\n"
+		"usage: lab [-f FILE] [-C DIR] [--set NAME=VALUE] [--kernels LIST] [--json] [-v|-q] <command> [args]\n"
 		"       lab --help | --version | help <command>\n"
 		"\n"
 		"Global options:\n"
 		"  -f, --file FILE   experiment file (default: ./lab.yaml)\n"
 		"  -C DIR            run as if started in DIR\n"
 		"      --set NAME=VALUE  give a variable of lab.yaml's vars: another value\n"
+		"      --kernels A,B,...  experiments compare only these variants (or sweep steps NAME@N)\n"
 		"      --json        machine-readable output; errors as {\"error\": ...}\n"
 		"  -v, --verbose     more detail\n"
 		"  -q, --quiet       only errors\n"
@@ -76,6 +77,7 @@ static void usage(FILE *out)
 static void ctx_release(struct lab_ctx *ctx)
 {
 	strv_release(&ctx->set);
+	strv_release(&ctx->kernels);
 }
 
 int main(int argc, char **argv)
@@ -83,6 +85,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "file", required_argument, NULL, 'f' },
 		{ "set", required_argument, NULL, 's' },
+		{ "kernels", required_argument, NULL, 'k' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -106,6 +109,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			strv_push(&ctx.set, optarg);
+			break;
+		case 'k':
+			strv_split(&ctx.kernels, optarg, ',');
 			break;
 		case 'C':
 			if (chdir(optarg) < 0) {

@@ -622,6 +622,72 @@ static void refs_release(struct spec_refs *r)
 	free(r->v);
 }
 
+/* ---- lab --kernels ---- */
+
+static bool in_list(const char *name, const struct strv *list)
+{
+	return strv_index(list, name) >= 0;
+}
+
+int spec_only_kernels(struct spec *s, const struct strv *only, struct diags *d)
+{
+	bool *used = xcalloc(only->n + 1, sizeof(bool));
+	size_t before = d->n;
+
+	for (size_t i = 0; i < s->nexperiments; i++) {
+		struct spec_experiment *e = &s->experiments[i];
+		_cleanup_strv_ struct strv all = STRV_INIT;
+		struct spec_refs kept = { 0 };
+
+		spec_experiment_variants(s, e, &all);
+		for (size_t j = 0; j < all.n; j++) {
+			ssize_t k = strv_index(only, all.v[j]);
+
+			if (k < 0)
+				continue;
+			used[k] = true;
+			if (kept.n == kept.alloc) {
+				kept.alloc = kept.alloc ? 2 * kept.alloc : 4;
+				kept.v = xrealloc(kept.v, kept.alloc * sizeof(*kept.v));
+			}
+			kept.v[kept.n++] = (struct spec_ref){ .name = xstrdup(all.v[j]), .pos = e->pos };
+		}
+		if (!kept.n)
+			continue; /* an experiment of other kernels stays as it is */
+		refs_release(&e->kernels);
+		e->kernels = kept;
+		/* a mechanism check of kernels left out checks the ones kept, or goes */
+		for (size_t o = 0; o < e->nobserve; o++) {
+			struct spec_refs *ok = &e->observe[o].kernels;
+			size_t n = 0;
+
+			if (!ok->n)
+				continue;
+			for (size_t j = 0; j < ok->n; j++) {
+				if (in_list(ok->v[j].name, only))
+					ok->v[n++] = ok->v[j];
+				else
+					free(ok->v[j].name);
+			}
+			ok->n = n;
+			if (!n) {
+				free(e->observe[o].metric);
+				free(e->observe[o].says);
+				free(ok->v);
+				memmove(&e->observe[o], &e->observe[o + 1], (e->nobserve - o - 1) * sizeof(*e->observe));
+				e->nobserve--;
+				o--;
+			}
+		}
+	}
+	for (size_t k = 0; k < only->n; k++)
+		if (!used[k])
+			diags_add(d, NULL, "--kernels: no experiment of %s compares '%s' (lab kernel list names the variants)",
+				  s->path, only->v[k]);
+	free(used);
+	return d->n == before ? 0 : -EINVAL;
+}
+
 void spec_free(struct spec *s)
 {
 	if (!s)

@@ -289,4 +289,11 @@ const char *catalogue_param_check(const struct catalogue_param *p, const char *v
 
 /* Internal: shared by spec-load.c and spec-check.c. */
 void spec_check(struct spec *s, const struct spec_load_opts *opts, struct diags *d);
+/*
+ * lab --kernels: every experiment that compares some of `only` (variants or
+ * sweep steps NAME@N) compares just those, in its own order, the first kept
+ * the baseline; its observe: checks keep the kernels kept, and one left
+ * with none goes. A name no experiment compares is an error.
+ */
+int spec_only_kernels(struct spec *s, const struct strv *only, struct diags *d);
 int catalogue_load(struct spec *s, struct diags *d);

@@ -142,6 +142,20 @@ test_expect_success '--set gives a var another value; unknown names and bad form
 	test_grep -q "lab.yaml:[0-9]*:[0-9]*: .*lots" err
 '
 
+test_expect_success '--kernels cuts experiments down to some variants and sweep steps' '
+	lab -C proj --kernels base,pcp-auto@9 plan pcp-auto >plan &&
+	awk "NR > 1 {print \$2}" plan | sort -u >kernels &&
+	printf "base\npcp-auto@9\n" >expect &&
+	test_cmp expect kernels &&
+	lab -C proj plan pcp-auto >all &&
+	grep -q "pcp-auto@5" all &&
+	lab -C proj --kernels pcp-auto@9,base plan pcp-auto | sed -n 2p | grep -q "^pcp-auto.0001  base " &&
+	lab -C proj --kernels base,pcp-auto@9 plan quick >quick &&
+	grep -q "^quick.0002  base " quick && ! grep -q tg-ratelimit quick &&
+	test_must_fail_with 2 lab -C proj --kernels base,pcp-auto@4 plan 2>err &&
+	test_grep -q "^--kernels: no experiment of lab.yaml compares .pcp-auto@4." err
+'
+
 test_expect_success 'validate --json reports errors as an error object on stdout' '
 	printf "version: 1\nexperiments:\n  x:\n    kernels: [a, b]\n" >bad.yaml &&
 	test_must_fail_with 2 lab --json validate bad.yaml >out &&
