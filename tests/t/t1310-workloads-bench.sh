@@ -60,7 +60,11 @@ test_expect_success 'ffmpeg-multi pinned at SCHED_FIFO, with vmstat and interrup
 		LAB_PARAM_DURATION=10s LAB_PARAM_PRESET=ultrafast LAB_PARAM_RESOLUTION=160x120 &&
 	parsed ff ffmpeg-multi 'vmstat interrupts' &&
 	has ff 'ffmpeg.fps.total>0' 'ffmpeg.fps.instance.1>0' 'vmstat.samples>1' 'interrupts.total>0' &&
-	grep -q '^== instance 1 cpus 2-3\$' ff.raw
+	grep -q '^== instance 1 cpus 2-3\$' ff.raw &&
+	# every thread really at SCHED_FIFO 99, each instance on its own CPUs
+	grep -q '^# lab: sched instance 1 threads [1-9][0-9]* at_policy [1-9][0-9]* cpus 2-3\$' ff.raw &&
+	grep -q '^ffmpeg.sched.at_policy_pct 100\$' ff.metrics &&
+	grep -q '^ffmpeg.sched.cpuset_overlaps 0\$' ff.metrics
 "
 
 test_expect_success 'kbuild in two cgroups, with meminfo and zoneinfo-pcp' "
