@@ -401,7 +401,7 @@ static void write_placement(const struct exp_run *x, const struct vm *v, const c
 	fs_write_atomic(p, sb.buf, sb.len, 0644);
 }
 
-static const struct spec_host *libvirt_host(const struct spec *s, const char *name);
+static const struct spec_host *find_host(const struct spec *s, const char *name, enum host_type type);
 
 static int boot(struct exp_run *x, const char *name, const struct plan_run *pr, ssize_t vi, const char *rundir,
 		struct vm *v, struct result_run *r)
@@ -409,7 +409,7 @@ static int boot(struct exp_run *x, const char *name, const struct plan_run *pr, 
 	_cleanup_free_ char *state = lab_state_dir(), *cache = lab_cache_dir(x->s);
 	_cleanup_diags_ struct diags d = { 0 };
 	struct vm_progress vp = { .step = worker_vm_step, .userdata = x };
-	const struct spec_host *lh = libvirt_host(x->s, pr->host);
+	const struct spec_host *lh = find_host(x->s, pr->host, HOST_LIBVIRT);
 	struct host remote = { 0 };
 	int rc;
 	struct vm_opts vo = {
@@ -470,18 +470,11 @@ static void shut_down(struct exp_run *x, const char *name, struct vm *v)
 	memset(v, 0, sizeof(*v));
 }
 
-static const struct spec_host *libvirt_host(const struct spec *s, const char *name)
+/* lab.yaml's host `name` if it is of `type` */
+static const struct spec_host *find_host(const struct spec *s, const char *name, enum host_type type)
 {
 	for (size_t i = 0; name && i < s->nhosts; i++)
-		if (streq(s->hosts[i].name, name) && s->hosts[i].type == HOST_LIBVIRT)
-			return &s->hosts[i];
-	return NULL;
-}
-
-static const struct spec_host *ssh_host(const struct spec *s, const char *name)
-{
-	for (size_t i = 0; name && i < s->nhosts; i++)
-		if (streq(s->hosts[i].name, name) && s->hosts[i].type == HOST_SSH)
+		if (streq(s->hosts[i].name, name) && s->hosts[i].type == type)
 			return &s->hosts[i];
 	return NULL;
 }
@@ -570,9 +563,7 @@ static int host_ready(struct exp_run *x, struct target *t, const struct spec_hos
 static int guest_ready(struct exp_run *x, struct target *t, const struct plan_run *pr, ssize_t vi,
 		       const char *rundir, struct runner_config *rc, struct result_run *r)
 {
-	const char *host = pr->host ? pr->host : "local";
-
-	if (t->up && !streq(t->guest_host, host)) {
+	if (t->up && !streq(t->guest_host, pr->host)) {
 		/* a run for another hypervisor host: the guest moves there */
 		shut_down(x, t->name, &t->v);
 		t->up = false;
@@ -581,7 +572,7 @@ static int guest_ready(struct exp_run *x, struct target *t, const struct plan_ru
 		if (boot(x, t->name, pr, vi, rundir, &t->v, r) < 0)
 			return -1;
 		t->up = true;
-		t->guest_host = host;
+		t->guest_host = pr->host;
 		t->shipped = false;
 	}
 	write_placement(x, &t->v, rundir);
@@ -633,7 +624,7 @@ static int work(void *userdata, size_t task, unsigned slot, int fd)
 			worker_done(x, r);
 			continue;
 		}
-		sh = ssh_host(x->s, pr->host);
+		sh = find_host(x->s, pr->host, HOST_SSH);
 		{
 			struct runner_config rc = {
 				.s = x->s,
@@ -757,11 +748,12 @@ static void save_lines(const char *dir, const char *name, const struct strv *v)
 	fs_write_atomic(p, sb.buf, sb.len, 0644);
 }
 
+/* The plan's host of a stored run ("local" unless the experiment names hosts). */
 static const char *run_host(const struct exp_run *x, const struct result_run *r)
 {
 	const struct plan_run *pr = plan_run_of(x->p, r->id);
 
-	return pr && pr->host ? pr->host : "local";
+	return pr ? pr->host : "";
 }
 
 /* Runs into groups: each pending run alone, or with `boot: once` a group per variant and host. */
@@ -823,7 +815,7 @@ static int place(struct exp_run *x, const struct jobs_opts *jo, bool check_only,
 	if (!ncpu)
 		cpu[ncpu++] = 0;
 	for (size_t i = 0; i < x->e->hosts.n; i++)
-		if (ssh_host(x->s, x->e->hosts.v[i].name)) {
+		if (find_host(x->s, x->e->hosts.v[i].name, HOST_SSH)) {
 			/* a bare-metal host runs one thing at a time, on all of itself */
 			if (jo->jobs > 1 && !check_only)
 				ui_print(&x->ui, "note: experiment %s runs on bare-metal host %s: one run at a time",
@@ -977,7 +969,7 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 	ui_end(&x.ui);
 	/* a bare-metal host stays on the last variant: say how to get it back */
 	for (size_t i = 0; i < e->hosts.n; i++)
-		if (ssh_host(s, e->hosts.v[i].name))
+		if (find_host(s, e->hosts.v[i].name, HOST_SSH))
 			ui_print(&x.ui, "host %s still runs the last kernel lab booted: 'lab host restore %s' boots its own",
 				 e->hosts.v[i].name, e->hosts.v[i].name);
 	if (x.save_failed) {

@@ -624,11 +624,6 @@ static void refs_release(struct spec_refs *r)
 
 /* ---- lab --kernels ---- */
 
-static bool in_list(const char *name, const struct strv *list)
-{
-	return strv_index(list, name) >= 0;
-}
-
 int spec_only_kernels(struct spec *s, const struct strv *only, struct diags *d)
 {
 	bool *used = xcalloc(only->n + 1, sizeof(bool));
@@ -664,7 +659,7 @@ int spec_only_kernels(struct spec *s, const struct strv *only, struct diags *d)
 			if (!ok->n)
 				continue;
 			for (size_t j = 0; j < ok->n; j++) {
-				if (in_list(ok->v[j].name, only))
+				if (strv_index(only, ok->v[j].name) >= 0)
 					ok->v[n++] = ok->v[j];
 				else
 					free(ok->v[j].name);

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include "../util/alloc.h"
 #include "../util/command.h"
@@ -14,6 +13,7 @@
 #include "../util/strv.h"
 #include "../util/units.h"
 #include "remote.h"
+#include "vm.h"
 #include "../util/banned.h"
 
 #define REMOTE_TIMEOUT (120ULL * 1000000) /* one command on the host */
@@ -89,7 +89,7 @@ static int put(struct host *h, const char *local, const char *remote, struct dia
 int remote_vm_prepare(struct host *h, const char *name, const struct kartifact *k, const struct image_artifact *img,
 		      const struct instance *in, struct remote_vm *ret, struct diags *d)
 {
-	const char *base = h->spec->dir ? h->spec->dir : "/var/lib/lab";
+	const char *base = h->spec->dir; /* the loader's default for a qemu+ssh:// host */
 	_cleanup_free_ char *image = xasprintf("%s/images/%s.qcow2", base, img->id);
 	_cleanup_free_ char *kdir = xasprintf("%s/kernels/%s", base, k->key);
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
@@ -172,44 +172,35 @@ bool remote_port_listening(const char *text, unsigned port)
 	return false;
 }
 
+static bool listening(unsigned port, void *userdata)
+{
+	return remote_port_listening(userdata, port);
+}
+
 int remote_free_port(struct host *h, unsigned *ret, struct diags *d)
 {
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	static const char script[] = "cat /proc/sys/net/ipv4/ip_local_port_range; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null";
-	unsigned low, span, seed;
-	struct timespec ts;
 	int r;
 
 	if ((r = run_sh(&h->t, script, NULL, 0, &out, &err, REMOTE_TIMEOUT)) != 0 || !out.buf) {
 		say_failure(d, h, "reading its listening ports", r, &err);
 		return r < 0 ? r : -EIO;
 	}
-	low = (unsigned)strtoul(out.buf, NULL, 10);
-	if (low <= 2048 || low > 65535)
-		low = 32768;
-	span = low - low / 2;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	seed = (unsigned)getpid() * 2654435761u ^ (unsigned)ts.tv_nsec;
-	for (unsigned i = 0; i < 256; i++) {
-		unsigned port = low / 2 + (seed + i * 7919u) % span;
-
-		if (!remote_port_listening(strchr(out.buf, '\n'), port)) {
-			*ret = port;
-			return 0;
-		}
-	}
-	diags_add(d, NULL, "host '%s': no free port below %u on its loopback", h->spec->name, low);
-	return -EADDRINUSE;
+	/* line 1: the port range; then the sockets */
+	if ((r = vm_pick_port(out.buf, listening, strchr(out.buf, '\n'), ret)) < 0)
+		diags_add(d, NULL, "host '%s': no free port below its ephemeral range on its loopback", h->spec->name);
+	return r;
 }
 
 int remote_probe(struct host *h, bool *kvm, struct domain_host *dh, char **storage, struct diags *d)
 {
-	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, err = STRBUF_INIT, all = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	_cleanup_strv_ struct strv lines = STRV_INIT;
 	static const char script[] = "if test -w /dev/kvm; then echo kvm; else echo tcg; fi; "
 				     "cat /sys/devices/system/cpu/online; "
 				     "for n in /sys/devices/system/node/node[0-9]*; do "
 				     "test -s \"$n/cpulist\" && cat \"$n/cpulist\"; done; exit 0";
-	size_t offs[DOMAIN_MAX_HOST_NODES + 1], n = 0;
 	char *save = NULL;
 	int r;
 
@@ -219,26 +210,17 @@ int remote_probe(struct host *h, bool *kvm, struct domain_host *dh, char **stora
 		say_failure(d, h, "reading its CPUs", r, &err);
 		return r < 0 ? r : -EIO;
 	}
-	*kvm = str_startswith(out.buf, "kvm\n");
-	/* line 2: online CPUs; then one cpulist per NUMA node with CPUs */
-	for (char *l = strtok_r(out.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		if (streq(l, "kvm") || streq(l, "tcg") || !*l || n > DOMAIN_MAX_HOST_NODES)
-			continue;
-		offs[n++] = all.len;
-		strbuf_addstr(&all, l);
-		strbuf_addch(&all, '\0');
-	}
+	/* "kvm" or "tcg", the online CPUs, then one cpulist per NUMA node with CPUs */
+	for (char *l = strtok_r(out.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		if (*l)
+			strv_push(&lines, l);
 	memset(dh, 0, sizeof(*dh));
-	if (!n) {
+	if (lines.n < 2) {
 		diags_add(d, NULL, "host '%s' did not say its online CPUs", h->spec->name);
 		return -EIO;
 	}
-	*storage = xmalloc(all.len);
-	memcpy(*storage, all.buf, all.len);
-	dh->cpus = *storage + offs[0];
-	dh->nnodes = (unsigned)(n - 1);
-	for (size_t i = 1; i < n; i++)
-		dh->node_cpus[i - 1] = *storage + offs[i];
+	*kvm = streq(lines.v[0], "kvm");
+	vm_host_layout(dh, storage, lines.v[1], (const char *const *)lines.v + 2, lines.n - 2);
 	return 0;
 }
 

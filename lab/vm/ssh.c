@@ -32,21 +32,6 @@ static char *destination(const struct ssh_target *t)
 	return xasprintf("%s@%s", t->user ? t->user : "root", t->host ? t->host : "127.0.0.1");
 }
 
-/* One word for the shell that runs ProxyCommand; '%' is ssh's token character. */
-static void proxy_word(struct strbuf *sb, const char *w)
-{
-	strbuf_addstr(sb, sb->len ? " '" : "'");
-	for (const char *p = w; *p; p++) {
-		if (*p == '\'')
-			strbuf_addstr(sb, "'\\''");
-		else if (*p == '%')
-			strbuf_addstr(sb, "%%");
-		else
-			strbuf_addch(sb, *p);
-	}
-	strbuf_addch(sb, '\'');
-}
-
 /* -oProxyCommand=ssh <via's options> -W %h:%p via */
 static void via_option(struct command *c, const struct ssh_target *via)
 {
@@ -54,14 +39,27 @@ static void via_option(struct command *c, const struct ssh_target *via)
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_free_ char *dest = destination(via);
 
+	_cleanup_strbuf_ struct strbuf pc = STRBUF_INIT;
+
 	command_init(&p, "ssh");
 	common_options(&p, via);
 	command_argf(&p, "-p%u", via->port ? via->port : 22);
-	for (size_t i = 0; p.argv.v[i]; i++)
-		proxy_word(&sb, p.argv.v[i]);
-	strbuf_addstr(&sb, " -W %h:%p --");
-	proxy_word(&sb, dest);
-	command_argf(c, "-oProxyCommand=%s", sb.buf);
+	command_args(&p, "-W", "%h:%p", "--", dest, NULL);
+	for (size_t i = 0; p.argv.v[i]; i++) {
+		if (i)
+			strbuf_addch(&sb, ' ');
+		shell_quote(&sb, p.argv.v[i]);
+	}
+	/* ssh expands %-tokens in ProxyCommand: every '%' but %h:%p's is doubled */
+	for (const char *q = sb.buf; *q; q++) {
+		if (str_startswith(q, "%h:%p")) {
+			strbuf_addstr(&pc, "%h:%p");
+			q += strlen("%h:%p") - 1;
+		} else {
+			strbuf_addstr(&pc, *q == '%' ? "%%" : (char[]){ *q, 0 });
+		}
+	}
+	command_argf(c, "-oProxyCommand=%s", pc.buf);
 }
 
 void ssh_command(struct command *c, const struct ssh_target *t, bool tty)

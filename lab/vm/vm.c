@@ -69,23 +69,40 @@ static char *read_trimmed(const char *path)
 	return strbuf_detach(&sb, NULL);
 }
 
-void vm_probe_host(struct domain_host *h, char **storage)
+void vm_host_layout(struct domain_host *h, char **storage, const char *online, const char *const *nodes, size_t n)
 {
 	_cleanup_strbuf_ struct strbuf all = STRBUF_INIT;
 	size_t offs[DOMAIN_MAX_HOST_NODES + 1];
-	unsigned n = 0;
+
+	if (n > DOMAIN_MAX_HOST_NODES)
+		n = DOMAIN_MAX_HOST_NODES;
+	h->cpus = NULL;
+	h->nnodes = 0;
+	offs[0] = 0;
+	strbuf_addstr(&all, online && *online ? online : "0");
+	strbuf_addch(&all, '\0');
+	for (size_t i = 0; i < n; i++) {
+		offs[i + 1] = all.len;
+		strbuf_addstr(&all, nodes[i]);
+		strbuf_addch(&all, '\0');
+	}
+	*storage = xmalloc(all.len);
+	memcpy(*storage, all.buf, all.len);
+	h->cpus = *storage + offs[0];
+	h->nnodes = (unsigned)n;
+	for (size_t i = 0; i < n; i++)
+		h->node_cpus[i] = *storage + offs[i + 1];
+}
+
+void vm_probe_host(struct domain_host *h, char **storage)
+{
+	_cleanup_free_ char *online = read_trimmed("/sys/devices/system/cpu/online");
+	_cleanup_strv_ struct strv nodes = STRV_INIT;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	memset(h, 0, sizeof(*h));
 	h->ncpus = ncpu > 0 ? (unsigned)ncpu : 1;
-	{
-		_cleanup_free_ char *online = read_trimmed("/sys/devices/system/cpu/online");
-
-		offs[0] = all.len;
-		strbuf_addstr(&all, online ? online : "0");
-		strbuf_addch(&all, '\0');
-	}
-	for (unsigned node = 0; node < 1024 && n < DOMAIN_MAX_HOST_NODES; node++) {
+	for (unsigned node = 0; node < 1024 && nodes.n < DOMAIN_MAX_HOST_NODES; node++) {
 		_cleanup_free_ char *p = xasprintf("/sys/devices/system/node/node%u/cpulist", node);
 		_cleanup_free_ char *list = read_trimmed(p);
 
@@ -94,18 +111,10 @@ void vm_probe_host(struct domain_host *h, char **storage)
 				break;
 			continue;
 		}
-		if (!*list)
-			continue; /* memory-only node */
-		offs[++n] = all.len;
-		strbuf_addstr(&all, list);
-		strbuf_addch(&all, '\0');
+		if (*list) /* not a memory-only node */
+			strv_push(&nodes, list);
 	}
-	*storage = xmalloc(all.len ? all.len : 1);
-	memcpy(*storage, all.buf, all.len);
-	h->cpus = *storage + offs[0];
-	h->nnodes = n;
-	for (unsigned i = 0; i < n; i++)
-		h->node_cpus[i] = *storage + offs[i + 1];
+	vm_host_layout(h, storage, online, (const char *const *)nodes.v, nodes.n);
 }
 
 /* Whether nothing holds 127.0.0.1:port (a test bind, closed again). */
@@ -123,21 +132,14 @@ static bool port_free(unsigned port)
 	return ok;
 }
 
-/*
- * A port for QEMU's forwarded ssh, below the kernel's ephemeral range: a
- * port the kernel hands out for bind(0) is also what it gives the next
- * outgoing connection (lab's own ssh to other guests among them), which
- * could take it between this check and QEMU's bind, and the guest's
- * forwarding would fail to start.
- */
-static int free_port(unsigned *ret)
+int vm_pick_port(const char *port_range, bool (*taken)(unsigned port, void *userdata), void *userdata,
+		 unsigned *ret)
 {
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	unsigned low = 32768, span, seed;
 	struct timespec ts;
 
-	if (strbuf_read_file(&sb, "/proc/sys/net/ipv4/ip_local_port_range", 256) == 0 && sb.buf) {
-		unsigned l = (unsigned)strtoul(sb.buf, NULL, 10);
+	if (port_range) {
+		unsigned l = (unsigned)strtoul(port_range, NULL, 10);
 
 		if (l > 2048 && l <= 65535)
 			low = l;
@@ -149,12 +151,28 @@ static int free_port(unsigned *ret)
 	for (unsigned i = 0; i < 256; i++) {
 		unsigned port = low / 2 + (seed + i * 7919u) % span;
 
-		if (port_free(port)) {
+		if (!taken(port, userdata)) {
 			*ret = port;
 			return 0;
 		}
 	}
 	return -EADDRINUSE;
+}
+
+static bool port_taken(unsigned port, void *userdata)
+{
+	(void)userdata;
+	return !port_free(port);
+}
+
+/* A port for QEMU's forwarded ssh on this machine (see vm_pick_port). */
+static int free_port(unsigned *ret)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	if (strbuf_read_file(&sb, "/proc/sys/net/ipv4/ip_local_port_range", 256) < 0)
+		strbuf_reset(&sb);
+	return vm_pick_port(sb.buf, port_taken, NULL, ret);
 }
 
 void vm_release(struct vm *v)
@@ -1046,19 +1064,22 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 		v.via_control = o->remote->t.control ? xstrdup(o->remote->t.control) : NULL;
 		set_via(&v);
 		if ((r = remote_probe(o->remote, &rkvm, &host, &hoststore, d)) < 0 ||
-		    (r = remote_vm_prepare(o->remote, name, o->kernel, o->image, &in, &rv, d)) < 0 ||
-		    (r = remote_free_port(o->remote, &v.port, d)) < 0)
+		    (r = remote_vm_prepare(o->remote, name, o->kernel, o->image, &in, &rv, d)) < 0)
 			goto fail;
-		if (o->accel < 0)
-			kvm = rkvm;
+		/* from here a failure removes the folder there too (teardown), and
+		 * once vm.json says so, lab gc after a kill */
 		v.remote_dir = xstrdup(rv.dir);
 		v.remote_console = xstrdup(rv.console);
+		if ((r = remote_free_port(o->remote, &v.port, d)) < 0)
+			goto fail;
+		save(&v);
+		if (o->accel < 0)
+			kvm = rkvm;
 		free(v.uri);
-		if (!(v.uri = remote_connect_uri(o->uri, o->remote ? &o->remote->t : NULL, wrapper, d))) {
+		if (!(v.uri = remote_connect_uri(o->uri, &o->remote->t, wrapper, d))) {
 			r = -EIO;
 			goto fail;
 		}
-		save(&v);
 	} else {
 		if ((r = free_port(&v.port)) < 0) {
 			diags_add(d, NULL, "no free port on 127.0.0.1: %s", strerror(-r));

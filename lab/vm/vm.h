@@ -83,6 +83,19 @@ struct vm_opts {
 
 /* Fill `h` from /sys (strings point into `storage`, which the caller frees). */
 void vm_probe_host(struct domain_host *h, char **storage);
+/* Fill `h`'s CPU lists from an online cpulist and one per NUMA node with CPUs
+ * (copied into *storage, which the caller frees); what vm_probe_host reads. */
+void vm_host_layout(struct domain_host *h, char **storage, const char *online, const char *const *nodes, size_t n);
+/*
+ * A port for QEMU's forwarded ssh, below the host's ephemeral range (the
+ * first number of `port_range`, ip_local_port_range's text; NULL: 32768):
+ * a port the kernel hands out for bind(0) is also what it gives the next
+ * outgoing connection (lab's own ssh to other guests among them), which
+ * could take it between this check and QEMU's bind. `taken` says which are
+ * in use. 0, or -EADDRINUSE.
+ */
+int vm_pick_port(const char *port_range, bool (*taken)(unsigned port, void *userdata), void *userdata,
+		 unsigned *ret);
 bool vm_kvm_available(void);
 /*
  * Open libvirt's embedded QEMU driver as lab does, in a scratch root that

@@ -169,9 +169,9 @@ static void test_ssh_via(void **state)
 		if (str_startswith(c.argv.v[i], "-oProxyCommand="))
 			pc = c.argv.v[i] + strlen("-oProxyCommand=");
 	assert_non_null(pc);
-	assert_true(str_startswith(pc, "'ssh' '-F' '/dev/null' '-oIdentityFile=/k'\\''s'"));
-	assert_non_null(strstr(pc, "'-oUserKnownHostsFile=/h%%kh'"));
-	assert_non_null(strstr(pc, "'-p2222' -W %h:%p -- 'lab@hv1'"));
+	assert_true(str_startswith(pc, "ssh -F /dev/null '-oIdentityFile=/k'\\''s' "));
+	assert_non_null(strstr(pc, " -oUserKnownHostsFile=/h%%kh "));
+	assert_true(str_endswith(pc, " -p2222 -W %h:%p -- lab@hv1"));
 	assert_null(strstr(pc, "HostKeyAlias")); /* the guest's alias is not the host's */
 	assert_string_equal(c.argv.v[c.argv.n - 1], "root@127.0.0.1");
 }
