@@ -147,6 +147,56 @@ static char **make_env(const struct command *c)
 	return env;
 }
 
+/*
+ * A child runs in a process group of its own (a timeout kills all of it),
+ * so a ^C at the terminal reaches lab but not the child's descendants:
+ * PR_SET_PDEATHSIG kills only the direct child, and the compilers of a
+ * `make` would go on for minutes. While children run, SIGINT, SIGTERM and
+ * SIGHUP, when left at their default action (lab run has handlers of its
+ * own), kill the children's process groups first; then lab dies of the
+ * signal as it would have.
+ */
+#define MAX_RUNNING 8
+static volatile pid_t running[MAX_RUNNING];
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void on_fatal_signal(int sig)
+{
+	for (int i = 0; i < MAX_RUNNING; i++)
+		if (running[i] > 0)
+			kill(-running[i], SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig); /* delivered when the handler returns */
+}
+
+/* Track a running child's process group (pid > 0), or forget it (pid < 0). */
+static void track_child(pid_t pid)
+{
+	static bool installed;
+
+	if (!installed) {
+		for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+			struct sigaction old, sa = { .sa_handler = on_fatal_signal };
+
+			sigemptyset(&sa.sa_mask);
+			if (sigaction(fatal_signals[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+			    old.sa_handler == SIG_DFL)
+				sigaction(fatal_signals[i], &sa, NULL);
+		}
+		installed = true;
+	}
+	for (int i = 0; i < MAX_RUNNING; i++) {
+		if (pid > 0 && running[i] == 0) {
+			running[i] = pid;
+			return;
+		}
+		if (pid < 0 && running[i] == -pid) {
+			running[i] = 0;
+			return;
+		}
+	}
+}
+
 /* In the child: only async-signal-safe calls until exec. */
 static _noreturn_ void child(const struct command *c, char **env, int in, int out, int err)
 {
@@ -217,6 +267,7 @@ int command_run(struct command *c)
 	if (pid == 0)
 		child(c, env, inp[0], want_out ? outp[1] : c->out_fd, c->err ? errp[1] : c->err_fd);
 	setpgid(pid, pid); /* also in the parent: no race with a fast timeout */
+	track_child(pid);
 	if (inp[0] >= 0) {
 		close(inp[0]);
 		inp[0] = -1;
@@ -302,6 +353,7 @@ int command_run(struct command *c)
 			r = r ? r : -errno;
 			break;
 		}
+	track_child(-pid);
 	if (pending.len && c->on_line)
 		c->on_line(c->userdata, pending.buf, pending.len);
 	if (r == 0) {

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "util/alloc.h"
 #include "util/command.h"
@@ -86,6 +87,45 @@ static void test_timeout_kills_group(void **state)
 	assert_false(process_alive(grandchild));
 	command_release(&c);
 	strbuf_release(&out);
+}
+
+/* ^C to lab while a command runs: the command's whole process group dies with lab */
+static void test_sigint_kills_group(void **state)
+{
+	char dir[] = "/tmp/lab-unit-cmd.XXXXXX", path[64];
+	pid_t lab, grandchild = 0;
+	int status;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/pid", dir);
+	lab = fork();
+	assert_true(lab >= 0);
+	if (lab == 0) {
+		struct command c;
+		_cleanup_free_ char *script = xasprintf("sleep 30 & echo $! >%s.tmp; mv %s.tmp %s; wait", path, path, path);
+
+		command_init(&c, "sh");
+		command_args(&c, "-c", script, NULL);
+		command_run(&c);
+		_exit(0); /* not reached: SIGINT ends this process */
+	}
+	for (int i = 0; i < 500 && !(f = fopen(path, "r")); i++)
+		usleep(10000);
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &grandchild), 1);
+	fclose(f);
+	assert_true(process_alive(grandchild));
+	kill(lab, SIGINT);
+	assert_int_equal(waitpid(lab, &status, 0), lab);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGINT);
+	for (int i = 0; i < 100 && process_alive(grandchild); i++)
+		usleep(10000);
+	assert_false(process_alive(grandchild));
+	unlink(path);
+	rmdir(dir);
 }
 
 static void test_env_cwd(void **state)
@@ -201,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_capture_and_status),
 		cmocka_unit_test(test_stdin_large),
 		cmocka_unit_test(test_timeout_kills_group),
+		cmocka_unit_test(test_sigint_kills_group),
 		cmocka_unit_test(test_env_cwd),
 		cmocka_unit_test(test_missing_program),
 		cmocka_unit_test(test_on_line),
