@@ -11,8 +11,13 @@ static void common_options(struct command *c, const struct ssh_target *t)
 {
 	command_args(c, "-F", "/dev/null", NULL);
 	command_argf(c, "-oIdentityFile=%s", t->identity);
+	/*
+	 * LogLevel INFO, not ERROR: ssh says "Timeout, server not responding"
+	 * at INFO, and a guest that stopped answering must not look like a
+	 * command that failed without a word (run logs keep ssh's stderr).
+	 */
 	command_args(c, "-oIdentitiesOnly=yes", "-oIdentityAgent=none", "-oBatchMode=yes",
-		     "-oStrictHostKeyChecking=yes", "-oUpdateHostKeys=no", "-oLogLevel=ERROR", NULL);
+		     "-oStrictHostKeyChecking=yes", "-oUpdateHostKeys=no", "-oLogLevel=INFO", NULL);
 	command_argf(c, "-oUserKnownHostsFile=%s", t->known_hosts);
 	command_arg(c, "-oGlobalKnownHostsFile=/dev/null");
 	if (t->alias)

@@ -20,7 +20,12 @@ run() {
 		cd /tmp/wl; export LAB_MON_DIR=/tmp/mon-$c; mkdir -p \$LAB_MON_DIR
 		for m in $mons; do monitors/\$m/start; done
 		env $* $wl/run >/tmp/out/$c.raw 2>/tmp/out/$c.log || { cat /tmp/out/$c.log >&2; exit 1; }
-		for m in $mons; do monitors/\$m/stop >/tmp/out/$c.\$m.raw; done" &&
+		for m in $mons; do monitors/\$m/stop >/tmp/out/$c.\$m.raw; done" || {
+		# a guest that stopped answering: its console says why
+		echo "ssh failed; the guest console's last lines:"
+		lab -C "$P" vm console t1310 | tail -n 40
+		return 1
+	} &&
 	for f in $c $(for m in $mons; do echo $c.$m; done); do
 		lab -C "$P" vm cp t1310 ":/tmp/out/$f.raw" "$PWD/$f.raw" || return 1
 	done
