@@ -205,13 +205,25 @@ static void judge(struct comparison *c, const struct cmp_group *g, const struct 
 		/* a profile has rows only for the symbols it sampled: absent is "too rare to see", not a failure */
 		bool profile = str_startswith(e->metric, "perf-profile.");
 
-		if (!row)
-			out->why = xstrdup(profile ? "neither kernel's profile sampled this symbol: too rare here, or it runs "
-						     "with interrupts off, where cpu-clock (no PMU) never samples"
-						   : "no run of either kernel reported it (did the runs fail?)");
+		/* runs that failed explain a missing value; runs that all ended well mean nothing was measured by that name */
+		bool failures = g->failed[0] || g->failed[v];
+
+		if (!row && profile)
+			out->why = xstrdup("neither kernel's profile sampled this symbol: too rare here, or it runs "
+					   "with interrupts off, where cpu-clock (no PMU) never samples");
+		else if (!row && failures)
+			out->why = xasprintf("no run of either kernel reported it; runs failed: %zu of %s, %zu of %s",
+					     g->failed[0], c->rs->variants.v[0], g->failed[v], c->rs->variants.v[v]);
+		else if (!row)
+			out->why = xstrdup("no run of either kernel reported it, and none failed: the monitors measured "
+					   "nothing by that name here");
+		else if (profile)
+			out->why = xstrdup("only one kernel's profile sampled this symbol");
+		else if (failures)
+			out->why = xasprintf("no value on one side; runs failed: %zu of %s, %zu of %s", g->failed[0],
+					     c->rs->variants.v[0], g->failed[v], c->rs->variants.v[v]);
 		else
-			out->why = xstrdup(profile ? "only one kernel's profile sampled this symbol"
-						   : "no value on one side (did the runs fail?)");
+			out->why = xstrdup("no value on one side, and no run failed: one kernel's runs did not measure it");
 		return;
 	}
 	const struct cmp_delta *d = &row->d[v];
