@@ -989,7 +989,7 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 
 		/* an expectation the data contradicts fails the run like a failed run */
 		for (size_t k = 0; k < c->nverdicts; k++)
-			if (c->verdicts[k].v == VERDICT_REGRESSED)
+			if (c->verdicts[k].v == VERDICT_REGRESSED || c->verdicts[k].v == VERDICT_CHANGED)
 				*any_failed = true;
 		/* and so does a mechanism check that did not hold */
 		for (size_t k = 0; k < c->nobs; k++)

@@ -15,6 +15,7 @@ static const char *const verdict_names[] = {
 	[VERDICT_REGRESSED] = "regressed",
 	[VERDICT_UNCHANGED] = "unchanged",
 	[VERDICT_INCONCLUSIVE] = "inconclusive",
+	[VERDICT_CHANGED] = "changed",
 };
 
 const char *verdict_name(enum verdict v)
@@ -247,7 +248,7 @@ static void judge(struct comparison *c, const struct cmp_group *g, const struct 
 			out->why = xasprintf("the %.0f%% interval [%+.2f, %+.2f]%s is within ±%g%s", c->conf * 100, d->lo,
 					     d->hi, unit, want, unit);
 		} else if (d->significant && fabs(d->change) > want) {
-			out->v = VERDICT_REGRESSED;
+			out->v = VERDICT_CHANGED;
 			out->why = xasprintf("changed by %+.2f%s (p=%.3g), beyond ±%g%s", d->change, unit, d->w.p, want,
 					     unit);
 		} else {

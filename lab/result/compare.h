@@ -11,7 +11,9 @@
 #include "result.h"
 #include "stats.h"
 
-enum verdict { VERDICT_IMPROVED, VERDICT_REGRESSED, VERDICT_UNCHANGED, VERDICT_INCONCLUSIVE };
+/* CHANGED: an "unchanged" expectation the data contradicts, whichever way it moved */
+enum verdict { VERDICT_IMPROVED, VERDICT_REGRESSED, VERDICT_UNCHANGED, VERDICT_INCONCLUSIVE, VERDICT_CHANGED };
+#define VERDICT_COUNT (VERDICT_CHANGED + 1)
 
 struct cmp_delta {
 	bool have;       /* both sides have values */

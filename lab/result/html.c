@@ -23,7 +23,7 @@ static const char css[] =
 	"table{border-collapse:collapse;margin:1em 0}"
 	"td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
 	"td.m,th.m{text-align:left;font-family:monospace}"
-	".improved{background:#d8f5d0}.regressed{background:#f8d0d0}"
+	".improved{background:#d8f5d0}.regressed,.changed{background:#f8d0d0}"
 	".unchanged{background:#eef}.inconclusive{background:#f5f0d0}"
 	".up{background:#e0ecff}.down{background:#ffe8d0}.noisy{color:#a60}"
 	"figure{display:inline-block;margin:0.5em}figcaption{font-family:monospace;font-size:12px}";

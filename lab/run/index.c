@@ -264,11 +264,11 @@ char *index_verdict_summary(const struct result_set *rs)
 {
 	_cleanup_comparison_ struct comparison *c = compare_build(rs, 0.95);
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	size_t count[4] = { 0 };
+	size_t count[VERDICT_COUNT] = { 0 };
 
 	for (size_t i = 0; i < c->nverdicts; i++)
 		count[c->verdicts[i].v]++;
-	for (size_t v = 0; v < 4; v++)
+	for (size_t v = 0; v < VERDICT_COUNT; v++)
 		if (count[v])
 			strbuf_addf(&sb, "%s%s %zu", sb.len ? ", " : "", verdict_name(v), count[v]);
 	return strbuf_detach(&sb, NULL);

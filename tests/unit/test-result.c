@@ -251,10 +251,14 @@ static void test_regressed_and_unchanged(void **state)
 	result_add_expect(rs, 0, "a", DIR_INCREASE, 0, false);
 	result_add_expect(rs, 0, "b", DIR_UNCHANGED, 0.02, true);
 	result_add_expect(rs, 0, "b", DIR_INCREASE, 0.05, true);
+	/* a 10% fall against "unchanged within 5%": changed, not regressed */
+	result_add_expect(rs, 0, "a", DIR_UNCHANGED, 0.05, true);
 	c = compare_build(rs, 0.95);
 	assert_int_equal(c->verdicts[0].v, VERDICT_REGRESSED);
 	assert_int_equal(c->verdicts[1].v, VERDICT_UNCHANGED);
 	assert_int_equal(c->verdicts[2].v, VERDICT_UNCHANGED); /* the interval excludes +5% */
+	assert_int_equal(c->verdicts[3].v, VERDICT_CHANGED);
+	assert_string_equal(verdict_name(c->verdicts[3].v), "changed");
 	comparison_free(c);
 	result_set_free(rs);
 }
