@@ -44,16 +44,18 @@
 #include "vm/vm.h"
 #include "util/banned.h"
 
-/* In a worker: the holder of the VM of the run in progress; a signal tears it
- * down. In lab itself: a signal stops the workers (and so their guests). */
-static volatile pid_t current_holder;
+/* In a worker: the holders of its VMs (one, or a guest per variant with
+ * `boot: side-by-side`); a signal tears them down. In lab itself: a signal
+ * stops the workers (and so their guests). */
+static volatile pid_t holders[SPEC_MAX_SIDE_BY_SIDE];
 static volatile sig_atomic_t in_worker;
 
 static void on_signal(int sig)
 {
 	if (in_worker) {
-		if (current_holder > 0)
-			kill(current_holder, SIGTERM);
+		for (size_t i = 0; i < SPEC_MAX_SIDE_BY_SIDE; i++)
+			if (holders[i] > 0)
+				kill(holders[i], SIGTERM);
 	} else {
 		pool_terminate();
 	}
@@ -295,7 +297,9 @@ static int catalogue_tar(const struct spec *s, const char *dir, char **ret)
 	return 0;
 }
 
-/* What runs share on one guest: all of a variant's runs with `boot: once`, else one run. */
+/* What one worker runs: all of a variant's runs on one guest with `boot: once`,
+ * all the runs of a host on a guest per variant with `boot: side-by-side`,
+ * else one run. */
 struct run_group {
 	size_t *runs; /* indexes into the result set */
 	size_t n;
@@ -454,7 +458,11 @@ static int boot(struct exp_run *x, const char *name, const struct plan_run *pr, 
 		vm_down(state, name, &dd);
 		return -1;
 	}
-	current_holder = v->holder;
+	for (size_t i = 0; i < SPEC_MAX_SIDE_BY_SIDE; i++)
+		if (!holders[i]) {
+			holders[i] = v->holder;
+			break;
+		}
 	return 0;
 }
 
@@ -465,7 +473,9 @@ static void shut_down(struct exp_run *x, const char *name, struct vm *v)
 
 	worker_step(x, "shut down");
 	vm_down(state, name, &d);
-	current_holder = 0;
+	for (size_t i = 0; i < SPEC_MAX_SIDE_BY_SIDE; i++)
+		if (holders[i] == v->holder)
+			holders[i] = 0;
 	vm_release(v);
 	memset(v, 0, sizeof(*v));
 }
@@ -599,8 +609,13 @@ static int work(void *userdata, size_t task, unsigned slot, int fd)
 {
 	struct exp_run *x = userdata;
 	const struct run_group *g = &x->groups[task];
-	struct target t = { .name = xasprintf("run-%d", (int)getpid()) };
+	bool side = x->e->boot == BOOT_SIDE_BY_SIDE;
+	/* side-by-side: a guest per variant, all kept up; else one, reused */
+	size_t nt = side ? x->variants->n : 1;
+	struct target *ts = xcalloc(nt, sizeof(*ts));
 
+	for (size_t k = 0; k < nt; k++)
+		ts[k].name = side ? xasprintf("run-%d-%zu", (int)getpid(), k) : xasprintf("run-%d", (int)getpid());
 	in_worker = 1;
 	x->fd = fd;
 	x->slot = slot;
@@ -611,6 +626,7 @@ static int work(void *userdata, size_t task, unsigned slot, int fd)
 		_cleanup_free_ char *rundir = xasprintf("%s/runs/%s", x->dir, r->id);
 		struct runner_progress rp = { .step = worker_run_step, .userdata = x };
 		const struct spec_host *sh;
+		struct target *t = &ts[side && vi > 0 ? (size_t)vi : 0];
 		int e;
 
 		x->cur = g->runs[j];
@@ -633,20 +649,23 @@ static int work(void *userdata, size_t task, unsigned slot, int fd)
 				.catalogue_tar = x->tarp,
 				.kernel = &x->arts[vi],
 				.progress = &rp,
-				.shipped = &t.shipped,
+				.shipped = &t->shipped,
 			};
 
-			if ((sh ? host_ready(x, &t, sh, vi, rundir, &rc, r) : guest_ready(x, &t, pr, vi, rundir, &rc, r)) == 0)
+			if ((sh ? host_ready(x, t, sh, vi, rundir, &rc, r) : guest_ready(x, t, pr, vi, rundir, &rc, r)) == 0)
 				runner_exec(&rc, pr, r);
 		}
 		worker_done(x, r);
 		if (r->status == RUN_FAILED)
-			target_forget(x, &t);
+			target_forget(x, t);
 	}
-	target_forget(x, &t);
-	if (t.host_open)
-		host_close(&t.h);
-	free(t.name);
+	for (size_t k = 0; k < nt; k++) {
+		target_forget(x, &ts[k]);
+		if (ts[k].host_open)
+			host_close(&ts[k].h);
+		free(ts[k].name);
+	}
+	free(ts);
 	return 0;
 }
 
@@ -756,10 +775,12 @@ static const char *run_host(const struct exp_run *x, const struct result_run *r)
 	return pr ? pr->host : "";
 }
 
-/* Runs into groups: each pending run alone, or with `boot: once` a group per variant and host. */
+/* Runs into groups: each pending run alone, with `boot: once` a group per
+ * variant and host, with `boot: side-by-side` a group per host (its runs in
+ * the plan's order, the variants interleaved). */
 static void make_groups(struct exp_run *x)
 {
-	bool once = x->e->boot == BOOT_ONCE;
+	bool once = x->e->boot != BOOT_PER_RUN, side = x->e->boot == BOOT_SIDE_BY_SIDE;
 
 	x->groups = xcalloc(x->rs->n + 1, sizeof(*x->groups));
 	for (size_t i = 0; i < x->rs->n; i++) {
@@ -768,7 +789,7 @@ static void make_groups(struct exp_run *x)
 		if (x->rs->runs[i].status != RUN_PENDING)
 			continue;
 		for (size_t k = 0; once && k < x->ngroups && !g; k++)
-			if (streq(x->rs->runs[x->groups[k].runs[0]].variant, x->rs->runs[i].variant) &&
+			if ((side || streq(x->rs->runs[x->groups[k].runs[0]].variant, x->rs->runs[i].variant)) &&
 			    streq(run_host(x, &x->rs->runs[x->groups[k].runs[0]]), run_host(x, &x->rs->runs[i])))
 				g = &x->groups[k];
 		if (!g) {
@@ -954,7 +975,14 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 		ret = -1;
 		goto out;
 	}
-	if (x.ui.total)
+	if (x.ui.total && e->boot == BOOT_SIDE_BY_SIDE) {
+		const struct spec_topology *t = spec_find_topology(s, e->topology.name);
+
+		ui_print(&x.ui, "%zu runs, one at a time%s; boot: side-by-side, a guest per variant (%zu of %llu MiB) "
+			 "up together, the runs alternating between them", x.ui.total,
+			 jobs > 1 ? " per host" : "", variants.n,
+			 t ? (unsigned long long)(t->memory >> 20) : 0ULL);
+	} else if (x.ui.total)
 		ui_print(&x.ui, "%zu runs on %u guest%s at a time%s%s", x.ui.total, jobs, jobs > 1 ? "s" : "",
 			 e->boot == BOOT_ONCE ? "; boot: once, a guest serves all the runs of a variant" : "",
 			 x.cpusets ? ", each pinned to its own host CPUs" : "");
@@ -1015,7 +1043,8 @@ out:
 	return ret;
 }
 
-/* --jobs against an experiment before anything is created: its runs, or its variants with `boot: once`. */
+/* --jobs against an experiment before anything is created: its runs, its
+ * variants with `boot: once`, its hosts with `boot: side-by-side`. */
 static int check_jobs(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
 		      const struct jobs_opts *jo)
 {
@@ -1029,7 +1058,8 @@ static int check_jobs(const struct lab_ctx *ctx, const struct spec *s, const str
 	if (plan_build(s, &only, &p, &d) < 0)
 		return 0; /* reported by the run itself */
 	spec_experiment_variants(s, e, &variants);
-	x.ngroups = e->boot == BOOT_ONCE ? variants.n * (e->hosts.n ? e->hosts.n : 1) : p->n;
+	x.ngroups = e->boot == BOOT_ONCE ? variants.n * (e->hosts.n ? e->hosts.n : 1)
+		    : e->boot == BOOT_SIDE_BY_SIDE ? (e->hosts.n ? e->hosts.n : 1) : p->n;
 	return place(&x, jo, true, &jobs);
 }
 

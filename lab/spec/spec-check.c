@@ -572,12 +572,29 @@ static void check_experiment(const struct spec *s, const struct spec_experiment 
 
 		suggest_ref(d, &e->image, "image", names, s->nimages);
 	}
-	for (size_t i = 0; i < e->hosts.n; i++)
+	for (size_t i = 0; i < e->hosts.n; i++) {
+		const struct spec_host *h = NULL;
+
+		for (size_t k = 0; k < s->nhosts && !h; k++)
+			if (streq(s->hosts[k].name, e->hosts.v[i].name))
+				h = &s->hosts[k];
 		if (!has_host(s, e->hosts.v[i].name)) {
 			_cleanup_free_ const char **names = NAMES(s->hosts, s->nhosts, name);
 
 			suggest_ref(d, &e->hosts.v[i], "host", names, s->nhosts);
-		}
+		} else if (h && h->type == HOST_SSH && e->boot == BOOT_SIDE_BY_SIDE)
+			diags_add(d, &e->boot_pos,
+				  "boot: side-by-side keeps a guest per kernel up at once, but host '%s' is bare metal "
+				  "and runs one kernel at a time (use boot: once, or per-run)", h->name);
+	}
+	if (e->boot == BOOT_SIDE_BY_SIDE) {
+		_cleanup_strv_ struct strv vs = STRV_INIT;
+
+		spec_experiment_variants(s, e, &vs);
+		if (vs.n > SPEC_MAX_SIDE_BY_SIDE)
+			diags_add(d, &e->boot_pos, "boot: side-by-side would keep %zu guests up at once (one per kernel); "
+				  "at most %d (use boot: once)", vs.n, SPEC_MAX_SIDE_BY_SIDE);
+	}
 	if (!(opts && opts->no_filesystem))
 		for (size_t i = 0; i < e->monitors.n; i++)
 			if (!spec_find_catalogue(s, e->monitors.v[i].name, true))

@@ -1114,12 +1114,15 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 			err(c, v, "timeout must be at least 1s");
 	}
 	if ((v = node_map_get(n, "boot")) && want_kind(c, v, NODE_SCALAR, "boot")) {
+		e->boot_pos = v->pos;
 		if (streq(v->scalar, "per-run"))
 			e->boot = BOOT_PER_RUN;
 		else if (streq(v->scalar, "once"))
 			e->boot = BOOT_ONCE;
+		else if (streq(v->scalar, "side-by-side"))
+			e->boot = BOOT_SIDE_BY_SIDE;
 		else
-			err(c, v, "boot must be per-run or once, not '%s'", v->scalar);
+			err(c, v, "boot must be per-run, once or side-by-side, not '%s'", v->scalar);
 	}
 	if ((v = node_map_get(n, "monitors")))
 		get_refs(c, v, "monitors", &e->monitors);

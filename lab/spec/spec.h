@@ -155,7 +155,11 @@ struct spec_job {
 	size_t nexpect;
 };
 
-enum boot_policy { BOOT_PER_RUN, BOOT_ONCE };
+/* per-run: a guest per run; once: a guest per variant serves its runs, one
+ * variant after the other; side-by-side: a guest per variant, all up at the
+ * same time, the runs alternating between them as the plan interleaves them. */
+enum boot_policy { BOOT_PER_RUN, BOOT_ONCE, BOOT_SIDE_BY_SIDE };
+#define SPEC_MAX_SIDE_BY_SIDE 16 /* guests kept up at once by one side-by-side worker */
 
 /* Mechanism checks (`observe:`): a metric a variant's every run satisfies
  * (is: "> 0"), or where it lies against the baseline's runs (vs-baseline). */
@@ -190,6 +194,7 @@ struct spec_experiment {
 	uint64_t warmup_usec;
 	uint64_t timeout_usec;
 	enum boot_policy boot;
+	struct pos boot_pos;
 	struct spec_refs monitors; /* for every job */
 	struct spec_kv *sysctl;
 	size_t nsysctl;

@@ -6,7 +6,9 @@
 #   --jobs that would need more host CPUs than lab may use is refused;
 #   boot: once: consecutive runs of a variant share one boot (the same
 #   boot_id, the second run sees the first one's state); a failed run's
-#   guest is replaced for the next run (a new boot_id, a fresh state).
+#   guest is replaced for the next run (a new boot_id, a fresh state);
+#   boot: side-by-side: base and tg-ratelimit each get a guest, both stay
+#   up, and the runs alternate between them in the plan's order.
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -79,6 +81,15 @@ s = s[:s.index("experiments:")] + """experiments:
       - metric: count.n
         is: ">= 2"
         says: a boot serves more than one run
+  side:
+    kernels: [base, tg-ratelimit]
+    topology: tiny
+    image: minimal
+    repeat: 2
+    boot: side-by-side
+    timeout: 5m
+    workloads:
+      - workload: count
 """
 open(sys.argv[2], "w").write(s)
 PY
@@ -136,6 +147,28 @@ test_expect_success 'boot: once: runs of a variant share a boot; a failed run ge
 	test \$(grep -c ': boot\$' err) = 2 &&
 	# the failed run left no metrics: the two that count saw 1 each
 	grep -A1 'FAILS    base count.n >= 2' report | grep -q '2 runs: 1\$'
+"
+
+test_expect_success 'boot: side-by-side: a guest per variant, both up, the runs alternating' "
+	lab -C '$P' -q kernel build tg-ratelimit &&
+	lab -C proj run side >report 2>err &&
+	grep -q '4 runs, one at a time; boot: side-by-side, a guest per variant (2 of 1024 MiB) up together' err &&
+	test \$(grep -c ': boot\$' err) = 2 &&
+	id=\$(ls -t proj/results | grep -v index | head -1) &&
+	d=proj/results/\$id/runs &&
+	# plan order, variants alternating: base, tg-ratelimit, base, tg-ratelimit
+	for r in 0001 0003; do grep -q \"^side.\$r	ok	base	\" proj/results/\$id/journal || exit 1; done &&
+	for r in 0002 0004; do grep -q \"^side.\$r	ok	tg-ratelimit	\" proj/results/\$id/journal || exit 1; done &&
+	# each guest stayed up across the other's run: its second run counts 2
+	grep -qx 'count.n 1' \$d/side.0001/metrics && grep -qx 'count.n 1' \$d/side.0002/metrics &&
+	grep -qx 'count.n 2' \$d/side.0003/metrics && grep -qx 'count.n 2' \$d/side.0004/metrics &&
+	test_cmp \$d/side.0001/boot_id \$d/side.0003/boot_id &&
+	test_cmp \$d/side.0002/boot_id \$d/side.0004/boot_id &&
+	! test_cmp \$d/side.0001/boot_id \$d/side.0002/boot_id >/dev/null &&
+	# and ran in that order, one at a time
+	for r in 0001 0002 0003 0004; do head -1 \$d/side.\$r/log | awk '{print \$1}'; done >starts &&
+	sort -n starts | test_cmp starts - &&
+	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms
 "
 
 test_done
