@@ -429,6 +429,7 @@ static int boot(struct exp_run *x, const char *name, const struct plan_run *pr, 
 		.owner = x->lab,
 		.accel = -1,
 		.cpuset = x->cpusets ? x->cpusets[x->slot] : NULL,
+		.evidence = rundir,
 		.progress = &vp,
 	};
 
@@ -445,16 +446,29 @@ static int boot(struct exp_run *x, const char *name, const struct plan_run *pr, 
 	}
 	worker_step(x, "boot");
 	rc = vm_up(state, &vo, v, &d);
+	if (rc == -ESRCH) {
+		/* QEMU itself crashed (seen under TCG: a segfault of a vCPU thread
+		 * while the guest probed PCI): the emulator's fault, not the
+		 * kernel's. Its evidence is kept as boot-1.*; one more boot. */
+		static const char *const files[] = { "console.log", "qemu.log" };
+
+		for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+			_cleanup_free_ char *from = path_join(rundir, files[k]);
+			_cleanup_free_ char *to = xasprintf("%s/boot-1.%s", rundir, files[k]);
+
+			rename(from, to);
+		}
+		diags_release(&d);
+		worker_step(x, "QEMU crashed during the boot (boot-1.qemu.log): booting again");
+		rc = vm_up(state, &vo, v, &d);
+	}
 	if (vo.remote)
 		host_close(&remote);
 	if (rc < 0) {
-		_cleanup_free_ char *con = xasprintf("%s/vms/%s/console.log", state, name);
-		_cleanup_free_ char *dst = path_join(rundir, "console.log");
 		_cleanup_diags_ struct diags dd = { 0 };
 
+		/* what the console and QEMU said is in rundir (vm_opts.evidence) */
 		run_fail(r, boot_failure(&d));
-		/* keep what the console said */
-		fs_copy_file(con, dst, true);
 		vm_down(state, name, &dd);
 		return -1;
 	}

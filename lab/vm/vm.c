@@ -834,8 +834,53 @@ static int probe_ssh(const struct vm *v, char **ret)
 	return 0;
 }
 
+
+char *vm_qemu_stop_reason(const char *log, bool *crashed)
+{
+	_cleanup_free_ char *text = xstrdup(log);
+	_cleanup_free_ char *reason = NULL, *msg = NULL;
+	char *line, *save = NULL;
+
+	*crashed = false;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *r = strstr(line, "shutting down, reason=");
+
+		if (r) {
+			free(reason);
+			reason = xstrdup(r + strlen("shutting down, reason="));
+		} else if (!strncmp(line, "qemu-system-", 12) || strstr(line, "qemu-system-x86_64: ")) {
+			free(msg);
+			msg = xstrdup(line);
+		}
+	}
+	if (!reason)
+		return NULL;
+	*crashed = streq(reason, "crashed");
+	return xasprintf("libvirt: QEMU stopped, reason=%s%s%s", reason, msg ? "; QEMU said: " : "", msg ? msg : "");
+}
+
+/* libvirt's log of a local VM's QEMU; NULL on a remote host, where it stays */
+static char *qemu_log_path(const struct vm *v)
+{
+	if (v->host_name || !v->dir || !v->domain)
+		return NULL;
+	return xasprintf("%s/libvirt/log/qemu/%s.log", v->dir, v->domain);
+}
+
+static char *qemu_stop_reason(const struct vm *v, bool *crashed)
+{
+	_cleanup_free_ char *path = qemu_log_path(v);
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+
+	*crashed = false;
+	if (!path || strbuf_read_file(&text, path, 1 << 20) < 0 || !text.len)
+		return NULL;
+	return vm_qemu_stop_reason(text.buf, crashed);
+}
+
 static int wait_ready(struct vm *v, const struct vm_opts *o, double t0, struct diags *d)
 {
+	bool crashed = false;
 	_cleanup_strbuf_ struct strbuf console = STRBUF_INIT;
 	double timeout = o->timeout_usec ? (double)o->timeout_usec / 1e6 : (vm_kvm_available() ? 180 : 600);
 	double silence = o->silence_usec ? (double)o->silence_usec / 1e6 : 120;
@@ -865,8 +910,12 @@ static int wait_ready(struct vm *v, const struct vm_opts *o, double t0, struct d
 			break;
 		}
 		if (!vm_alive(v)) {
+			_cleanup_free_ char *reason = NULL;
+
 			waitpid(v->holder, NULL, WNOHANG);
-			what = xstrdup("the domain stopped during boot (a triple fault, a reboot or QEMU exited)");
+			reason = qemu_stop_reason(v, &crashed);
+			what = reason ? xasprintf("the domain stopped during boot (%s)", reason)
+				      : xstrdup("the domain stopped during boot (a triple fault, a reboot or QEMU exited)");
 			break;
 		}
 		if (now - last_output > silence && now - t0 > silence) {
@@ -903,7 +952,7 @@ static int wait_ready(struct vm *v, const struct vm_opts *o, double t0, struct d
 			  v->variant ? v->variant : "?", v->topology, what, now_sec() - t0,
 			  tail.len ? tail.buf : "(nothing)");
 	}
-	return interrupted ? -EINTR : -EIO;
+	return interrupted ? -EINTR : crashed ? -ESRCH : -EIO;
 }
 
 static int write_embed_config(const char *root)
@@ -1148,6 +1197,17 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 	*ret = v;
 	return 0;
 fail:
+	if (o->evidence && v.dir) {
+		/* what the console and QEMU said, before the folder goes */
+		_cleanup_free_ char *ql = qemu_log_path(&v);
+		_cleanup_free_ char *to_con = path_join(o->evidence, "console.log");
+		_cleanup_free_ char *to_qemu = path_join(o->evidence, "qemu.log");
+
+		if (v.console)
+			fs_copy_file(v.console, to_con, true);
+		if (ql)
+			fs_copy_file(ql, to_qemu, true);
+	}
 	instance_release(&in);
 	remote_vm_release(&rv);
 	teardown(&v);

@@ -78,6 +78,7 @@ struct vm_opts {
 	int accel;                        /* -1: auto (KVM when /dev/kvm works) */
 	bool reboot_restarts;             /* a guest reboot restarts it (a VM playing a bare-metal host) */
 	const char *cpuset;               /* host cpulist the VM is pinned inside (lab run --jobs); NULL: topology's */
+	const char *evidence;             /* a folder: a failed boot's console.log and qemu.log are copied there */
 	const struct vm_progress *progress;
 };
 
@@ -106,7 +107,22 @@ int vm_libvirt_version(char **ret, struct strbuf *err);
 /* $XDG_STATE_HOME/lab, or ~/.local/state/lab */
 char *lab_state_dir(void);
 
+/*
+ * Define, start and wait for a VM (see vm_opts). 0 when ssh answers with
+ * the variant's release; -ESRCH when QEMU itself died during the boot
+ * (libvirt: "reason=crashed"), a fault of the emulator rather than of the
+ * guest kernel, which a caller may retry; -EINTR on a signal; else negative
+ * with the reason (and the console's last lines) in d. A failed boot's VM
+ * is gone; its console.log and qemu.log are in o->evidence if given.
+ */
 int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct diags *d);
+/*
+ * Why QEMU stopped, from its log's text: libvirt's last "shutting down,
+ * reason=R" (crashed: QEMU died of a signal; shutdown, destroyed: the guest
+ * or somebody stopped it) and QEMU's own last message before it. NULL when
+ * the log does not say. *crashed: QEMU itself failed.
+ */
+char *vm_qemu_stop_reason(const char *log, bool *crashed);
 /* Stop the holder (domain destroyed and undefined) and remove the folder. */
 int vm_down(const char *state, const char *name, struct diags *d);
 int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d);

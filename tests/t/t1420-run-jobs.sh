@@ -8,7 +8,9 @@
 #   boot_id, the second run sees the first one's state); a failed run's
 #   guest is replaced for the next run (a new boot_id, a fresh state);
 #   boot: side-by-side: base and tg-ratelimit each get a guest, both stay
-#   up, and the runs alternate between them in the plan's order.
+#   up, and the runs alternate between them in the plan's order;
+#   a QEMU that crashes (SIGSEGV) during the boot: booted once more, the
+#   run measured, the first attempt's QEMU log kept.
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -81,6 +83,14 @@ s = s[:s.index("experiments:")] + """experiments:
       - metric: count.n
         is: ">= 2"
         says: a boot serves more than one run
+  crash:
+    kernels: [base]
+    topology: tiny
+    image: minimal
+    repeat: 1
+    timeout: 5m
+    workloads:
+      - workload: count
   side:
     kernels: [base, tg-ratelimit]
     topology: tiny
@@ -169,6 +179,25 @@ test_expect_success 'boot: side-by-side: a guest per variant, both up, the runs 
 	for r in 0001 0002 0003 0004; do head -1 \$d/side.\$r/log | awk '{print \$1}'; done >starts &&
 	sort -n starts | test_cmp starts - &&
 	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms
+"
+
+test_expect_success 'a boot that QEMU crashes is tried once more, with the evidence kept' "
+	{ lab -C proj run crash >report 2>err; echo \$? >rc; } &
+	# QEMU segfaults while the kernel boots (as seen under TCG)
+	for i in \$(seq 1 900); do
+		c=\$(ls '$XDG_STATE_HOME'/lab/vms/run-*/console.log 2>/dev/null | head -1)
+		test -n \"\$c\" && grep -q 'Memory:' \"\$c\" && break
+		sleep 0.2
+	done &&
+	pid=\$(pgrep -f 'guest=lab-run-' | head -1) && test -n \"\$pid\" && kill -SEGV \$pid &&
+	wait && test \"\$(cat rc)\" = 0 &&
+	grep -q 'QEMU crashed during the boot (boot-1.qemu.log): booting again' err &&
+	id=\$(ls -t proj/results | grep -v index | head -1) &&
+	grep -q '^crash.0001	ok	' proj/results/\$id/journal &&
+	d=proj/results/\$id/runs/crash.0001 &&
+	grep -q 'shutting down, reason=crashed' \$d/boot-1.qemu.log &&
+	grep -q 'Memory:' \$d/boot-1.console.log &&
+	grep -qx 'count.n 1' \$d/metrics
 "
 
 test_done

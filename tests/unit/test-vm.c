@@ -224,6 +224,45 @@ static void test_remote_connect_uri(void **state)
 	diags_release(&d);
 }
 
+/* libvirt's per-domain QEMU log after QEMU died during a boot, and after a
+ * guest that was shut down: a crash is told from the other ends. */
+static void test_qemu_stop_reason(void **state)
+{
+	static const char crashed_log[] =
+		"2026-12-01 07:13:55.802+0000: starting up libvirt version: 9.0.0, qemu version: 7.2.22\n"
+		"LC_ALL=C \\\n"
+		"/usr/bin/qemu-system-x86_64 \\\n"
+		"-name guest=lab-run-1-0,debug-threads=on \\\n"
+		"2026-12-01 07:13:55.804+0000: Domain id=1 is tainted: custom-argv\n"
+		"2026-12-01 07:14:02.917+0000: shutting down, reason=crashed\n";
+	static const char stopped_log[] =
+		"2026-12-01 07:13:55.802+0000: starting up libvirt version: 9.0.0\n"
+		"qemu-system-x86_64: terminating on signal 15 from pid 4242 (lab)\n"
+		"2026-12-01 07:14:02.917+0000: shutting down, reason=destroyed\n";
+	char *why;
+	bool crashed = true;
+
+	(void)state;
+	why = vm_qemu_stop_reason(crashed_log, &crashed);
+	assert_non_null(why);
+	assert_string_equal(why, "libvirt: QEMU stopped, reason=crashed");
+	assert_true(crashed);
+	free(why);
+
+	why = vm_qemu_stop_reason(stopped_log, &crashed);
+	assert_non_null(why);
+	assert_string_equal(why, "libvirt: QEMU stopped, reason=destroyed; QEMU said: "
+				 "qemu-system-x86_64: terminating on signal 15 from pid 4242 (lab)");
+	assert_false(crashed);
+	free(why);
+
+	/* still running, or no log: nothing to say */
+	crashed = true;
+	assert_null(vm_qemu_stop_reason("2026-12-01 07:13:55.802+0000: starting up\n", &crashed));
+	assert_false(crashed);
+	assert_null(vm_qemu_stop_reason("", &crashed));
+}
+
 static void quiet(void *userdata, virErrorPtr e)
 {
 	(void)userdata;
@@ -241,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_ssh_via),
 		cmocka_unit_test(test_remote_ports),
 		cmocka_unit_test(test_remote_connect_uri),
+		cmocka_unit_test(test_qemu_stop_reason),
 	};
 
 	/* libvirt prints its errors to stderr by default; the tests check them */
