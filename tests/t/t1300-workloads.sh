@@ -1,9 +1,9 @@
 #!/bin/sh
 # The workload and monitor scripts in a real guest: the catalogue is copied
 # in with `lab vm cp`, stress-ng and hackbench run at their smallest size
-# inside the experiment's cgroup between the proc-vmstat, cpu-stat and
-# zoneinfo-pcp monitors, and the controller-side parsers turn the raw outputs into
-# metrics. (lab run will drive the same scripts; this checks them alone.)
+# inside the experiment's cgroup between the proc-vmstat, cpu-stat,
+# zoneinfo-pcp and tg-load-writes monitors, and the controller-side parsers
+# turn the raw outputs into metrics. (lab run will drive the same scripts; this checks them alone.)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -16,6 +16,7 @@ test_expect_success 'stress-ng and hackbench run in lab/quick between two monito
 	lab -C '$P' vm ssh t1300 sh -ec '
 		cd /tmp/wl; export LAB_MON_DIR=/tmp/mon
 		monitors/proc-vmstat/start; monitors/cpu-stat/start; LAB_PARAM_INTERVAL=1s monitors/zoneinfo-pcp/start
+		monitors/tg-load-writes/start
 		LAB_PARAM_STRESSOR=switch LAB_PARAM_INSTANCES=100% LAB_PARAM_DURATION=2s \
 			LAB_PARAM_CGROUP=lab/quick stress-ng/run >/tmp/mon/stress-ng.raw 2>/tmp/mon/stress-ng.log
 		LAB_PARAM_MODE=threads LAB_PARAM_GROUPS=2 LAB_PARAM_LOOPS=50 LAB_PARAM_CGROUP=lab/quick \
@@ -23,8 +24,11 @@ test_expect_success 'stress-ng and hackbench run in lab/quick between two monito
 		monitors/proc-vmstat/stop >/tmp/mon/proc-vmstat.raw
 		monitors/cpu-stat/stop >/tmp/mon/cpu-stat.raw
 		monitors/zoneinfo-pcp/stop >/tmp/mon/zoneinfo-pcp.raw
+		monitors/tg-load-writes/stop >/tmp/mon/tg-load-writes.raw
+		if grep lab_tgw /sys/kernel/tracing/kprobe_events || test -e /sys/kernel/tracing/instances/lab_tgw
+		then echo tg-load-writes/stop left its probes behind >&2; exit 1; fi
 		cat /sys/fs/cgroup/lab/quick/cpu.stat >/tmp/mon/cgroup.raw' &&
-	for f in stress-ng hackbench proc-vmstat cpu-stat zoneinfo-pcp cgroup; do
+	for f in stress-ng hackbench proc-vmstat cpu-stat zoneinfo-pcp tg-load-writes cgroup; do
 		lab -C '$P' vm cp t1300 :/tmp/mon/\$f.raw \"\$PWD/\$f.raw\" || exit 1
 	done &&
 	python3 -c '
@@ -41,6 +45,7 @@ test_expect_success 'the parsers turn the raw outputs into metrics' "
 	'$W/monitors/proc-vmstat/parse' proc-vmstat.raw >>m &&
 	'$W/monitors/cpu-stat/parse' cpu-stat.raw >>m &&
 	'$W/monitors/zoneinfo-pcp/parse' zoneinfo-pcp.raw >>m &&
+	'$W/monitors/tg-load-writes/parse' tg-load-writes.raw >>m &&
 	python3 -c '
 m = dict(l.split() for l in open(\"m\"))
 for k in (\"stress-ng.switch.ops_per_sec\", \"stress-ng.ctxt_per_sec\", \"hackbench.throughput\", \"hackbench.time\"):
@@ -48,6 +53,10 @@ for k in (\"stress-ng.switch.ops_per_sec\", \"stress-ng.ctxt_per_sec\", \"hackbe
 assert float(m[\"cpu-stat.user_pct\"]) + float(m[\"cpu-stat.system_pct\"]) > 10, m
 assert int(m[\"proc-vmstat.pgfault\"]) > 0, m
 assert float(m[\"zoneinfo-pcp.samples\"]) >= 2 and float(m[\"zoneinfo-pcp.Normal.high_avg\"]) > 0, m
+# hackbench in a cpu cgroup moves tg->load_avg: its inlined writes were hit
+assert float(m[\"tg-load-writes.update_load_avg\"]) > 0, m
+assert float(m[\"tg-load-writes.total\"]) >= float(m[\"tg-load-writes.update_load_avg\"]), m
+assert float(m[\"tg-load-writes.missed\"]) == 0, m
 '
 "
 
