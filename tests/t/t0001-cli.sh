@@ -120,7 +120,7 @@ test_expect_success 'plan of the initialised project interleaves base and patche
 
 test_expect_success 'plan --json and -f with a path' '
 	lab -f proj/lab.yaml plan --json quick >plan.json &&
-	python3 -c "import json,sys; d=json.load(open(\"plan.json\")); assert len(d)==12, len(d); assert d[0][\"kernel\"]==\"base\" and d[1][\"kernel\"]==\"tg-ratelimit\"; assert d[0][\"params\"][\"stressor\"]==\"switch\""
+	python3 -c "import json,sys; d=json.load(open(\"plan.json\")); assert len(d)==18, len(d); assert d[0][\"kernel\"]==\"base\" and d[1][\"kernel\"]==\"tg-ratelimit\"; assert d[0][\"params\"][\"stressor\"]==\"switch\""
 '
 
 test_expect_success 'plan of an unknown experiment suggests one' '
