@@ -11,13 +11,14 @@ test_expect_success 'a bench VM with the catalogue in it' "
 	test_catalogue_vm t1310 bench
 "
 
-# run CASE 'MON1 MON2' WORKLOAD VAR=VALUE...: the workload between two
-# monitors in the guest, then its raw outputs copied back as CASE.*.raw
+# run CASE 'MON1 MON2' WORKLOAD VAR=VALUE...: the workload's setup, if it
+# has one, then the workload between two monitors in the guest, then its raw outputs copied back as CASE.*.raw
 run() {
 	c=$1 mons=$2 wl=$3
 	shift 3
 	lab -C "$P" vm ssh t1310 sh -ec "
 		cd /tmp/wl; export LAB_MON_DIR=/tmp/mon-$c; mkdir -p \$LAB_MON_DIR
+		if [ -x $wl/setup ]; then env $* $wl/setup >/tmp/out/$c.setup.log 2>&1 || { cat /tmp/out/$c.setup.log >&2; exit 1; }; fi
 		for m in $mons; do monitors/\$m/start; done
 		env $* $wl/run >/tmp/out/$c.raw 2>/tmp/out/$c.log || { cat /tmp/out/$c.log >&2; exit 1; }
 		for m in $mons; do monitors/\$m/stop >/tmp/out/$c.\$m.raw; done" || {
