@@ -9,6 +9,7 @@
 #include "../util/fs.h"
 #include "../util/path.h"
 #include "driver.h"
+#include "hostload.h"
 #include "runner.h"
 #include "../util/banned.h"
 
@@ -206,6 +207,9 @@ int runner_exec(const struct runner_config *c, const struct plan_run *pr, struct
 	_cleanup_strbuf_ struct strbuf rel = STRBUF_INIT;
 	_cleanup_free_ struct driver_monitor *mons = xcalloc(pr->monitors.n + 1, sizeof(*mons));
 	_cleanup_free_ struct plan_param **storage = xcalloc(pr->monitors.n + 1, sizeof(*storage));
+	_cleanup_strbuf_ struct strbuf hostm = STRBUF_INIT;
+	struct host_cpu_sample h0, h1;
+	bool hl;
 	struct driver_config dc;
 	uint64_t timeout;
 	int r;
@@ -256,6 +260,8 @@ int runner_exec(const struct runner_config *c, const struct plan_run *pr, struct
 	}
 
 	step(c, pr, "run");
+	/* the host's CPU around the driver, for a guest on this machine */
+	hl = c->vm && !c->vm->host_name && host_cpu_sample(vm_qemu_pid(c->vm), &h0) == 0;
 	timeout = c->e && c->e->timeout_usec ? c->e->timeout_usec : (w && w->timeout_usec ? w->timeout_usec : 3600ULL * 1000000);
 	{
 		char *sh[] = { (char *)"sh", (char *)"-s", NULL };
@@ -275,6 +281,8 @@ int runner_exec(const struct runner_config *c, const struct plan_run *pr, struct
 				fail(out, "the driver failed (exit %d): %s", r, t);
 			}
 		}
+		if (hl && host_cpu_sample(vm_qemu_pid(c->vm), &h1) == 0)
+			host_load_format(&h0, &h1, &hostm);
 	}
 
 	/* whatever happened, bring back what the guest has */
@@ -330,6 +338,7 @@ int runner_exec(const struct runner_config *c, const struct plan_run *pr, struct
 	if (out->status == RUN_OK) {
 		_cleanup_free_ char *perr = NULL;
 
+		strbuf_add(&metrics, hostm.buf ? hostm.buf : "", hostm.len);
 		fs_write_atomic(mp, metrics.buf ? metrics.buf : "", metrics.len, 0644);
 		if (result_parse_metrics(out, metrics.buf ? metrics.buf : "", &perr) < 0) {
 			fail(out, "a parser printed a malformed line: %s", perr);

@@ -641,6 +641,11 @@ static pid_t qemu_pid(const struct vm *v)
 }
 
 /* The last resort when a holder will not go. */
+pid_t vm_qemu_pid(const struct vm *v)
+{
+	return v->host_name ? -1 : qemu_pid(v);
+}
+
 static void kill_qemu(const struct vm *v)
 {
 	pid_t pid = qemu_pid(v);

@@ -123,6 +123,8 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
  * the log does not say. *crashed: QEMU itself failed.
  */
 char *vm_qemu_stop_reason(const char *log, bool *crashed);
+/* The QEMU process of a VM on this machine; -1 on a remote host or when gone. */
+pid_t vm_qemu_pid(const struct vm *v);
 /* Stop the holder (domain destroyed and undefined) and remove the folder. */
 int vm_down(const char *state, const char *name, struct diags *d);
 int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d);

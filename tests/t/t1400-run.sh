@@ -63,6 +63,15 @@ test_expect_success 'the run folder holds raw outputs, metrics and the evidence'
 	done &&
 	grep -q '^stress-ng.switch.ops_per_sec [0-9]' \$d/metrics &&
 	grep -q '^cpu-stat.user_pct ' \$d/metrics &&
+	# the host's CPU around the run: busy, this guest's QEMU (a stressor on
+	# every vCPU keeps it busy), the rest; busy = qemu + other
+	python3 -c '
+import sys
+m = dict(l.split() for l in open(sys.argv[1]))
+b, q, o = (float(m[k]) for k in (\"host.busy_pct\", \"host.qemu_pct\", \"host.other_pct\"))
+assert 0 < b <= 100 and 0 < q <= b and 0 <= o, (b, q, o)
+assert abs(b - q - o) < 0.02, (b, q, o)
+' \$d/metrics &&
 	grep -q 'lab-base' \$d/raw/uname &&
 	test -s proj/results/\$(cat id)/lab.yaml && test -s proj/results/\$(cat id)/plan.json &&
 	sh -n \$d/reproduce.sh &&

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The run layer without a VM: the driver script (golden, and run by a real
  * sh against a fake catalogue), the store's round trip, the SQLite index. */
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "unit.h"
 #include "result/result.h"
 #include "run/driver.h"
+#include "run/hostload.h"
 #include "run/index.h"
 #include "run/store.h"
 #include "util/alloc.h"
@@ -183,11 +185,53 @@ static void test_store_round_trip(void **state)
 	free(id);
 }
 
+/* /proc/stat and /proc/PID/stat as this machine's kernel writes them */
+static void test_host_load(void **state)
+{
+	static const char stat0[] = "cpu  1000 10 500 8000 100 5 5 0 0 0\n"
+				    "cpu0 500 5 250 4000 50 3 2 0 0 0\nintr 1 2 3\n";
+	static const char stat1[] = "cpu  1800 10 700 8700 100 5 5 0 400 0\n"
+				    "cpu0 900 5 350 4350 50 3 2 0 200 0\n";
+	/* a comm with spaces and parentheses, as QEMU's thread names have */
+	static const char pid0[] = "4242 (qemu (x) 1) S 1 4242 4242 0 -1 4194560 100 0 0 0 600 200 0 0 20 0 9 0 1 2 3\n";
+	static const char pid1[] = "4242 (qemu (x) 1) S 1 4242 4242 0 -1 4194560 100 0 0 0 1100 300 0 0 20 0 9 0 1 2 3\n";
+	struct host_cpu_sample a = { 0 }, b = { 0 };
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(host_stat_parse(stat0, &a.busy, &a.total), 0);
+	assert_int_equal(a.total, 9620);
+	assert_int_equal(a.busy, 1520); /* all but idle 8000 and iowait 100 */
+	assert_int_equal(host_stat_parse(stat1, &b.busy, &b.total), 0);
+	assert_int_equal(host_pid_cputime(pid0, &a.qemu), 0);
+	assert_int_equal(a.qemu, 800);
+	assert_int_equal(host_pid_cputime(pid1, &b.qemu), 0);
+	assert_int_equal(b.qemu, 1400);
+	a.has_qemu = b.has_qemu = true;
+	/* 1700 jiffies passed, 1000 of them busy (guest time is inside user, not
+	 * added again), 600 of those QEMU's */
+	host_load_format(&a, &b, &sb);
+	assert_string_equal(sb.buf, "host.busy_pct 58.82\nhost.qemu_pct 35.29\nhost.other_pct 23.53\n");
+
+	/* no QEMU figure: only the host's */
+	strbuf_reset(&sb);
+	b.has_qemu = false;
+	host_load_format(&a, &b, &sb);
+	assert_string_equal(sb.buf, "host.busy_pct 58.82\n");
+	/* counters that did not move, or not /proc/stat at all */
+	strbuf_reset(&sb);
+	host_load_format(&a, &a, &sb);
+	assert_int_equal(sb.len, 0);
+	assert_int_equal(host_stat_parse("intr 1 2 3\n", &a.busy, &a.total), -EINVAL);
+	assert_int_equal(host_pid_cputime("4242 qemu S 1", &a.qemu), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_driver_golden),
 		cmocka_unit_test(test_store_round_trip),
+		cmocka_unit_test(test_host_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
