@@ -794,7 +794,7 @@ static const char *run_host(const struct exp_run *x, const struct result_run *r)
  * the plan's order, the variants interleaved). */
 static void make_groups(struct exp_run *x)
 {
-	bool once = x->e->boot != BOOT_PER_RUN, side = x->e->boot == BOOT_SIDE_BY_SIDE;
+	bool shared = x->e->boot != BOOT_PER_RUN, side = x->e->boot == BOOT_SIDE_BY_SIDE;
 
 	x->groups = xcalloc(x->rs->n + 1, sizeof(*x->groups));
 	for (size_t i = 0; i < x->rs->n; i++) {
@@ -802,7 +802,7 @@ static void make_groups(struct exp_run *x)
 
 		if (x->rs->runs[i].status != RUN_PENDING)
 			continue;
-		for (size_t k = 0; once && k < x->ngroups && !g; k++)
+		for (size_t k = 0; shared && k < x->ngroups && !g; k++)
 			if ((side || streq(x->rs->runs[x->groups[k].runs[0]].variant, x->rs->runs[i].variant)) &&
 			    streq(run_host(x, &x->rs->runs[x->groups[k].runs[0]]), run_host(x, &x->rs->runs[i])))
 				g = &x->groups[k];

@@ -64,12 +64,17 @@ static bool has_image(const struct spec *s, const char *name)
 	return false;
 }
 
-static bool has_host(const struct spec *s, const char *name)
+static const struct spec_host *find_host(const struct spec *s, const char *name)
 {
 	for (size_t i = 0; i < s->nhosts; i++)
 		if (streq(s->hosts[i].name, name))
-			return true;
-	return streq(name, "local");
+			return &s->hosts[i];
+	return NULL;
+}
+
+static bool has_host(const struct spec *s, const char *name)
+{
+	return find_host(s, name) || streq(name, "local");
 }
 
 const struct catalogue_entry *spec_find_catalogue(const struct spec *s, const char *name, bool monitor)
@@ -576,11 +581,8 @@ static void check_experiment(const struct spec *s, const struct spec_experiment 
 		suggest_ref(d, &e->image, "image", names, s->nimages);
 	}
 	for (size_t i = 0; i < e->hosts.n; i++) {
-		const struct spec_host *h = NULL;
+		const struct spec_host *h = find_host(s, e->hosts.v[i].name);
 
-		for (size_t k = 0; k < s->nhosts && !h; k++)
-			if (streq(s->hosts[k].name, e->hosts.v[i].name))
-				h = &s->hosts[k];
 		if (!has_host(s, e->hosts.v[i].name)) {
 			_cleanup_free_ const char **names = NAMES(s->hosts, s->nhosts, name);
 

@@ -640,12 +640,12 @@ static pid_t qemu_pid(const struct vm *v)
 	return strstr(cmd.buf, want) ? (pid_t)pid : 0;
 }
 
-/* The last resort when a holder will not go. */
 pid_t vm_qemu_pid(const struct vm *v)
 {
 	return v->host_name ? -1 : qemu_pid(v);
 }
 
+/* The last resort when a holder will not go. */
 static void kill_qemu(const struct vm *v)
 {
 	pid_t pid = qemu_pid(v);
@@ -839,6 +839,14 @@ static int probe_ssh(const struct vm *v, char **ret)
 	return 0;
 }
 
+/* QEMU's own message in its log: "[TIMESTAMP ]qemu-system-ARCH: text"
+ * (libvirt passes -msg timestamp=on), not its command line's path */
+static bool qemu_message(const char *line)
+{
+	const char *q = strstr(line, "qemu-system-");
+
+	return q && (q == line || q[-1] == ' ') && q[strcspn(q, ": ")] == ':';
+}
 
 char *vm_qemu_stop_reason(const char *log, bool *crashed)
 {
@@ -853,7 +861,7 @@ char *vm_qemu_stop_reason(const char *log, bool *crashed)
 		if (r) {
 			free(reason);
 			reason = xstrdup(r + strlen("shutting down, reason="));
-		} else if (!strncmp(line, "qemu-system-", 12) || strstr(line, "qemu-system-x86_64: ")) {
+		} else if (qemu_message(line)) {
 			free(msg);
 			msg = xstrdup(line);
 		}

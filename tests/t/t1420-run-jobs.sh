@@ -175,7 +175,7 @@ test_expect_success 'boot: side-by-side: a guest per variant, both up, the runs 
 	test_cmp \$d/side.0001/boot_id \$d/side.0003/boot_id &&
 	test_cmp \$d/side.0002/boot_id \$d/side.0004/boot_id &&
 	! test_cmp \$d/side.0001/boot_id \$d/side.0002/boot_id >/dev/null &&
-	# and ran in that order, one at a time
+	# and started in that order
 	for r in 0001 0002 0003 0004; do head -1 \$d/side.\$r/log | awk '{print \$1}'; done >starts &&
 	sort -n starts | test_cmp starts - &&
 	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms

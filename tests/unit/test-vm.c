@@ -237,6 +237,8 @@ static void test_qemu_stop_reason(void **state)
 		"2026-12-01 07:14:02.917+0000: shutting down, reason=crashed\n";
 	static const char stopped_log[] =
 		"2026-12-01 07:13:55.802+0000: starting up libvirt version: 9.0.0\n"
+		"/usr/bin/qemu-system-x86_64 \\\n"
+		"2026-12-01T07:13:56.100000Z qemu-system-x86_64: -accel tcg: warning: tb-size\n"
 		"qemu-system-x86_64: terminating on signal 15 from pid 4242 (lab)\n"
 		"2026-12-01 07:14:02.917+0000: shutting down, reason=destroyed\n";
 	char *why;
@@ -253,6 +255,16 @@ static void test_qemu_stop_reason(void **state)
 	assert_non_null(why);
 	assert_string_equal(why, "libvirt: QEMU stopped, reason=destroyed; QEMU said: "
 				 "qemu-system-x86_64: terminating on signal 15 from pid 4242 (lab)");
+	assert_false(crashed);
+	free(why);
+
+	/* QEMU's message with libvirt's -msg timestamp=on; its command line is none */
+	why = vm_qemu_stop_reason("/usr/bin/qemu-system-x86_64 \\\n"
+				  "2026-12-01T07:13:56.100000Z qemu-system-x86_64: cannot set up guest memory 'pc.ram'\n"
+				  "2026-12-01 07:13:56.200+0000: shutting down, reason=failed\n", &crashed);
+	assert_non_null(why);
+	assert_string_equal(why, "libvirt: QEMU stopped, reason=failed; QEMU said: 2026-12-01T07:13:56.100000Z "
+				 "qemu-system-x86_64: cannot set up guest memory 'pc.ram'");
 	assert_false(crashed);
 	free(why);
 
