@@ -18,14 +18,14 @@
 #include "result/compare.h"
 #include "result/report.h"
 #include "run/bundle.h"
-#include "run/index.h"
 #include "run/store.h"
 #include "util/alloc.h"
 #include "util/command.h"
 #include "util/path.h"
+#include "util/units.h"
 #include "util/banned.h"
 
-static int pack(const struct lab_ctx *ctx, const char *dir, const char *out)
+static int pack(const struct lab_ctx *ctx, const char *dir, const char *out, int out_fd)
 {
 	_cleanup_result_set_ struct result_set *rs = NULL;
 	_cleanup_comparison_ struct comparison *c = NULL;
@@ -48,7 +48,7 @@ static int pack(const struct lab_ctx *ctx, const char *dir, const char *out)
 		{ "report.md", &md },
 		{ "report.json", &js },
 	};
-	if (bundle_write(dir, extra, ELEMENTSOF(extra), out, &d) < 0) {
+	if (bundle_write(dir, extra, ELEMENTSOF(extra), out, out_fd, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		return -1;
 	}
@@ -84,11 +84,11 @@ int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv)
 	if (!(dir = cmd_stored_run(ctx, "bundle", argc - optind, argv + optind)))
 		return EXIT_USAGE;
 	if (!out) {
-		const char *id = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+		_cleanup_free_ char *id = path_basename(dir);
 
 		out = xasprintf("%s.tar.zst", id);
 	}
-	if (pack(ctx, dir, out) < 0)
+	if (pack(ctx, dir, out, -1) < 0)
 		return EXIT_FAILED;
 	if (!streq(out, "-") && ctx->verbosity >= 0)
 		printf("%s\n", out);
@@ -122,19 +122,58 @@ static int parse_remote(const char *url, char **dest, unsigned *port, char **id)
 	return 0;
 }
 
+/* An unnamed file in dir (O_TMPFILE): nothing to plant a link at, gone when closed. */
+static int scratch_file(const struct lab_ctx *ctx, const char *dir)
+{
+	int fd = open(dir, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		cmd_error(ctx, "cannot create a scratch file in %s: %s", dir, strerror(errno));
+	return fd;
+}
+
+/* The remote host's `lab bundle RUN_ID -o -` into fd. */
+static int fetch_remote(const struct lab_ctx *ctx, const char *src, int fd)
+{
+	_cleanup_command_ struct command cmd = { 0 };
+	_cleanup_free_ char *dest = NULL, *rid = NULL;
+	_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
+	unsigned port;
+	int r;
+
+	if (parse_remote(src, &dest, &port, &rid) < 0) {
+		cmd_error(ctx, "fetch: '%s' is not ssh://[USER@]HOST[:PORT]/RUN_ID", src);
+		return EXIT_USAGE;
+	}
+	command_init(&cmd, "ssh");
+	command_argf(&cmd, "-p%u", port);
+	command_args(&cmd, "-o", "BatchMode=yes", "--", dest, "lab", "bundle", rid, "-o", "-", NULL);
+	cmd.out_fd = fd;
+	cmd.err = &err;
+	r = command_run(&cmd);
+	if (r != 0) {
+		cmd_error(ctx, "fetch: `lab bundle %s` on %s failed (exit %d): %s", rid, dest, r, err.buf ? err.buf : "");
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
 int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "replace", no_argument, NULL, 'r' },
+		{ "max-size", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	_cleanup_free_ char *into = NULL, *tmp = NULL, *id = NULL, *root = NULL;
+	_cleanup_free_ char *into = NULL, *id = NULL, *root = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
-	const char *src, *in;
+	_cleanup_close_ int fd = -1;
+	struct bundle_limits lim = BUNDLE_LIMITS_DEFAULT;
+	const char *src;
 	bool replace = false;
-	int c;
+	int c, r;
 
 	optind = 0;
 	opterr = 0;
@@ -146,6 +185,12 @@ int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv)
 			break;
 		case 'r':
 			replace = true;
+			break;
+		case 'm':
+			if (parse_size(optarg, &lim.max_bytes) < 0 || !lim.max_bytes) {
+				cmd_error(ctx, "fetch: --max-size '%s' is not a size such as 16G", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			command_usage(command_find("fetch"), stdout);
@@ -164,72 +209,48 @@ int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv)
 		return EXIT_USAGE;
 	if (!into)
 		into = xstrdup(root);
-	if (path_mkdir_p(into, 0755) < 0) {
-		cmd_error(ctx, "cannot create %s: %s", into, strerror(errno));
+	if ((r = path_mkdir_p(into, 0755)) < 0) {
+		cmd_error(ctx, "cannot create %s: %s", into, strerror(-r));
 		return EXIT_FAILED;
 	}
-	in = src;
 	if (str_startswith(src, "ssh://")) {
-		_cleanup_command_ struct command cmd = { 0 };
-		_cleanup_free_ char *dest = NULL, *rid = NULL;
-		_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
-		unsigned port;
-		int fd, r;
-
-		if (parse_remote(src, &dest, &port, &rid) < 0) {
-			cmd_error(ctx, "fetch: '%s' is not ssh://[USER@]HOST[:PORT]/RUN_ID", src);
-			return EXIT_USAGE;
-		}
-		tmp = xasprintf("%s/.fetch-%d.tar.zst", into, (int)getpid());
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			cmd_error(ctx, "cannot write %s: %s", tmp, strerror(errno));
+		if ((fd = scratch_file(ctx, into)) < 0)
+			return EXIT_FAILED;
+		if ((r = fetch_remote(ctx, src, fd)) != EXIT_OK)
+			return r;
+	} else if (streq(src, "-")) {
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	} else if (path_is_file(src)) {
+		if ((fd = open(src, O_RDONLY | O_CLOEXEC)) < 0) {
+			cmd_error(ctx, "fetch: cannot open %s: %s", src, strerror(errno));
 			return EXIT_FAILED;
 		}
-		command_init(&cmd, "ssh");
-		command_argf(&cmd, "-p%u", port);
-		command_args(&cmd, "-o", "BatchMode=yes", "--", dest, "lab", "bundle", rid, "-o", "-", NULL);
-		cmd.out_fd = fd;
-		cmd.err = &err;
-		r = command_run(&cmd);
-		close(fd);
-		if (r != 0) {
-			cmd_error(ctx, "fetch: `lab bundle %s` on %s failed (exit %d): %s", rid, dest, r,
-				  err.buf ? err.buf : "");
-			unlink(tmp);
-			return EXIT_FAILED;
-		}
-		in = tmp;
-	} else if (!path_is_file(src)) {
+	} else {
 		_cleanup_free_ char *dir = store_find(root, src);
 
 		if (!dir) {
 			cmd_error(ctx, "fetch: '%s' is neither a bundle file nor a stored run under %s", src, root);
 			return EXIT_USAGE;
 		}
-		tmp = xasprintf("%s/.fetch-%d.tar.zst", into, (int)getpid());
-		if (pack(ctx, dir, tmp) < 0)
+		if ((fd = scratch_file(ctx, into)) < 0)
 			return EXIT_FAILED;
-		in = tmp;
+		if (pack(ctx, dir, "bundle.tar.zst", fd) < 0)
+			return EXIT_FAILED;
 	}
-	if (bundle_read(in, into, replace, &id, &d) < 0) {
-		cmd_report_diags(ctx, &d);
-		if (tmp)
-			unlink(tmp);
-		return EXIT_FAILED;
-	}
-	if (tmp)
-		unlink(tmp);
-	{
-		_cleanup_free_ char *dir = path_join(into, id), *sum = NULL;
-		_cleanup_result_set_ struct result_set *rs = NULL;
-
-		if (store_load(dir, &rs, &d) < 0 || (sum = index_verdict_summary(rs), index_put(into, rs, sum, &d) < 0)) {
-			cmd_report_diags(ctx, &d);
+	if (fd < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		if (fd < 0 || errno != ESPIPE) {
+			cmd_error(ctx, "fetch: cannot read %s: %s", src, strerror(errno));
 			return EXIT_FAILED;
 		}
-		if (ctx->verbosity >= 0)
-			printf("%s\n", dir);
+	}
+	if (bundle_import(fd, src, into, replace, &lim, &id, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_FAILED;
+	}
+	if (ctx->verbosity >= 0) {
+		_cleanup_free_ char *dir = path_join(into, id);
+
+		printf("%s\n", dir);
 	}
 	return EXIT_OK;
 }

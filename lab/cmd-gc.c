@@ -51,7 +51,7 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		{ 0 },
 	};
 	_cleanup_free_ char *state = lab_state_dir(), *cache = NULL;
-	_cleanup_strv_ struct strv vms = STRV_INIT, builds = STRV_INIT;
+	_cleanup_strv_ struct strv vms = STRV_INIT, builds = STRV_INIT, skipped = STRV_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_spec_ struct spec *s = NULL;
@@ -86,7 +86,8 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 	if (reindex && !dry) {
 		_cleanup_free_ char *root = cmd_results_dir(s);
 
-		if (index_rebuild(root, &reindexed, &d) < 0) {
+		/* runs that do not load are skipped, said, and make the exit 1 */
+		if (index_rebuild(root, &reindexed, &skipped, &d) < 0 || skipped.n) {
 			cmd_report_diags(ctx, &d);
 			ret = EXIT_FAILED;
 		}
@@ -108,6 +109,11 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		json_array_end(&j);
 		json_key(&j, "reindexed");
 		json_uint(&j, reindexed);
+		json_key(&j, "not_indexed");
+		json_array_begin(&j);
+		for (size_t i = 0; i < skipped.n; i++)
+			json_string(&j, skipped.v[i]);
+		json_array_end(&j);
 		json_key(&j, "image_builds");
 		json_array_begin(&j);
 		for (size_t i = 0; i < builds.n; i++)
@@ -122,6 +128,8 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 			strbuf_addf(&out, "%s unfinished image build %s\n", dry ? "would remove" : "removed", builds.v[i]);
 		if (reindex && !dry)
 			strbuf_addf(&out, "reindexed %zu stored runs\n", reindexed);
+		for (size_t i = 0; i < skipped.n; i++)
+			strbuf_addf(&out, "not indexed: %s (it does not load, see above)\n", skipped.v[i]);
 	}
 	cmd_write(&out);
 	return ret;

@@ -7,6 +7,7 @@
  * rebuilds it).
  */
 #include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,9 +105,10 @@ int cmd_ls(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_table_ struct table *t = table_new(cols);
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	_cleanup_strv_ struct strv missing = STRV_INIT;
 	struct index_entry *e = NULL;
 	size_t n = 0;
-	int i = cmd_parse_options(ctx, command_find("ls"), argc, argv);
+	int r, i = cmd_parse_options(ctx, command_find("ls"), argc, argv);
 
 	if (i < 0)
 		return i == -2 ? EXIT_OK : EXIT_USAGE;
@@ -117,10 +119,19 @@ int cmd_ls(struct lab_ctx *ctx, int argc, char **argv)
 			fputs("[]\n", stdout);
 		return EXIT_OK;
 	}
-	if (index_list(root, &e, &n, &d) < 0) {
+	if ((r = index_list(root, &e, &n, &d)) < 0 && r != -ENOENT) {
 		cmd_report_diags(ctx, &d);
 		index_entries_free(e, n);
 		return EXIT_FAILED;
+	}
+	/* the folders are the truth: say when the index lacks some of them */
+	if (index_unindexed(root, e, n, &missing) == 0 && missing.n) {
+		_cleanup_strbuf_ struct strbuf ids = STRBUF_INIT;
+
+		for (size_t k = 0; k < missing.n; k++)
+			strbuf_addf(&ids, "%s%s", k ? ", " : "", missing.v[k]);
+		fprintf(stderr, "lab: warning: %zu stored run%s not in the index (lab gc --reindex adds them): %s\n",
+			missing.n, missing.n == 1 ? " is" : "s are", ids.buf);
 	}
 	for (size_t k = 0; k < n; k++) {
 		table_add_string(t, e[k].id);

@@ -217,30 +217,53 @@ static struct result_set *pending_set(const struct spec *s, const struct spec_ex
 	return rs;
 }
 
+/*
+ * The index is a cache of the folders: a write that fails (another lab
+ * held it past the busy timeout, a full disk) is tried again, then said,
+ * and never stops the run from saving its folder or printing its report
+ * (`lab gc --reindex` rebuilds the index from the folders).
+ */
+static void index_with_retry(const struct lab_ctx *ctx, const char *root, const struct result_set *rs, ssize_t run)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+
+	for (int attempt = 0; attempt < 3; attempt++) {
+		_cleanup_free_ char *sum = NULL;
+
+		diags_release(&d);
+		if (run >= 0 ? index_put_run(root, rs, (size_t)run, &d) == 0
+			     : (sum = index_verdict_summary(rs), index_put(root, rs, sum, &d) == 0))
+			return;
+		sleep(1u << attempt);
+	}
+	cmd_report_diags(ctx, &d);
+	fprintf(stderr, "lab: warning: run %s is saved but not indexed (lab gc --reindex adds it)\n", rs->id);
+}
+
 /* The folder and the whole index entry (with the verdicts: a comparison of every run). */
 static int save(const struct lab_ctx *ctx, const char *root, const char *dir, const struct result_set *rs)
 {
 	_cleanup_diags_ struct diags d = { 0 };
-	_cleanup_free_ char *sum = index_verdict_summary(rs);
 
-	if (store_save(dir, rs, &d) < 0 || index_put(root, rs, sum, &d) < 0) {
+	if (store_save(dir, rs, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		return -1;
 	}
+	index_with_retry(ctx, root, rs, -1);
 	return 0;
 }
 
 /* After one run: the journal and that run's index rows only. */
-static int save_run(const struct lab_ctx *ctx, const char *root, const char *dir, const struct result_set *rs,
+static void save_run(const struct lab_ctx *ctx, const char *root, const char *dir, const struct result_set *rs,
 		    size_t i)
 {
 	_cleanup_diags_ struct diags d = { 0 };
 
-	if (store_save_journal(dir, rs, &d) < 0 || index_put_run(root, rs, i, &d) < 0) {
+	if (store_save_journal(dir, rs, &d) < 0) {
 		cmd_report_diags(ctx, &d);
-		return -1;
+		return;
 	}
-	return 0;
+	index_with_retry(ctx, root, rs, (ssize_t)i);
 }
 
 /* Every variant built (or found) and the image: artifacts in variant order. */
@@ -324,7 +347,6 @@ struct exp_run {
 	unsigned jobs;
 	size_t ended; /* groups whose worker ended */
 	struct run_ui ui;
-	bool save_failed;
 	/* in a worker */
 	int fd;
 	size_t cur;
@@ -730,8 +752,8 @@ static void on_message(void *userdata, size_t task, unsigned slot, const char *l
 		} else {
 			ui_print(&x->ui, "%s ok, %zu metrics", run_label(r, &label), r->nm);
 		}
-		if (save_run(x->ctx, x->root, x->dir, x->rs, i) < 0)
-			x->save_failed = true;
+		/* a failed journal write is said; the final save writes it all again */
+		save_run(x->ctx, x->root, x->dir, x->rs, i);
 	}
 }
 
@@ -763,8 +785,7 @@ static void on_ended(void *userdata, size_t task, unsigned slot, pid_t pid, int 
 		x->ui.done++;
 		x->ui.failed++;
 		ui_print(&x->ui, "%s FAILED: %s", r->id, r->error);
-		if (save_run(x->ctx, x->root, x->dir, x->rs, g->runs[j]) < 0)
-			x->save_failed = true;
+		save_run(x->ctx, x->root, x->dir, x->rs, g->runs[j]);
 	}
 }
 
@@ -1014,10 +1035,7 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 		if (find_host(s, e->hosts.v[i].name, HOST_SSH))
 			ui_print(&x.ui, "host %s still runs the last kernel lab booted: 'lab host restore %s' boots its own",
 				 e->hosts.v[i].name, e->hosts.v[i].name);
-	if (x.save_failed) {
-		ret = -1;
-		goto out;
-	}
+	/* a journal write that failed during the runs is tried again here */
 	if (save(ctx, root, dir, rs) < 0) {
 		ret = -1;
 		goto out;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <archive.h>
+#include <stdio.h>
+#include <stdint.h>
 #include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +17,8 @@
 #include "../util/strmap.h"
 #include "../util/strv.h"
 #include "bundle.h"
+#include "index.h"
+#include "store.h"
 #include "../util/banned.h"
 
 #define MANIFEST "MANIFEST"
@@ -126,16 +130,24 @@ static int add_file(struct archive *a, const char *name, const char *path, char 
 	return r;
 }
 
-int bundle_write(const char *dir, const struct bundle_extra *extra, size_t nextra, const char *out,
+int bundle_write(const char *dir_, const struct bundle_extra *extra, size_t nextra, const char *out, int out_fd,
 		 struct diags *d)
 {
 	_cleanup_strv_ struct strv files = STRV_INIT;
 	_cleanup_strbuf_ struct strbuf manifest = STRBUF_INIT;
 	__attribute__((cleanup(archive_freep))) struct archive *a = NULL;
-	const char *id = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+	_cleanup_free_ char *id = path_basename(dir_), *dir = xstrdup(dir_);
 	struct pos pos = { .file = out };
 	int r;
 
+	for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--)
+		dir[n - 1] = '\0';
+	if (!str_is_name(id)) {
+		struct pos dp = { .file = dir };
+
+		diags_add(d, &dp, "'%s' is not a run id", id);
+		return -EINVAL;
+	}
 	if ((r = walk(dir, NULL, &files)) < 0) {
 		struct pos dp = { .file = dir };
 
@@ -154,7 +166,8 @@ int bundle_write(const char *dir, const struct bundle_extra *extra, size_t nextr
 		archive_write_add_filter_none(a);
 	else
 		archive_write_add_filter_zstd(a);
-	if (archive_write_open_filename(a, streq(out, "-") ? NULL : out) != ARCHIVE_OK) {
+	if ((out_fd >= 0 ? archive_write_open_fd(a, out_fd)
+			 : archive_write_open_filename(a, streq(out, "-") ? NULL : out)) != ARCHIVE_OK) {
 		diags_add(d, &pos, "cannot create the bundle: %s", archive_error_string(a));
 		return -EIO;
 	}
@@ -193,27 +206,6 @@ int bundle_write(const char *dir, const struct bundle_extra *extra, size_t nextr
 	return 0;
 }
 
-/* A path inside the bundle is ID/relative, relative free of "..", "." and empty parts. */
-static bool safe_name(const char *name, const char *id)
-{
-	size_t n = strlen(id);
-	const char *p;
-
-	if (strncmp(name, id, n) != 0 || name[n] != '/' || !name[n + 1])
-		return false;
-	p = name + n + 1;
-	if (*p == '/')
-		return false;
-	for (const char *c = p; *c;) {
-		const char *e = strchrnul(c, '/');
-		size_t len = (size_t)(e - c);
-
-		if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
-			return false;
-		c = *e ? e + 1 : e;
-	}
-	return true;
-}
 
 static void archive_read_freep(struct archive **a)
 {
@@ -221,144 +213,382 @@ static void archive_read_freep(struct archive **a)
 		archive_read_free(*a);
 }
 
-int bundle_read(const char *in, const char *into, bool replace, char **ret_id, struct diags *d)
+static const char *member_kind(struct archive_entry *e)
+{
+	if (archive_entry_hardlink(e))
+		return "a hard link";
+	switch (archive_entry_filetype(e)) {
+	case AE_IFLNK: return "a symbolic link";
+	case AE_IFCHR: return "a character device";
+	case AE_IFBLK: return "a block device";
+	case AE_IFIFO: return "a FIFO";
+	case AE_IFSOCK: return "a socket";
+	case AE_IFDIR: return "a folder";
+	case AE_IFREG: return "a file";
+	}
+	return "of an unknown type";
+}
+
+/* The state of one unpacking: what the limits have seen so far. */
+struct unpack {
+	struct archive *a;
+	const struct bundle_limits *lim;
+	struct pos pos;
+	uint64_t bytes, members;
+	struct diags *d;
+};
+
+static int over_ratio(struct unpack *u)
+{
+	int64_t in = archive_filter_bytes(u->a, -1);
+
+	if (u->bytes <= u->lim->ratio_floor || in <= 0 || u->bytes / (uint64_t)in <= u->lim->max_ratio)
+		return 0;
+	diags_add(u->d, &u->pos, "refused: the bundle unpacks to more than %u times its size (%" PRIu64
+		  " bytes from %" PRId64 ")", u->lim->max_ratio, u->bytes, in);
+	return -EFBIG;
+}
+
+/* One regular member into fd, holes of sparse members kept as holes. */
+static int unpack_data(struct unpack *u, struct archive_entry *e, const char *name, int fd)
+{
+	int64_t size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+	const void *buf;
+	size_t len;
+	la_int64_t off;
+	int r;
+
+	if (size < 0 || (uint64_t)size > u->lim->max_bytes - u->bytes) {
+		diags_add(u->d, &u->pos, "refused: the bundle unpacks to more than %" PRIu64 " bytes ('%s' is %" PRId64 ")",
+			  u->lim->max_bytes, name, size);
+		return -EFBIG;
+	}
+	u->bytes += (uint64_t)size;
+	while ((r = archive_read_data_block(u->a, &buf, &len, &off)) == ARCHIVE_OK) {
+		const char *p = buf;
+
+		if (off < 0 || (uint64_t)off + len > (uint64_t)size) {
+			diags_add(u->d, &u->pos, "a damaged bundle: '%s' has more data than its size", name);
+			return -EINVAL;
+		}
+		while (len) {
+			ssize_t w = pwrite(fd, p, len, off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				diags_add(u->d, &u->pos, "cannot write '%s': %s", name, strerror(errno));
+				return -errno;
+			}
+			p += w;
+			off += w;
+			len -= (size_t)w;
+		}
+		if ((r = over_ratio(u)) < 0)
+			return r;
+	}
+	if (r != ARCHIVE_EOF) {
+		diags_add(u->d, &u->pos, "a damaged bundle: cannot unpack '%s': %s", name, archive_error_string(u->a));
+		return -EINVAL;
+	}
+	/* a sparse member may end in a hole: the file still has its full size */
+	if (ftruncate(fd, (off_t)size) < 0 || fsync(fd) < 0) {
+		diags_add(u->d, &u->pos, "cannot write '%s': %s", name, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Every member into the folder dirfd; the run id from the first name. */
+static int unpack_all(struct unpack *u, int dirfd, char **ret_id)
+{
+	_cleanup_strmap_ struct strmap seen = STRMAP_INIT;
+	_cleanup_strv_ struct strv names = STRV_INIT;
+	_cleanup_free_ char *id = NULL;
+	struct archive_entry *e;
+	int r;
+
+	while ((r = archive_read_next_header(u->a, &e)) == ARCHIVE_OK) {
+		const char *name = archive_entry_pathname(e), *rel;
+		_cleanup_free_ char *trimmed = NULL;
+		size_t one = 1;
+		int fd;
+
+		if (++u->members > u->lim->max_members) {
+			diags_add(u->d, &u->pos, "refused: more than %" PRIu64 " members in the bundle",
+				  u->lim->max_members);
+			return -EFBIG;
+		}
+		if (!name || !*name) {
+			diags_add(u->d, &u->pos, "refused: a member without a name");
+			return -EINVAL;
+		}
+		if (name[0] == '/') {
+			diags_add(u->d, &u->pos, "refused: absolute path '%s' in the bundle", name);
+			return -EINVAL;
+		}
+		trimmed = xstrdup(name);
+		for (size_t n = strlen(trimmed); n > 1 && trimmed[n - 1] == '/'; n--)
+			trimmed[n - 1] = '\0'; /* folders may be named "ID/sub/" */
+		if (!id) {
+			id = xstrndup(trimmed, strcspn(trimmed, "/"));
+			if (!str_is_name(id)) {
+				diags_add(u->d, &u->pos, "refused: '%s' is not a run id", id);
+				return -EINVAL;
+			}
+		}
+		if (strncmp(trimmed, id, strlen(id)) != 0 || (trimmed[strlen(id)] && trimmed[strlen(id)] != '/')) {
+			diags_add(u->d, &u->pos, "refused: '%s' is outside %s/", name, id);
+			return -EINVAL;
+		}
+		if (!trimmed[strlen(id)] && archive_entry_filetype(e) == AE_IFDIR)
+			continue; /* the run's own folder */
+		rel = trimmed + strlen(id) + (trimmed[strlen(id)] ? 1 : 0);
+		if (!path_is_safe_relative(rel)) {
+			diags_add(u->d, &u->pos, "refused: '%s' has '..', '.', '~', an empty part or a control character in it",
+				  name);
+			return -EINVAL;
+		}
+		if (archive_entry_filetype(e) == AE_IFDIR && !archive_entry_hardlink(e))
+			continue; /* folders are made for the files in them */
+		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e)) {
+			diags_add(u->d, &u->pos, "refused: '%s' is %s (a bundle holds only files)", name, member_kind(e));
+			return -EINVAL;
+		}
+		if (strmap_get(&seen, rel, &one)) {
+			diags_add(u->d, &u->pos, "refused: '%s' is in the bundle twice", name);
+			return -EINVAL;
+		}
+		strv_push(&names, rel);
+		strmap_put(&seen, names.v[names.n - 1], 1);
+		fd = fs_open_beneath(dirfd, rel, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd < 0) {
+			diags_add(u->d, &u->pos, "cannot write '%s': %s", name, strerror(-fd));
+			return fd;
+		}
+		r = unpack_data(u, e, name, fd);
+		close(fd);
+		if (r < 0)
+			return r;
+	}
+	if (r != ARCHIVE_EOF) {
+		diags_add(u->d, &u->pos, "a damaged bundle: %s", archive_error_string(u->a));
+		return -EINVAL;
+	}
+	if (!id) {
+		diags_add(u->d, &u->pos, "an empty bundle");
+		return -EINVAL;
+	}
+	*ret_id = TAKE_PTR(id);
+	return 0;
+}
+
+int bundle_unpack(int in_fd, const char *in_name, const char *into, const struct bundle_limits *lim,
+		  char **ret_dir, char **ret_id, struct diags *d)
 {
 	__attribute__((cleanup(archive_read_freep))) struct archive *a = archive_read_new();
-	struct archive_entry *e;
-	struct pos pos = { .file = in };
-	_cleanup_free_ char *id = NULL, *tmp = NULL, *final = NULL;
+	static const struct bundle_limits defaults = BUNDLE_LIMITS_DEFAULT;
+	struct unpack u = { .a = a, .lim = lim ? lim : &defaults, .pos = { .file = in_name }, .d = d };
+	_cleanup_free_ char *tmp = xasprintf("%s/.fetch-XXXXXX", into), *id = NULL;
+	_cleanup_close_ int dirfd = -1;
 	int r;
 
 	archive_read_support_format_tar(a);
 	archive_read_support_filter_all(a);
-	if (archive_read_open_filename(a, streq(in, "-") ? NULL : in, 1 << 16) != ARCHIVE_OK) {
-		diags_add(d, &pos, "cannot open the bundle: %s", archive_error_string(a));
+	if (archive_read_open_fd(a, in_fd, 1 << 16) != ARCHIVE_OK) {
+		diags_add(d, &u.pos, "cannot open the bundle: %s", archive_error_string(a));
 		return -EIO;
 	}
-	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
-		const char *name = archive_entry_pathname(e);
-		_cleanup_free_ char *path = NULL, *parent = NULL;
-		mode_t type = archive_entry_filetype(e);
+	if (!mkdtemp(tmp)) {
+		struct pos ip = { .file = into };
 
-		if (!name || name[0] == '/') {
-			diags_add(d, &pos, "refused: absolute path '%s' in the bundle", name ? name : "");
-			goto fail;
-		}
-		if (!id) {
-			const char *slash = strchr(name, '/');
-
-			id = slash ? xstrndup(name, (size_t)(slash - name)) : xstrdup(name);
-			if (!str_is_name(id)) {
-				diags_add(d, &pos, "refused: '%s' is not a run id", id);
-				goto fail;
-			}
-			final = path_join(into, id);
-			if (path_is_dir(final) && !replace) {
-				diags_add(d, &pos, "run %s is already in %s (it is not replaced)", id, into);
-				goto fail;
-			}
-			tmp = xasprintf("%s/.fetch-%s-%d", into, id, (int)getpid());
-			fs_remove_tree(tmp);
-			if ((r = path_mkdir_p(tmp, 0755)) < 0) {
-				diags_add(d, &pos, "cannot create %s: %s", tmp, strerror(-r));
-				goto fail;
-			}
-		}
-		if (type == AE_IFDIR && (streq(name, id) || (str_startswith(name, id) && name[strlen(id)] == '/' &&
-							      !name[strlen(id) + 1])))
-			continue;
-		if (!safe_name(name, id)) {
-			diags_add(d, &pos, "refused: '%s' is outside %s/ or has '..' in it", name, id);
-			goto fail;
-		}
-		if (type == AE_IFDIR)
-			continue;
-		if (type != AE_IFREG) {
-			diags_add(d, &pos, "refused: '%s' is a link or a special file", name);
-			goto fail;
-		}
-		path = path_join(tmp, name + strlen(id) + 1);
-		parent = path_dirname(path);
-		path_mkdir_p(parent, 0755);
-		{
-			int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-
-			if (fd < 0) {
-				diags_add(d, &pos, "cannot write %s: %s", path, strerror(errno));
-				goto fail;
-			}
-			if (archive_read_data_into_fd(a, fd) != ARCHIVE_OK) {
-				diags_add(d, &pos, "cannot unpack %s: %s", name, archive_error_string(a));
-				close(fd);
-				goto fail;
-			}
-			fsync(fd);
-			close(fd);
-		}
+		diags_add(d, &ip, "cannot create a folder to unpack into: %s", strerror(errno));
+		return -errno;
 	}
-	if (r != ARCHIVE_EOF) {
-		diags_add(d, &pos, "a damaged bundle: %s", archive_error_string(a));
-		goto fail;
+	dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		r = -errno;
+	else
+		r = unpack_all(&u, dirfd, &id);
+	if (r >= 0)
+		r = bundle_verify(tmp, d);
+	if (r < 0) {
+		fs_remove_tree(tmp);
+		return r;
 	}
-	if (!id) {
-		diags_add(d, &pos, "an empty bundle");
-		return -EINVAL;
-	}
-	if (bundle_verify(tmp, d) < 0)
-		goto fail;
-	if (replace)
-		fs_remove_tree(final);
-	if (rename(tmp, final) < 0) {
-		diags_add(d, &pos, "cannot move the run into %s: %s", final, strerror(errno));
-		goto fail;
-	}
+	*ret_dir = TAKE_PTR(tmp);
 	*ret_id = TAKE_PTR(id);
 	return 0;
-fail:
-	if (tmp)
+}
+
+/* tmp (a checked run) becomes into/id; with replace, the run there is kept
+ * aside until the index has the new one. */
+static int place_and_index(const char *tmp, const char *into, const char *id, bool replace,
+			   const struct result_set *rs, struct diags *d)
+{
+	_cleanup_free_ char *final = path_join(into, id), *sum = NULL;
+	struct pos pos = { .file = final };
+	bool swapped = false;
+	int r;
+
+	if (chmod(tmp, 0755) < 0) {
+		diags_add(d, &pos, "cannot set the run folder's mode: %s", strerror(errno));
+		return -errno;
+	}
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE) < 0) {
+		if (errno != EEXIST) {
+			diags_add(d, &pos, "cannot move the run into %s: %s", into, strerror(errno));
+			return -errno;
+		}
+		if (!replace) {
+			diags_add(d, &pos, "run %s is already in %s (it is not replaced)", id, into);
+			return -EEXIST;
+		}
+		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) < 0) {
+			diags_add(d, &pos, "cannot replace the run: %s", strerror(errno));
+			return -errno;
+		}
+		swapped = true; /* tmp holds the old run now */
+	}
+	sum = index_verdict_summary(rs);
+	if ((r = index_put(into, rs, sum, d)) < 0) {
+		/* the index did not take it: the store goes back to what it was */
+		if (swapped)
+			renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE);
+		else
+			rename(final, tmp);
+		return r;
+	}
+	if (swapped)
 		fs_remove_tree(tmp);
+	return 0;
+}
+
+int bundle_import(int in_fd, const char *in_name, const char *into, bool replace, const struct bundle_limits *lim,
+		  char **ret_id, struct diags *d)
+{
+	_cleanup_free_ char *tmp = NULL, *id = NULL, *final = NULL;
+	_cleanup_result_set_ struct result_set *rs = NULL;
+	int r;
+
+	if ((r = bundle_unpack(in_fd, in_name, into, lim, &tmp, &id, d)) < 0)
+		return r;
+	final = path_join(into, id);
+	if (!replace && access(final, F_OK) == 0) {
+		struct pos pos = { .file = in_name };
+
+		diags_add(d, &pos, "run %s is already in %s (it is not replaced)", id, into);
+		r = -EEXIST;
+	} else if ((r = store_load_as(tmp, id, id, &rs, d)) >= 0) {
+		r = place_and_index(tmp, into, id, replace, rs, d);
+	}
+	fs_remove_tree(tmp);
+	if (r < 0)
+		return r;
+	*ret_id = TAKE_PTR(id);
+	return 0;
+}
+
+void bundle_manifest_release(struct bundle_manifest *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].name);
+	free(m->v);
+	strmap_release(&m->names);
+	memset(m, 0, sizeof(*m));
+}
+
+static bool is_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+int bundle_manifest_parse(const char *buf, size_t len, const char *file, struct bundle_manifest *ret,
+			  struct diags *d)
+{
+	struct bundle_manifest m = { 0 };
+	struct pos pos = { .file = file };
+	size_t alloc = 0;
+
+	for (const char *l = buf, *end = buf + len; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		size_t n = nl ? (size_t)(nl - l) : (size_t)(end - l);
+		_cleanup_free_ char *name = NULL;
+		size_t one;
+
+		pos.line++;
+		if (n < SHA256_HEX_LEN + 3 || !is_hex(l, SHA256_HEX_LEN) || l[SHA256_HEX_LEN] != ' ' ||
+		    l[SHA256_HEX_LEN + 1] != ' ' || memchr(l, '\0', n)) {
+			diags_add(d, &pos, "malformed MANIFEST line (want 64 hex digits, two spaces, a path)");
+			goto fail;
+		}
+		name = xstrndup(l + SHA256_HEX_LEN + 2, n - SHA256_HEX_LEN - 2);
+		if (!path_is_safe_relative(name) || streq(name, MANIFEST)) {
+			diags_add(d, &pos, "refused: the MANIFEST names '%s', not a path inside the run", name);
+			goto fail;
+		}
+		if (strmap_get(&m.names, name, &one)) {
+			diags_add(d, &pos, "refused: the MANIFEST names '%s' twice", name);
+			goto fail;
+		}
+		GROW(m.v, alloc, m.n + 1);
+		strmap_put(&m.names, name, m.n); /* the string moves into v, not elsewhere */
+		m.v[m.n] = (struct bundle_manifest_entry){ .name = TAKE_PTR(name), .line = pos.line };
+		memcpy(m.v[m.n].sha256, l, SHA256_HEX_LEN);
+		m.v[m.n].sha256[SHA256_HEX_LEN] = '\0';
+		m.n++;
+		l = nl ? nl + 1 : end;
+	}
+	*ret = m;
+	return 0;
+fail:
+	bundle_manifest_release(&m);
 	return -EINVAL;
 }
 
 int bundle_verify(const char *dir, struct diags *d)
 {
 	_cleanup_free_ char *mp = path_join(dir, MANIFEST);
-	_cleanup_strbuf_ struct strbuf m = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf buf = STRBUF_INIT;
 	_cleanup_strv_ struct strv files = STRV_INIT;
-	_cleanup_strmap_ struct strmap listed = STRMAP_INIT;
+	_cleanup_(bundle_manifest_release) struct bundle_manifest m = { 0 };
+	_cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct pos pos = { .file = mp };
-	char *save = NULL;
-	size_t lineno = 0;
+	int r;
 
-	if (strbuf_read_file(&m, mp, 64 << 20) < 0) {
+	if (dirfd < 0 || strbuf_read_file(&buf, mp, 64 << 20) < 0) {
 		diags_add(d, &pos, "no MANIFEST: not a lab bundle");
 		return -EINVAL;
 	}
-	for (char *l = strtok_r(m.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		_cleanup_free_ char *p = NULL;
+	if ((r = bundle_manifest_parse(buf.buf ? buf.buf : "", buf.len, mp, &m, d)) < 0)
+		return r;
+	for (size_t i = 0; i < m.n; i++) {
 		char hex[SHA256_HEX_LEN + 1];
+		_cleanup_close_ int fd = fs_open_beneath(dirfd, m.v[i].name, O_RDONLY, 0);
+		struct stat st;
 
-		pos.line = ++lineno;
-		if (strlen(l) < SHA256_HEX_LEN + 3 || l[SHA256_HEX_LEN] != ' ' || l[SHA256_HEX_LEN + 1] != ' ') {
-			diags_add(d, &pos, "malformed MANIFEST line");
+		pos.line = m.v[i].line;
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			diags_add(d, &pos, "%s is missing", m.v[i].name);
 			return -EINVAL;
 		}
-		p = path_join(dir, l + SHA256_HEX_LEN + 2);
-		if (sha256_file(p, hex) < 0) {
-			diags_add(d, &pos, "%s is missing", l + SHA256_HEX_LEN + 2);
+		if ((r = sha256_fd(fd, hex)) < 0) {
+			diags_add(d, &pos, "cannot read %s: %s", m.v[i].name, strerror(-r));
+			return -EIO;
+		}
+		if (!streq(hex, m.v[i].sha256)) {
+			diags_add(d, &pos, "%s does not match its checksum", m.v[i].name);
 			return -EINVAL;
 		}
-		if (strncmp(hex, l, SHA256_HEX_LEN) != 0) {
-			diags_add(d, &pos, "%s does not match its checksum", l + SHA256_HEX_LEN + 2);
-			return -EINVAL;
-		}
-		strmap_put(&listed, l + SHA256_HEX_LEN + 2, 1); /* points into m, which outlives the map */
 	}
 	walk(dir, NULL, &files);
 	for (size_t i = 0; i < files.n; i++) {
 		size_t one;
 
-		if (!streq(files.v[i], MANIFEST) && !strmap_get(&listed, files.v[i], &one)) {
+		if (!streq(files.v[i], MANIFEST) && !strmap_get(&m.names, files.v[i], &one)) {
 			pos.line = 0;
 			diags_add(d, &pos, "%s is not in the MANIFEST", files.v[i]);
 			return -EINVAL;

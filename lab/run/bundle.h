@@ -2,27 +2,74 @@
 /*
  * Bundles: a stored run as one archive to share (libarchive: tar with
  * zstd or gzip by the file name), every file under <RUN_ID>/ plus
- * <RUN_ID>/MANIFEST ("sha256  path" per file) and the reports. Unpacking
- * refuses absolute paths, "..", links and anything outside <RUN_ID>/, then
- * checks every file against the MANIFEST (no missing, extra or changed
- * file). Never prints.
+ * <RUN_ID>/MANIFEST ("sha256  path" per file) and the reports.
+ *
+ * A bundle is hostile until checked. Unpacking writes only below a fresh
+ * private folder, through descriptors that never follow a symlink
+ * (fs_open_beneath); it refuses absolute names, "..", "~", control
+ * characters, anything outside <RUN_ID>/, links, devices, FIFOs, a name
+ * twice, and stops at the limits (bytes, members, ratio to the packed
+ * size). Sparse members keep their full size. Every file must then match
+ * the MANIFEST (no missing, extra or changed file) and the run must load
+ * (journal, ids, metrics) before it takes the place of anything.
+ * Never prints.
  */
 #pragma once
 
 #include "../util/diag.h"
+#include <stdint.h>
+#include "../util/hash.h"
 #include "../util/strbuf.h"
+#include "../util/strmap.h"
 
 struct bundle_extra {
 	const char *name; /* path inside <RUN_ID>/ */
 	const struct strbuf *data;
 };
 
-/* Pack the run folder `dir` (its last component is the id) into `out`
- * ("-": stdout; the compression follows the name: .tar.gz, else zstd). */
-int bundle_write(const char *dir, const struct bundle_extra *extra, size_t nextra, const char *out,
+/* How much one bundle may unpack to. The ratio counts only past ratio_floor
+ * bytes, so small bundles of very compressible text pass. */
+struct bundle_limits {
+	uint64_t max_bytes, max_members;
+	uint64_t ratio_floor;
+	unsigned max_ratio;
+};
+#define BUNDLE_LIMITS_DEFAULT                                                                          \
+	{ .max_bytes = (uint64_t)16 << 30, .max_members = 100000, .ratio_floor = (uint64_t)64 << 20, \
+	  .max_ratio = 1000 }
+
+/* Pack the run folder `dir` (its last component is the id) into `out_fd`
+ * when >= 0, else the file `out` ("-": stdout); the compression follows
+ * the name `out`: .tar.gz/.tgz gzip, .tar none, else zstd. */
+int bundle_write(const char *dir, const struct bundle_extra *extra, size_t nextra, const char *out, int out_fd,
 		 struct diags *d);
-/* Unpack `in` ("-": stdin) into <into>/<RUN_ID>; the id goes to *ret_id.
- * An existing <into>/<RUN_ID> is an error unless replace. */
-int bundle_read(const char *in, const char *into, bool replace, char **ret_id, struct diags *d);
+/* Unpack the bundle read from in_fd (in_name for messages) into a fresh
+ * folder <into>/.fetch-XXXXXX (mode 0700) and check it against its
+ * MANIFEST; *ret_dir is that folder, *ret_id the run id. On failure
+ * nothing is left behind. lim NULL: BUNDLE_LIMITS_DEFAULT. */
+int bundle_unpack(int in_fd, const char *in_name, const char *into, const struct bundle_limits *lim,
+		  char **ret_dir, char **ret_id, struct diags *d);
+/* Fetch as a transaction: unpack, check, load the run fully (journal, ids,
+ * metrics), then put it at <into>/<RUN_ID> (atomically exchanged with the
+ * one there when replace) and index it. On any failure, the results
+ * folder and its index are as they were. */
+int bundle_import(int in_fd, const char *in_name, const char *into, bool replace, const struct bundle_limits *lim,
+		  char **ret_id, struct diags *d);
+
+struct bundle_manifest_entry {
+	char *name;
+	char sha256[SHA256_HEX_LEN + 1];
+	unsigned line;
+};
+struct bundle_manifest {
+	struct bundle_manifest_entry *v;
+	size_t n;
+	struct strmap names; /* name -> index in v */
+};
+/* Parse a MANIFEST from memory: every line "SHA256  PATH" with a safe
+ * relative PATH, none twice. The first problem goes to d, positioned. */
+int bundle_manifest_parse(const char *buf, size_t len, const char *file, struct bundle_manifest *ret,
+			  struct diags *d);
+void bundle_manifest_release(struct bundle_manifest *m);
 /* Check <dir>/MANIFEST against the files; the first problem goes to d. */
 int bundle_verify(const char *dir, struct diags *d);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,53 +10,122 @@
 #include "../util/alloc.h"
 #include "../util/path.h"
 #include "../util/strbuf.h"
+#include "../util/strmap.h"
+#include "../util/strv.h"
 #include "index.h"
 #include "store.h"
 #include "../util/banned.h"
 
+/* How long a command waits for another one's write before it gives up. */
+#define BUSY_TIMEOUT_MS 60000
+
 static const char schema[] =
-	"PRAGMA journal_mode=WAL;"
-	"PRAGMA busy_timeout=10000;"
+	"BEGIN IMMEDIATE;"
 	"CREATE TABLE IF NOT EXISTS labruns(id TEXT PRIMARY KEY, experiment TEXT, total INT, ok INT,"
 	" failed INT, pending INT, verdicts TEXT);"
 	"CREATE TABLE IF NOT EXISTS runs(labrun TEXT, id TEXT, variant TEXT, grp TEXT, status TEXT,"
 	" release TEXT, PRIMARY KEY(labrun, id));"
 	"CREATE TABLE IF NOT EXISTS metrics(labrun TEXT, run TEXT, name TEXT, value REAL);"
 	"CREATE INDEX IF NOT EXISTS metrics_by_run ON metrics(labrun, run);"
-	"CREATE INDEX IF NOT EXISTS metrics_by_name ON metrics(name);";
+	"CREATE INDEX IF NOT EXISTS metrics_by_name ON metrics(name);"
+	"COMMIT;";
 
-static void db_closep(sqlite3 **db)
-{
-	if (*db)
-		sqlite3_close(*db);
-}
-
+/*
+ * An open index: the database and the lock that keeps a reindex (which
+ * renames a new file over the old one) from running under it.
+ */
 static void stmt_finalizep(sqlite3_stmt **s)
 {
 	if (*s)
 		sqlite3_finalize(*s);
 }
 
-static int db_open(const char *root, sqlite3 **ret, struct diags *d)
+struct index_db {
+	sqlite3 *db;
+	int lock;
+};
+
+static void index_db_close(struct index_db *x)
 {
-	_cleanup_free_ char *p = path_join(root, "index.sqlite");
+	if (x->db)
+		sqlite3_close(x->db);
+	if (x->lock >= 0)
+		close(x->lock); /* drops the flock */
+	x->db = NULL;
+	x->lock = -1;
+}
+
+/* flock on <root>/index.lock: shared for every use, exclusive for a
+ * reindex. Read-only users of a folder without one take none (nothing
+ * can be writing there). */
+static int index_lock(const char *root, bool exclusive, bool readonly, int *ret, struct diags *d)
+{
+	_cleanup_free_ char *p = path_join(root, "index.lock");
+	struct pos pos = { .file = p };
+	int fd = open(p, (readonly ? O_RDONLY : O_RDWR | O_CREAT) | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	*ret = -1;
+	if (fd < 0 && readonly && (errno == ENOENT || errno == EACCES))
+		return 0;
+	if (fd < 0) {
+		diags_add(d, &pos, "cannot open the index lock: %s", strerror(errno));
+		return -errno;
+	}
+	while (flock(fd, exclusive ? LOCK_EX : LOCK_SH) < 0) {
+		if (errno == EINTR)
+			continue;
+		diags_add(d, &pos, "cannot lock the index: %s", strerror(errno));
+		close(fd);
+		return -errno;
+	}
+	*ret = fd;
+	return 0;
+}
+
+/* Open (and create) the database file p: the busy timeout first of all,
+ * so that no statement, not even the journal mode switch, fails at once
+ * because another lab holds the file. */
+static int db_open_file(const char *p, bool readonly, sqlite3 **ret, struct diags *d)
+{
 	struct pos pos = { .file = p };
 	sqlite3 *db = NULL;
 	char *err = NULL;
-	int r = path_mkdir_p(root, 0755);
+	int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 
-	if (r < 0) {
-		diags_add(d, &pos, "cannot create the results folder: %s", strerror(-r));
-		return r;
-	}
-	if (sqlite3_open_v2(p, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
-	    sqlite3_exec(db, schema, NULL, NULL, &err) != SQLITE_OK) {
+	if (sqlite3_open_v2(p, &db, flags, NULL) != SQLITE_OK || sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS) != SQLITE_OK ||
+	    (!readonly && (sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, &err) != SQLITE_OK ||
+			   sqlite3_exec(db, schema, NULL, NULL, &err) != SQLITE_OK))) {
 		diags_add(d, &pos, "cannot open the result index: %s", err ? err : sqlite3_errmsg(db));
 		sqlite3_free(err);
+		if (!readonly)
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_close(db);
 		return -EIO;
 	}
 	*ret = db;
+	return 0;
+}
+
+static int db_open(const char *root, bool readonly, struct index_db *x, struct diags *d)
+{
+	_cleanup_free_ char *p = path_join(root, "index.sqlite");
+	struct pos pos = { .file = p };
+	int r;
+
+	x->db = NULL;
+	x->lock = -1;
+	if (readonly && access(p, F_OK) < 0)
+		return -ENOENT;
+	if (!readonly && (r = path_mkdir_p(root, 0755)) < 0) {
+		diags_add(d, &pos, "cannot create the results folder: %s", strerror(-r));
+		return r;
+	}
+	if ((r = index_lock(root, false, readonly, &x->lock, d)) < 0)
+		return r;
+	if ((r = db_open_file(p, readonly, &x->db, d)) < 0) {
+		index_db_close(x);
+		return r;
+	}
 	return 0;
 }
 
@@ -154,12 +225,14 @@ fail:
 
 int index_put(const char *root, const struct result_set *rs, const char *verdicts, struct diags *d)
 {
-	__attribute__((cleanup(db_closep))) sqlite3 *db = NULL;
+	_cleanup_(index_db_close) struct index_db x = { .lock = -1 };
 	struct pos pos = { .file = root };
+	sqlite3 *db;
 	int r;
 
-	if ((r = db_open(root, &db, d)) < 0)
+	if ((r = db_open(root, false, &x, d)) < 0)
 		return r;
+	db = x.db;
 	if (exec(db, "BEGIN IMMEDIATE", &pos, d) < 0)
 		return -EIO;
 	if (put(db, rs, verdicts, &pos, d) < 0) {
@@ -171,16 +244,18 @@ int index_put(const char *root, const struct result_set *rs, const char *verdict
 
 int index_put_run(const char *root, const struct result_set *rs, size_t i, struct diags *d)
 {
-	__attribute__((cleanup(db_closep))) sqlite3 *db = NULL;
+	_cleanup_(index_db_close) struct index_db x = { .lock = -1 };
 	__attribute__((cleanup(stmt_finalizep))) sqlite3_stmt *del1 = NULL, *del2 = NULL, *upd = NULL;
 	__attribute__((cleanup(stmt_finalizep))) sqlite3_stmt *run = NULL, *met = NULL;
 	const struct result_run *r = &rs->runs[i];
 	struct pos pos = { .file = root };
 	size_t ok, failed, pending;
+	sqlite3 *db;
 	int ret;
 
-	if ((ret = db_open(root, &db, d)) < 0)
+	if ((ret = db_open(root, false, &x, d)) < 0)
 		return ret;
+	db = x.db;
 	if (prepare(db, "DELETE FROM runs WHERE labrun = ?1 AND id = ?2", &del1, &pos, d) < 0 ||
 	    prepare(db, "DELETE FROM metrics WHERE labrun = ?1 AND run = ?2", &del2, &pos, d) < 0 ||
 	    prepare(db, "UPDATE labruns SET ok = ?2, failed = ?3, pending = ?4 WHERE id = ?1", &upd, &pos, d) < 0 ||
@@ -215,17 +290,19 @@ static char *col(sqlite3_stmt *s, int i)
 
 int index_list(const char *root, struct index_entry **ret, size_t *n, struct diags *d)
 {
-	__attribute__((cleanup(db_closep))) sqlite3 *db = NULL;
+	_cleanup_(index_db_close) struct index_db x = { .lock = -1 };
 	__attribute__((cleanup(stmt_finalizep))) sqlite3_stmt *s = NULL;
 	struct pos pos = { .file = root };
 	struct index_entry *v = NULL;
 	size_t alloc = 0;
+	sqlite3 *db;
 	int r;
 
 	*ret = NULL;
 	*n = 0;
-	if ((r = db_open(root, &db, d)) < 0)
+	if ((r = db_open(root, true, &x, d)) < 0)
 		return r;
+	db = x.db;
 	if (prepare(db, "SELECT id, experiment, total, ok, failed, pending, verdicts FROM labruns ORDER BY id", &s,
 		    &pos, d) < 0)
 		return -EIO;
@@ -274,35 +351,90 @@ char *index_verdict_summary(const struct result_set *rs)
 	return strbuf_detach(&sb, NULL);
 }
 
-int index_rebuild(const char *root, size_t *ret_n, struct diags *d)
+int index_rebuild(const char *root, size_t *ret_n, struct strv *ret_skipped, struct diags *d)
 {
-	_cleanup_free_ char *p = path_join(root, "index.sqlite");
+	_cleanup_free_ char *p = path_join(root, "index.sqlite"), *tmp = path_join(root, ".index-XXXXXX");
+	_cleanup_(index_db_close) struct index_db x = { .lock = -1 };
 	_cleanup_strv_ struct strv ids = STRV_INIT;
-	int r;
+	struct pos pos = { .file = p };
+	int r, fd;
 
 	*ret_n = 0;
-	for (const char *suffix = ""; suffix; suffix = streq(suffix, "") ? "-wal" : streq(suffix, "-wal") ? "-shm" : NULL) {
-		_cleanup_free_ char *f = xasprintf("%s%s", p, suffix);
-
-		if (unlink(f) < 0 && errno != ENOENT) {
-			struct pos pos = { .file = f };
-
-			diags_add(d, &pos, "cannot remove: %s", strerror(errno));
-			return -errno;
-		}
-	}
-	if ((r = store_list(root, &ids)) < 0)
+	if ((r = path_mkdir_p(root, 0755)) < 0) {
+		diags_add(d, &pos, "cannot create the results folder: %s", strerror(-r));
 		return r;
+	}
+	/* nobody has the old index open while it is replaced */
+	if ((r = index_lock(root, true, false, &x.lock, d)) < 0)
+		return r;
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		diags_add(d, &pos, "cannot create a new index: %s", strerror(errno));
+		return -errno;
+	}
+	close(fd);
+	if ((r = store_list(root, &ids)) < 0 || (r = db_open_file(tmp, false, &x.db, d)) < 0 ||
+	    (r = exec(x.db, "BEGIN IMMEDIATE", &pos, d)) < 0)
+		goto fail;
 	for (size_t i = 0; i < ids.n; i++) {
 		_cleanup_free_ char *dir = path_join(root, ids.v[i]), *sum = NULL;
 		_cleanup_result_set_ struct result_set *rs = NULL;
+		_cleanup_diags_ struct diags bad = { 0 };
 
-		if ((r = store_load(dir, &rs, d)) < 0)
-			return r;
+		if (store_load(dir, &rs, &bad) < 0) {
+			/* one damaged folder does not cost the others their place */
+			for (size_t k = 0; k < bad.n; k++) {
+				struct pos bp = { .file = bad.v[k].file, .line = bad.v[k].line, .col = bad.v[k].col };
+
+				diags_add(d, &bp, "%s", bad.v[k].msg);
+			}
+			strv_push(ret_skipped, ids.v[i]);
+			continue;
+		}
 		sum = index_verdict_summary(rs);
-		if ((r = index_put(root, rs, sum, d)) < 0)
-			return r;
+		if ((r = put(x.db, rs, sum, &pos, d)) < 0)
+			goto fail;
 		(*ret_n)++;
 	}
+	if ((r = exec(x.db, "COMMIT", &pos, d)) < 0)
+		goto fail;
+	sqlite3_close(x.db); /* checkpoints and removes its -wal */
+	x.db = NULL;
+	for (const char *const *suffix = (const char *const[]){ "-wal", "-shm", NULL }; *suffix; suffix++) {
+		_cleanup_free_ char *f = xasprintf("%s%s", p, *suffix);
+
+		unlink(f);
+	}
+	if (rename(tmp, p) < 0) {
+		diags_add(d, &pos, "cannot put the new index in place: %s", strerror(errno));
+		r = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	if (x.db)
+		sqlite3_close(x.db);
+	x.db = NULL;
+	for (const char *const *suffix = (const char *const[]){ "", "-wal", "-shm", NULL }; *suffix; suffix++) {
+		_cleanup_free_ char *f = xasprintf("%s%s", tmp, *suffix);
+
+		unlink(f);
+	}
+	return r < 0 ? r : -EIO;
+}
+
+int index_unindexed(const char *root, const struct index_entry *e, size_t n, struct strv *ret)
+{
+	_cleanup_strv_ struct strv ids = STRV_INIT;
+	_cleanup_strmap_ struct strmap have = STRMAP_INIT;
+	size_t one;
+	int r;
+
+	if ((r = store_list(root, &ids)) < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		strmap_put(&have, e[i].id, 1);
+	for (size_t i = 0; i < ids.n; i++)
+		if (!strmap_get(&have, ids.v[i], &one))
+			strv_push(ret, ids.v[i]);
 	return 0;
 }

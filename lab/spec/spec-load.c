@@ -58,7 +58,7 @@ static char *resolve_path(const struct node *n)
 {
 	_cleanup_free_ char *dir = path_dirname(n->pos.file);
 
-	return path_join(dir, n->scalar);
+	return path_join_user(dir, n->scalar);
 }
 
 static void refs_push(struct spec_refs *r, const struct node *n)

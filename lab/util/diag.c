@@ -68,8 +68,10 @@ void diags_format(const struct diags *d, struct strbuf *sb)
 	for (size_t i = 0; i < d->n; i++) {
 		const struct diag *x = &d->v[i];
 
-		if (*x->file && x->line)
+		if (*x->file && x->line && x->col)
 			strbuf_addf(sb, "%s:%u:%u: %s\n", x->file, x->line, x->col, x->msg);
+		else if (*x->file && x->line)
+			strbuf_addf(sb, "%s:%u: %s\n", x->file, x->line, x->msg);
 		else if (*x->file)
 			strbuf_addf(sb, "%s: %s\n", x->file, x->msg);
 		else

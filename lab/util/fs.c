@@ -34,13 +34,19 @@ static int write_all(int fd, const void *data, size_t len)
 
 int fs_write_atomic(const char *path, const void *data, size_t len, unsigned mode)
 {
-	_cleanup_free_ char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	/* an unpredictable name created with O_EXCL: nothing planted there is followed */
+	_cleanup_free_ char *dir = path_dirname(path), *tmp = NULL;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	_cleanup_close_ int fd = -1;
 	int r;
 
+	tmp = xasprintf("%s/.%s.XXXXXX", dir, base);
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	r = write_all(fd, data, len);
+	r = fchmod(fd, mode) < 0 ? -errno : 0;
+	if (r == 0)
+		r = write_all(fd, data, len);
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
 	if (r == 0 && rename(tmp, path) < 0)
@@ -48,6 +54,40 @@ int fs_write_atomic(const char *path, const void *data, size_t len, unsigned mod
 	if (r < 0)
 		unlink(tmp);
 	return r;
+}
+
+int fs_open_beneath(int dirfd, const char *rel, int flags, unsigned mode)
+{
+	_cleanup_free_ char *copy = NULL;
+	_cleanup_close_ int cur = -1;
+	char *c, *slash;
+	int fd;
+
+	if (!path_is_safe_relative(rel))
+		return -EINVAL;
+	copy = xstrdup(rel);
+	c = copy;
+	cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return -errno;
+	while ((slash = strchr(c, '/'))) {
+		int next;
+
+		*slash = '\0';
+		next = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && (flags & O_CREAT)) {
+			if (mkdirat(cur, c, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			next = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (next < 0)
+			return errno == ELOOP ? -ELOOP : -errno;
+		close(cur);
+		cur = next;
+		c = slash + 1;
+	}
+	fd = openat(cur, c, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	return fd < 0 ? -errno : fd;
 }
 
 int fs_append(const char *path, const void *data, size_t len)

@@ -5,8 +5,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Write data to path atomically: temp file, fsync, rename. */
+/* Write data to path atomically: a fresh temp file beside it (random name,
+ * O_EXCL), fsync, rename. */
 int fs_write_atomic(const char *path, const void *data, size_t len, unsigned mode);
+/*
+ * openat() of `rel` below the folder `dirfd` that cannot leave it: `rel`
+ * must pass path_is_safe_relative(), and no component is followed through
+ * a symlink. With O_CREAT in flags, missing folders on the way are made
+ * (0755). Returns the descriptor or a negative errno (-EINVAL: unsafe name,
+ * -ELOOP: a symlink on the way).
+ */
+int fs_open_beneath(int dirfd, const char *rel, int flags, unsigned mode);
 /* Append data to path (created 0644 when missing): a log line. */
 int fs_append(const char *path, const void *data, size_t len);
 /* Copy a file (regular files only). */

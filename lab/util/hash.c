@@ -61,12 +61,18 @@ void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1])
 int sha256_file(const char *path, char out[SHA256_HEX_LEN + 1])
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return sha256_fd(fd, out);
+}
+
+int sha256_fd(int fd, char out[SHA256_HEX_LEN + 1])
+{
 	struct hasher *h;
 	char buf[65536];
 	ssize_t n;
 
-	if (fd < 0)
-		return -errno;
 	h = hasher_new();
 	while ((n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0) {

@@ -19,3 +19,5 @@ void hasher_finish(struct hasher *h, char out[SHA256_HEX_LEN + 1]);
 void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1]);
 /* Hash a file's contents; 0 or a negative errno. */
 int sha256_file(const char *path, char out[SHA256_HEX_LEN + 1]);
+/* Hash what is left to read of fd; 0 or a negative errno. */
+int sha256_fd(int fd, char out[SHA256_HEX_LEN + 1]);

@@ -18,17 +18,54 @@ char *path_dirname(const char *path)
 	return xstrndup(path, (size_t)(slash - path));
 }
 
+char *path_basename(const char *path)
+{
+	size_t n = strlen(path);
+	const char *slash;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	slash = memrchr(path, '/', n);
+	return slash ? xstrndup(slash + 1, n - (size_t)(slash + 1 - path)) : xstrndup(path, n);
+}
+
 char *path_join(const char *dir, const char *rel)
 {
-	const char *home;
-
 	if (rel[0] == '/')
 		return xstrdup(rel);
-	if (rel[0] == '~' && rel[1] == '/' && (home = getenv("HOME")) && *home)
-		return xasprintf("%s%s", home, rel + 1);
 	if (!dir || !*dir || streq(dir, "."))
 		return xstrdup(rel);
 	return xasprintf("%s/%s", dir, rel);
+}
+
+char *path_join_user(const char *dir, const char *rel)
+{
+	const char *home;
+
+	if (rel[0] == '~' && rel[1] == '/' && (home = getenv("HOME")) && *home)
+		return xasprintf("%s%s", home, rel + 1);
+	return path_join(dir, rel);
+}
+
+bool path_is_safe_relative(const char *rel)
+{
+	size_t depth = 0;
+
+	if (!*rel || rel[0] == '/' || rel[strlen(rel) - 1] == '/' || strlen(rel) > PATH_SAFE_MAX)
+		return false;
+	for (const char *c = rel; *c;) {
+		const char *e = strchrnul(c, '/');
+		size_t len = (size_t)(e - c);
+
+		if (len == 0 || len > 255 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.') ||
+		    c[0] == '~' || ++depth > PATH_SAFE_DEPTH)
+			return false;
+		for (const char *k = c; k < e; k++)
+			if ((unsigned char)*k < 0x20 || *k == 0x7f || *k == '\\')
+				return false;
+		c = *e ? e + 1 : e;
+	}
+	return true;
 }
 
 bool path_is_dir(const char *path)

@@ -2,8 +2,11 @@
 # lab bundle and lab fetch on a stored run made by hand (no VM): the bundle
 # holds every file, the reports and a MANIFEST; fetch checks every checksum,
 # unpacks into the results folder and indexes the run; hostile or damaged
-# bundles (absolute paths, "..", links, files outside the run, a changed,
-# missing or unlisted file) are refused and leave nothing behind.
+# bundles (absolute paths, "..", "~", links, hard links, devices, FIFOs, a
+# member twice, files outside the run, a MANIFEST naming a path outside, a
+# changed, missing or unlisted file, a decompression bomb, a truncated
+# archive, a damaged journal) are refused, leave nothing behind, write
+# nothing outside the folder and never cost a stored run its place.
 . "$(dirname "$0")/test-lib.sh"
 
 ID=20261130-120000-beef
@@ -49,6 +52,7 @@ test_expect_success 'fetch RUN_ID copies a run of the local store into -o DIR' "
 "
 
 # hostile bundles, made with python's tarfile
+mkdir -p home
 python3 - "$ID" <<'PY'
 import io, sys, tarfile, hashlib
 rid = sys.argv[1]
@@ -57,12 +61,15 @@ def add(t, name, data=b"x", kind=None, link=None):
     if kind:
         ti.type = kind
         ti.linkname = link or ""
+        if kind in (tarfile.CHRTYPE, tarfile.BLKTYPE):
+            ti.devmajor, ti.devminor = 1, 3
         t.addfile(ti)
     else:
         ti.size = len(data)
         t.addfile(ti, io.BytesIO(data))
-def good(t, skip=None, change=None, extra=None):
-    files = {"journal": b"# lab journal 1 experiment=e\n", "variants": b"base\n", "expect": b""}
+JOURNAL = b"# lab journal 1 experiment=e\n"
+def good(t, skip=None, change=None, extra=None, files=None, manifest_extra=""):
+    files = files or {"journal": JOURNAL, "variants": b"base\n", "expect": b""}
     man = ""
     for n, d in files.items():
         if n == skip:
@@ -72,7 +79,8 @@ def good(t, skip=None, change=None, extra=None):
         man += "%s  %s\n" % (hashlib.sha256(d).hexdigest(), n)
     if extra:
         add(t, rid + "/" + extra, b"surprise")
-    add(t, rid + "/MANIFEST", man.encode())
+    add(t, rid + "/MANIFEST", (man + manifest_extra).encode())
+ssh_key = b"ssh-ed25519 AAAA attacker\n"
 cases = {
     "abs": lambda t: add(t, "/etc/lab-pwned"),
     "dotdot": lambda t: (good(t), add(t, rid + "/../lab-pwned")),
@@ -81,27 +89,141 @@ cases = {
     "changed": lambda t: good(t, change=b"# lab journal 1 experiment=tampered\n"),
     "missing": lambda t: good(t, skip="variants"),
     "unlisted": lambda t: good(t, extra="runs/x/metrics"),
-    "nomanifest": lambda t: add(t, rid + "/journal", b"# lab journal 1 experiment=e\n"),
+    "nomanifest": lambda t: add(t, rid + "/journal", JOURNAL),
+    # the MANIFEST lists it with the right checksum: only the name check stops it
+    "tilde": lambda t: good(t, files={"journal": JOURNAL, "variants": b"base\n", "expect": b"",
+                                      "~/.ssh/authorized_keys": ssh_key}),
+    "manifestabs": lambda t: good(t, manifest_extra="%s  /etc/passwd\n" % hashlib.sha256(b"").hexdigest()),
+    "manifestdotdot": lambda t: good(t, manifest_extra="%s  runs/../../x\n" % hashlib.sha256(b"").hexdigest()),
+    "hardlink": lambda t: (good(t), add(t, rid + "/runs/h", kind=tarfile.LNKTYPE, link="/etc/passwd")),
+    "device": lambda t: (good(t), add(t, rid + "/runs/dev", kind=tarfile.CHRTYPE)),
+    "fifo": lambda t: (good(t), add(t, rid + "/runs/fifo", kind=tarfile.FIFOTYPE)),
+    "duplicate": lambda t: (add(t, rid + "/journal", b"first"), good(t)),
+    "control": lambda t: good(t, files={"journal": JOURNAL, "variants": b"base\n", "expect": b"",
+                                        "runs/\x1b[31mred": b""}),
 }
 for name, fill in cases.items():
-    with tarfile.open("bad-%s.tar" % name, "w") as t:
+    with tarfile.open("bad-%s.tar" % name, "w", format=tarfile.GNU_FORMAT) as t:
         fill(t)
 open("bad-garbage.tar.zst", "wb").write(b"\x28\xb5\x2f\xfd not really zstd")
 PY
 
-for c in abs:'absolute path' dotdot:"has '..'" symlink:'a link' outside:'outside' changed:'does not match its checksum' \
-	missing:'variants is missing' unlisted:'not in the MANIFEST' nomanifest:'no MANIFEST' garbage:'damaged bundle\|cannot open'; do
+for c in abs:'absolute path' dotdot:"has '..'" symlink:'symbolic link' outside:'outside' changed:'does not match its checksum' \
+	missing:'variants is missing' unlisted:'not in the MANIFEST' nomanifest:'no MANIFEST' garbage:'damaged bundle\|cannot open' \
+	tilde:"'~'" manifestabs:"names '/etc/passwd', not a path inside" manifestdotdot:'not a path inside the run' \
+	hardlink:'is a hard link' device:'character device' fifo:'is a FIFO' duplicate:'in the bundle twice' \
+	control:'control character'; do
 	name=${c%%:*} why=${c#*:}
 	f=bad-$name.tar
 	test "$name" = garbage && f=bad-garbage.tar.zst
 	test_expect_success "a bundle with $name is refused ($why) and leaves nothing" "
 		mkdir -p into-$name &&
-		test_must_fail_with 1 lab fetch -o into-$name $f 2>err &&
+		HOME=\$PWD/home test_must_fail_with 1 lab fetch -o into-$name $f 2>err &&
 		grep -q \"$why\" err &&
 		test -z \"\$(ls -A into-$name)\" &&
-		! test -e /etc/lab-pwned && ! test -e lab-pwned
+		test -z \"\$(ls -A home)\" &&
+		! test -e /etc/lab-pwned && ! test -e lab-pwned && ! test -e x
 	"
 done
+
+test_expect_success 'a member of the user home name is not expanded even with HOME set' "
+	! grep -q attacker \"\$HOME/.ssh/authorized_keys\" 2>/dev/null
+"
+
+test_expect_success 'a truncated bundle is refused as damaged and leaves nothing' "
+	size=\$(stat -c %s b.tar.gz) &&
+	head -c \$((size / 2)) b.tar.gz >half.tar.gz &&
+	mkdir -p into-half &&
+	test_must_fail_with 1 lab fetch -o into-half half.tar.gz 2>err &&
+	grep -q 'damaged bundle\|truncated' err &&
+	test -z \"\$(ls -A into-half)\"
+"
+
+# a decompression bomb: 256 MiB of zeros in one member, a few hundred KiB packed
+python3 - "$ID" <<'PY'
+import sys, tarfile, subprocess, hashlib
+rid = sys.argv[1]
+class Zeros:
+    def __init__(self, n): self.n = n
+    def read(self, k=-1):
+        k = self.n if k < 0 else min(k, self.n)
+        self.n -= k
+        return bytes(k)
+z = subprocess.Popen(["zstd", "-q", "-3", "-o", "bomb.tar.zst"], stdin=subprocess.PIPE)
+with tarfile.open(fileobj=z.stdin, mode="w|") as t:
+    ti = tarfile.TarInfo(rid + "/runs/big"); ti.size = 256 << 20
+    t.addfile(ti, Zeros(ti.size))
+z.stdin.close(); z.wait()
+PY
+
+test_expect_success 'a decompression bomb stops at the ratio limit and leaves nothing' "
+	test \$(stat -c %s bomb.tar.zst) -lt 1048576 &&
+	mkdir -p into-bomb &&
+	test_must_fail_with 1 lab fetch -o into-bomb bomb.tar.zst 2>err &&
+	grep -q 'more than 1000 times its size' err &&
+	test -z \"\$(ls -A into-bomb)\"
+"
+
+test_expect_success 'fetch --max-size stops a bundle that unpacks to more' "
+	mkdir -p into-max &&
+	test_must_fail_with 1 lab fetch --max-size 1k -o into-max b.tar.zst 2>err &&
+	grep -q 'unpacks to more than 1024 bytes' err &&
+	test -z \"\$(ls -A into-max)\" &&
+	test_must_fail_with 2 lab fetch --max-size lots b.tar.zst 2>err && grep -q 'not a size' err
+"
+
+test_expect_success 'a sparse member (GNU tar) unpacks to its full size and checks out' "
+	rm -rf sp && mkdir -p sp/results && cp -r src/results/$ID sp/results/ &&
+	printf 'head' >sp/results/$ID/runs/e.0001/raw/sparse &&
+	truncate -s 3M sp/results/$ID/runs/e.0001/raw/sparse &&
+	(cd sp && lab bundle $ID -o ../plain.tar >/dev/null) &&
+	mkdir -p sp2 && tar -C sp2 -xf plain.tar &&
+	tar -C sp2 --sparse --format=gnu -cf sparse.tar $ID &&
+	tar -tvf sparse.tar | grep -q sparse &&
+	mkdir -p into-sparse &&
+	lab fetch -o into-sparse sparse.tar >/dev/null &&
+	test \$(stat -c %s into-sparse/$ID/runs/e.0001/raw/sparse) = 3145728 &&
+	cmp into-sparse/$ID/runs/e.0001/raw/sparse sp/results/$ID/runs/e.0001/raw/sparse
+"
+
+test_expect_success 'lab bundle results/ID/ (a trailing slash) names the bundle and its members by the id' "
+	(cd src && lab bundle results/$ID/ >out) &&
+	grep -qx '$ID.tar.zst' src/out && test -f src/$ID.tar.zst &&
+	! test -e src/.tar.zst &&
+	tar --zstd -tf src/$ID.tar.zst >list && ! grep -v '^$ID/' list
+"
+
+# a bundle whose checksums pass but whose journal is damaged
+python3 - "$ID" <<'PY'
+import io, sys, tarfile, hashlib
+rid = sys.argv[1]
+files = {"journal": b"# lab journal 1 experiment=e\n../../etc\tok\tbase\t0\t1\tw\t-\t-\n",
+         "variants": b"base\npatched\n", "expect": b""}
+with tarfile.open("badjournal.tar", "w") as t:
+    man = ""
+    for n, d in files.items():
+        ti = tarfile.TarInfo(rid + "/" + n); ti.size = len(d); t.addfile(ti, io.BytesIO(d))
+        man += "%s  %s\n" % (hashlib.sha256(d).hexdigest(), n)
+    ti = tarfile.TarInfo(rid + "/MANIFEST"); ti.size = len(man); t.addfile(ti, io.BytesIO(man.encode()))
+PY
+
+test_expect_success 'fetch --replace with a damaged journal keeps the stored run and its index entry' "
+	cp dst/results/$ID/journal journal.before &&
+	(cd dst && test_must_fail_with 1 lab fetch --replace ../badjournal.tar 2>../err) &&
+	grep -q \"^$ID/journal:2: '../../etc' is not a run id\" err &&
+	cmp journal.before dst/results/$ID/journal &&
+	test -f dst/results/$ID/runs/e.0002/metrics &&
+	(cd dst && lab ls) | grep -q '^$ID  e  *2  *2' &&
+	(cd dst && lab report $ID --all) | grep -q 'm.tps' &&
+	test -z \"\$(ls -A dst/results | grep '^\\.fetch')\"
+"
+
+test_expect_success 'fetch without --replace leaves no unindexed run behind when the run is bad' "
+	mkdir -p into-badj &&
+	test_must_fail_with 1 lab fetch -o into-badj badjournal.tar 2>err &&
+	test -z \"\$(ls -A into-badj)\" &&
+	lab fetch -o into-badj b.tar.zst >/dev/null
+"
 
 test_expect_success 'lab compare: two stored runs, kernel by kernel, the first the baseline' "
 	ID2=20261130-130000-f00d &&

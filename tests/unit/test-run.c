@@ -3,10 +3,12 @@
  * sh against a fake catalogue), the store's round trip, the SQLite index. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "unit.h"
 #include "result/result.h"
+#include "run/bundle.h"
 #include "run/driver.h"
 #include "run/hostload.h"
 #include "run/index.h"
@@ -136,6 +138,7 @@ static void test_store_round_trip(void **state)
 	{
 		struct index_entry *e = NULL;
 		size_t n = 0, rebuilt = 0;
+		_cleanup_strv_ struct strv skipped = STRV_INIT;
 
 		assert_int_equal(index_put(root, back, "inconclusive 2", &d), 0);
 		assert_int_equal(index_put(root, back, "inconclusive 2", &d), 0); /* replaces, no duplicate */
@@ -158,12 +161,35 @@ static void test_store_round_trip(void **state)
 		assert_string_equal(e[0].verdicts, "inconclusive 2");
 		index_entries_free(e, n);
 		back->runs[2].status = RUN_PENDING;
-		assert_int_equal(index_rebuild(root, &rebuilt, &d), 0);
+		assert_int_equal(index_rebuild(root, &rebuilt, &skipped, &d), 0);
 		assert_int_equal(rebuilt, 1);
+		assert_int_equal(skipped.n, 0);
 		assert_int_equal(index_list(root, &e, &n, &d), 0);
 		assert_int_equal(n, 1);
 		assert_string_equal(e[0].id, id);
 		index_entries_free(e, n);
+		/* a damaged folder beside it is skipped and named; the good one stays indexed */
+		{
+			_cleanup_free_ char *bad = path_join(root, "20260101-000000-dead");
+			_cleanup_free_ char *bj = path_join(bad, "journal");
+			_cleanup_strv_ struct strv missing = STRV_INIT;
+			size_t before = d.n;
+
+			assert_int_equal(path_mkdir_p(bad, 0755), 0);
+			assert_int_equal(fs_write_atomic(bj, "not a journal\n", 14, 0644), 0);
+			assert_int_equal(index_rebuild(root, &rebuilt, &skipped, &d), 0);
+			assert_int_equal(rebuilt, 1);
+			assert_int_equal(skipped.n, 1);
+			assert_string_equal(skipped.v[0], "20260101-000000-dead");
+			assert_true(d.n > before);
+			assert_int_equal(index_list(root, &e, &n, &d), 0);
+			assert_int_equal(n, 1);
+			assert_int_equal(index_unindexed(root, e, n, &missing), 0);
+			assert_int_equal(missing.n, 1);
+			assert_string_equal(missing.v[0], "20260101-000000-dead");
+			index_entries_free(e, n);
+			fs_remove_tree(bad);
+		}
 	}
 	/* a damaged journal is an error naming the line */
 	{
@@ -183,6 +209,185 @@ static void test_store_round_trip(void **state)
 	fs_remove_tree(root);
 	free(dir);
 	free(id);
+}
+
+/* Stored texts from elsewhere: each damage is an error naming its file and line. */
+static void test_store_strict(void **state)
+{
+	static const struct {
+		const char *journal, *variants, *expect, *observe, *file, *msg;
+		unsigned line;
+	} cases[] = {
+		{ "# lab journal 1 experiment=e\n../x\tok\tbase\t0\t1\tw\t-\t-\n", "base\n", "", NULL, "J", "is not a run id", 2 },
+		{ "# lab journal 1 experiment=e\na\tok\tbase\t0\t1\tw\t-\t-\na\tok\tbase\t0\t2\tw\t-\t-\n", "base\n", "",
+		  NULL, "J", "in the journal twice", 3 },
+		{ "# lab journal 1 experiment=e\na\tok\tother\t0\t1\tw\t-\t-\n", "base\n", "", NULL, "J",
+		  "which the run's variants do not list", 2 },
+		{ "# lab journal 1 experiment=e\na\tweird\tbase\t0\t1\tw\t-\t-\n", "base\n", "", NULL, "J", "malformed journal line", 2 },
+		{ "# lab journal 1 experiment=e\n", "base\n", "0\tm\tsideways\t-\n", NULL, "E", "unknown direction 'sideways'", 1 },
+		{ "# lab journal 1 experiment=e\n", "base\n", "0\tm\tincrease\t-\n0\tm\tincrease\tnan\n", NULL, "E",
+		  "effect 'nan' is not a number", 2 },
+		{ "# lab journal 1 experiment=e\n", "base\n", "0\tm\tincrease\t1e999\n", NULL, "E", "is not a number", 1 },
+		{ "# lab journal 1 experiment=e\n", "base\n../v\n", "", NULL, "V", "is not a kernel name", 2 },
+		{ "# lab journal 1 experiment=e\n", "base\nbase\n", "", NULL, "V", "listed twice", 2 },
+		{ "# lab journal 1 experiment=e\n", "base\n", "", "m\t>=\tinf\t-\t-\n", "O", "malformed observe line", 1 },
+		{ "not a journal\n", "base\n", "", NULL, "J", "not a lab journal", 1 },
+	};
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		struct store_text t = { .journal = cases[i].journal, .variants = cases[i].variants,
+					.expect = cases[i].expect, .observe = cases[i].observe, .journal_file = "J",
+					.variants_file = "V", .expect_file = "E", .observe_file = "O" };
+		struct result_set *rs = NULL;
+		struct diags d = { 0 };
+
+		assert_true(store_parse("20261201-000000-abcd", &t, &rs, &d) < 0);
+		assert_null(rs);
+		assert_int_equal(d.n, 1);
+		assert_string_equal(d.v[0].file, cases[i].file);
+		assert_int_equal(d.v[0].line, cases[i].line);
+		if (!strstr(d.v[0].msg, cases[i].msg))
+			fail_msg("case %zu: '%s' lacks '%s'", i, d.v[0].msg, cases[i].msg);
+		diags_release(&d);
+	}
+	{
+		/* the id itself, and a good text */
+		struct store_text t = { .journal = "# lab journal 1 experiment=e\na\tok\tbase\t0\t1\tw\t-\t-\n",
+					.variants = "base\n", .expect = "0\tm\tunchanged\t0.02\n", .journal_file = "J" };
+		struct result_set *rs = NULL;
+		struct diags d = { 0 };
+
+		assert_true(store_parse("../up", &t, &rs, &d) < 0);
+		assert_int_equal(store_parse("20261201-000000-abcd", &t, &rs, &d), 1 - 1);
+		assert_int_equal(rs->n, 1);
+		assert_int_equal(rs->expect[0].dir, DIR_UNCHANGED);
+		result_set_free(rs);
+		diags_release(&d);
+	}
+}
+
+/* An ok run must have its metrics; errors name the run folder's files. */
+static void test_store_ok_without_metrics(void **state)
+{
+	char tmpl[] = "/tmp/lab-unit-store.XXXXXX";
+	_cleanup_free_ char *dir = NULL, *j = NULL, *v = NULL, *e = NULL;
+	struct result_set *rs = NULL;
+	struct diags d = { 0 };
+	static const char journal[] = "# lab journal 1 experiment=e\na\tok\tbase\t0\t1\tw\t-\t-\n";
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	dir = path_join(tmpl, "20261201-000000-abcd");
+	j = path_join(dir, "journal");
+	v = path_join(dir, "variants");
+	e = path_join(dir, "expect");
+	assert_int_equal(path_mkdir_p(dir, 0755), 0);
+	assert_true(store_load(dir, &rs, &d) < 0);
+	assert_non_null(strstr(d.v[0].file, "/journal"));
+	assert_non_null(strstr(d.v[0].msg, "missing"));
+	diags_release(&d);
+	assert_int_equal(fs_write_atomic(j, journal, sizeof(journal) - 1, 0644), 0);
+	assert_true(store_load(dir, &rs, &d) < 0);
+	assert_non_null(strstr(d.v[0].file, "/variants")); /* not "journal" */
+	diags_release(&d);
+	assert_int_equal(fs_write_atomic(v, "base\n", 5, 0644), 0);
+	assert_int_equal(fs_write_atomic(e, "", 0, 0644), 0);
+	assert_true(store_load(dir, &rs, &d) < 0);
+	assert_non_null(strstr(d.v[0].msg, "is ok but has no metrics file"));
+	assert_int_equal(d.v[0].line, 2);
+	diags_release(&d);
+	fs_remove_tree(tmpl);
+}
+
+/* The atomic writer never follows a link planted where it writes. */
+static void test_write_atomic_planted_link(void **state)
+{
+	char tmpl[] = "/tmp/lab-unit-atomic.XXXXXX";
+	_cleanup_free_ char *victim = NULL, *target = NULL, *old = NULL;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	victim = path_join(tmpl, "victim");
+	target = path_join(tmpl, "journal");
+	assert_int_equal(fs_write_atomic(victim, "precious", 8, 0644), 0);
+	/* the name the writer used to take: PATH.tmp.PID */
+	old = xasprintf("%s.tmp.%ld", target, (long)getpid());
+	assert_int_equal(symlink(victim, old), 0);
+	assert_int_equal(fs_write_atomic(target, "new", 3, 0600), 0);
+	assert_int_equal(strbuf_read_file(&sb, victim, 0), 0);
+	assert_string_equal(sb.buf, "precious");
+	strbuf_reset(&sb);
+	assert_int_equal(strbuf_read_file(&sb, target, 0), 0);
+	assert_string_equal(sb.buf, "new");
+	{
+		struct stat st;
+
+		assert_int_equal(lstat(target, &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+		assert_int_equal(st.st_mode & 0777, 0600);
+	}
+	fs_remove_tree(tmpl);
+}
+
+/* Names from data: what stays below its folder. */
+static void test_safe_relative(void **state)
+{
+	static const char *const good[] = { "journal", "runs/a.0001/metrics", "runs/x/raw/w.raw", "a~b", "x.." };
+	static const char *const bad[] = { "", "/etc/passwd", "../x", "a/../b", "a/./b", "a//b", "a/", "~/.ssh/k",
+					   "runs/~root/x", "a\x1b[31m", "a\\b", "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q" };
+
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(good); i++)
+		if (!path_is_safe_relative(good[i]))
+			fail_msg("refused '%s'", good[i]);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		if (path_is_safe_relative(bad[i]))
+			fail_msg("accepted '%s'", bad[i]);
+	{
+		_cleanup_free_ char *a = path_join("dir", "~/.ssh/x"), *b = path_basename("results/ID/");
+
+		assert_string_equal(a, "dir/~/.ssh/x"); /* no expansion of data */
+		assert_string_equal(b, "ID");
+	}
+}
+
+/* MANIFEST lines: the parser refuses what would name a file outside. */
+static void test_manifest_parse(void **state)
+{
+	static const char h[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+	static const struct {
+		const char *tail, *msg;
+	} bad[] = {
+		{ "  /etc/passwd\n", "not a path inside" }, { "  ../x\n", "not a path inside" },
+		{ "  MANIFEST\n", "not a path inside" },    { " x\n", "malformed" },
+		{ "  a\n%s  a\n", "twice" },               { "\n", "malformed" },
+	};
+	struct bundle_manifest m = { 0 };
+	struct diags d = { 0 };
+	_cleanup_free_ char *ok = xasprintf("%s  journal\n%s  runs/a/metrics", h, h);
+
+	(void)state;
+	assert_int_equal(bundle_manifest_parse(ok, strlen(ok), "M", &m, &d), 0);
+	assert_int_equal(m.n, 2);
+	assert_string_equal(m.v[1].name, "runs/a/metrics");
+	assert_int_equal(m.v[1].line, 2);
+	bundle_manifest_release(&m);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		_cleanup_free_ char *tail = xasprintf(bad[i].tail, h);
+		_cleanup_free_ char *text = xasprintf("%s%s", h, tail);
+
+		if (bundle_manifest_parse(text, strlen(text), "M", &m, &d) == 0)
+			fail_msg("case %zu accepted", i);
+		if (!strstr(d.v[d.n - 1].msg, bad[i].msg))
+			fail_msg("case %zu: '%s' lacks '%s'", i, d.v[d.n - 1].msg, bad[i].msg);
+	}
+	{
+		char upper[] = "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855  a";
+
+		assert_true(bundle_manifest_parse(upper, strlen(upper), "M", &m, &d) < 0);
+	}
+	diags_release(&d);
 }
 
 /* /proc/stat and /proc/PID/stat as this machine's kernel writes them */
@@ -231,6 +436,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_driver_golden),
 		cmocka_unit_test(test_store_round_trip),
+		cmocka_unit_test(test_store_strict),
+		cmocka_unit_test(test_store_ok_without_metrics),
+		cmocka_unit_test(test_write_atomic_planted_link),
+		cmocka_unit_test(test_safe_relative),
+		cmocka_unit_test(test_manifest_parse),
 		cmocka_unit_test(test_host_load),
 	};
 
