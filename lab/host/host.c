@@ -26,7 +26,7 @@ int host_open(const char *state, const char *cache, const struct spec_host *h, s
 		return -EINVAL;
 	}
 	x.dir = xasprintf("%s/hosts/%s", state, h->name);
-	if ((r = path_mkdir_p(x.dir, 0700)) < 0) {
+	if ((r = path_mkdir_p(x.dir, 0700)) < 0 || (r = fs_check_private(state, FS_PRIVATE, d)) < 0) {
 		diags_add(d, NULL, "cannot create '%s': %s", x.dir, strerror(-r));
 		host_close(&x);
 		return r;

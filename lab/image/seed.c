@@ -243,16 +243,21 @@ int lab_ssh_key(const char *cache, char **ret_private, char **ret_public_line, s
 	_cleanup_free_ char *pub = xasprintf("%s.pub", key);
 	int r;
 
+	if ((r = path_mkdir_p(dir, 0700)) < 0) {
+		diags_add(d, NULL, "cannot create '%s': %s", dir, strerror(-r));
+		return r;
+	}
+	/* a key another user could read or swap is no key of ours */
+	if ((r = fs_check_private(cache, FS_NOT_SHARED, d)) < 0 || (r = fs_check_private(dir, FS_PRIVATE, d)) < 0)
+		return r;
 	if (!path_is_file(key) || !path_is_file(pub)) {
-		if ((r = path_mkdir_p(dir, 0700)) < 0) {
-			diags_add(d, NULL, "cannot create '%s': %s", dir, strerror(-r));
-			return r;
-		}
 		unlink(key);
 		unlink(pub);
 		if ((r = keygen(key, "lab", d)) < 0)
 			return r;
 	}
+	if ((r = fs_check_private(key, FS_PRIVATE_FILE, d)) < 0)
+		return r;
 	if (ret_public_line && (r = read_line(pub, ret_public_line, d)) < 0)
 		return r;
 	if (ret_private)

@@ -12,13 +12,14 @@
 
 char *lab_cache_dir(const struct spec *s)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = fs_home();
 
 	if (s && s->settings.cache)
 		return xstrdup(s->settings.cache);
-	if (xdg && *xdg)
+	if (xdg && xdg[0] == '/')
 		return xasprintf("%s/lab", xdg);
-	return xasprintf("%s/.cache/lab", home && *home ? home : "/tmp");
+	/* main() refuses to start without either; never a shared folder */
+	return xasprintf("%s/.cache/lab", home ? home : "/nonexistent");
 }
 
 void ksource_release(struct ksource *k)

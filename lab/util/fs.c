@@ -7,8 +7,10 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <pwd.h>
 #include <unistd.h>
 #include "alloc.h"
+#include "diag.h"
 #include "fs.h"
 #include "path.h"
 #include "strbuf.h"
@@ -195,4 +197,45 @@ int fs_remove_tree(const char *path)
 		return 0;
 	r = nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 	return r < 0 ? -errno : r;
+}
+
+int fs_check_private(const char *path, enum fs_privacy level, struct diags *d)
+{
+	struct pos pos = { .file = path };
+	struct stat st;
+	unsigned bad = level == FS_PRIVATE ? 077 : 022;
+
+	if ((level == FS_PRIVATE_FILE ? lstat(path, &st) : stat(path, &st)) < 0) {
+		diags_add(d, &pos, "cannot check: %s", strerror(errno));
+		return -errno;
+	}
+	if (level == FS_PRIVATE_FILE) {
+		bad = 077;
+		if (!S_ISREG(st.st_mode)) {
+			diags_add(d, &pos, "refused: not a regular file (a link or a special file)");
+			return -EPERM;
+		}
+	}
+	if (st.st_uid != geteuid()) {
+		diags_add(d, &pos, "refused: it belongs to uid %u, not to you (uid %u)", (unsigned)st.st_uid,
+			  (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & bad) {
+		diags_add(d, &pos, "refused: other users can %s it (mode %04o; chmod go-%s fixes it)",
+			  bad == 022 ? "write to" : "reach", (unsigned)(st.st_mode & 07777), bad == 022 ? "w" : "rwx");
+		return -EPERM;
+	}
+	return 0;
+}
+
+const char *fs_home(void)
+{
+	const char *home = getenv("HOME");
+	struct passwd *pw;
+
+	if (home && home[0] == '/')
+		return home;
+	pw = getpwuid(geteuid());
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
 }

@@ -36,3 +36,16 @@ int fs_lock(const char *path, void (*on_wait)(void *userdata), void *userdata);
 /* Remove a folder and everything under it (not following symlinks, not
  * crossing into other file systems); a missing path is fine. 0 or -errno. */
 int fs_remove_tree(const char *path);
+
+struct diags;
+enum fs_privacy {
+	FS_NOT_SHARED,   /* a folder: yours, nobody else may write to it (the cache) */
+	FS_PRIVATE,      /* a folder: yours, nobody else may even look (state, keys) */
+	FS_PRIVATE_FILE, /* a regular file, not a link: yours, mode 0600 or less (a key) */
+};
+/* Refuse what another user owns or could change: 0, or -EPERM with why in d. */
+int fs_check_private(const char *path, enum fs_privacy level, struct diags *d);
+/* The user's home: $HOME when absolute, else the passwd entry's; NULL when
+ * neither (lab then has no default place for its cache and state, and
+ * never falls back to a shared one such as /tmp). */
+const char *fs_home(void);

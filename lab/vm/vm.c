@@ -41,11 +41,12 @@ static const char *const boot_failures[] = {
 
 char *lab_state_dir(void)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = fs_home();
 
-	if (xdg && *xdg)
+	if (xdg && xdg[0] == '/')
 		return xasprintf("%s/lab", xdg);
-	return xasprintf("%s/.local/state/lab", home && *home ? home : "/tmp");
+	/* main() refuses to start without either; never a shared folder */
+	return xasprintf("%s/.local/state/lab", home ? home : "/nonexistent");
 }
 
 bool vm_kvm_available(void)
@@ -1069,6 +1070,12 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 	}
 	interrupted = 0;
 	v.name = xstrdup(name);
+	if ((r = path_mkdir_p(state, 0700)) < 0) {
+		diags_add(d, NULL, "cannot create '%s': %s", state, strerror(-r));
+		return r;
+	}
+	if ((r = fs_check_private(state, FS_PRIVATE, d)) < 0)
+		return r;
 	v.dir = xasprintf("%s/vms/%s", state, name);
 	v.owner = o->owner;
 	{

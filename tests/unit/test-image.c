@@ -6,6 +6,7 @@
  */
 #include "unit.h"
 #include <errno.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "image/recipe.h"
@@ -299,6 +300,53 @@ static void test_modules_disk(void **state)
 	}
 }
 
+/* lab's ssh key: made private, refused when another user could read or swap it */
+static void test_ssh_key_private(void **state)
+{
+	char tmpl[] = "/tmp/lab-unit-key.XXXXXX";
+	_cleanup_free_ char *cache = NULL, *key = NULL, *ssh = NULL, *key2 = NULL;
+	struct diags d = { 0 };
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	cache = path_join(tmpl, "cache");
+	ssh = path_join(cache, "ssh");
+	assert_int_equal(path_mkdir_p(cache, 0755), 0);
+	assert_int_equal(lab_ssh_key(cache, &key, NULL, &d), 0);
+	assert_int_equal(stat(ssh, &st), 0);
+	assert_int_equal(st.st_mode & 077, 0);
+	/* a cache others may write to: they could swap the key */
+	assert_int_equal(chmod(cache, 0777), 0);
+	assert_int_equal(lab_ssh_key(cache, &key2, NULL, &d), -EPERM);
+	assert_non_null(strstr(d.v[d.n - 1].msg, "other users can write to it (mode 0777"));
+	assert_int_equal(chmod(cache, 0755), 0);
+	/* a key others may read */
+	assert_int_equal(chmod(key, 0644), 0);
+	assert_int_equal(lab_ssh_key(cache, &key2, NULL, &d), -EPERM);
+	assert_non_null(strstr(d.v[d.n - 1].msg, "other users can reach it (mode 0644"));
+	assert_int_equal(chmod(key, 0600), 0);
+	/* an ssh folder another user owns */
+	if (geteuid() == 0) {
+		assert_int_equal(chown(ssh, 4242, 4242), 0);
+		assert_int_equal(lab_ssh_key(cache, &key2, NULL, &d), -EPERM);
+		assert_non_null(strstr(d.v[d.n - 1].msg, "belongs to uid 4242"));
+		assert_int_equal(chown(ssh, 0, 0), 0);
+	}
+	/* the key itself a symlink to another file */
+	{
+		_cleanup_free_ char *real = xasprintf("%s.real", key);
+
+		assert_int_equal(rename(key, real), 0);
+		assert_int_equal(symlink(real, key), 0);
+		assert_int_equal(lab_ssh_key(cache, &key2, NULL, &d), -EPERM);
+		assert_non_null(strstr(d.v[d.n - 1].msg, "not a regular file"));
+	}
+	assert_null(key2);
+	diags_release(&d);
+	fs_remove_tree(tmpl);
+}
+
 static void test_yaml_writers(void **state)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
@@ -354,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_seed_rejects),
 		cmocka_unit_test(test_seed_cgroups_of_experiment),
 		cmocka_unit_test(test_modules_disk),
+		cmocka_unit_test(test_ssh_key_private),
 		cmocka_unit_test(test_yaml_writers),
 		cmocka_unit_test(test_json_lookup),
 	};
