@@ -40,7 +40,7 @@ const struct cli_command commands[] = {
 	{ "compare", cmd_compare, 0, -1, "RUN_A RUN_B [--format text|md|json] [--all]",
 	  "Compare two stored runs, kernel by kernel (RUN_A is the baseline)" },
 	{ "bundle", cmd_bundle, 0, -1, "RUN_ID [-o FILE]", "Pack a stored run, its reports and a MANIFEST into a .tar.zst" },
-	{ "fetch", cmd_fetch, 0, -1, "RUN_ID|PATH|ssh://HOST/RUN_ID [-o DIR] [--replace]",
+	{ "fetch", cmd_fetch, 0, -1, "RUN_ID|PATH|-|ssh://HOST/RUN_ID [-o DIR] [--replace] [--max-size SIZE]",
 	  "Bring a bundle in, check every checksum, unpack it safely and index it" },
 	{ "doctor", cmd_doctor, 0, -1, "",
 	  "Check this machine for what lab needs (KVM or TCG, libvirt, QEMU, build and image tools, disk, cgroup v2)" },
