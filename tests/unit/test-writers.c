@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* The escaping JSON writer, the table formatter, strbuf and suggestions. */
+/* The escapers (JSON, XML, terminal, Markdown), the table formatter, diagnostics, strbuf and suggestions. */
 #include "unit.h"
 #include <stdlib.h>
 #include "util/alloc.h"
+#include "util/diag.h"
+#include "util/escape.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
 #include "util/table.h"
+#include "util/xml.h"
 
 static void test_json_escape(void **state)
 {
@@ -16,6 +19,132 @@ static void test_json_escape(void **state)
 	json_escape(&sb, "a\"b\\c\nd\te\x01\x7f</script>");
 	assert_string_equal(sb.buf, "\"a\\\"b\\\\c\\nd\\te\\u0001\\u007f</script>\"");
 	strbuf_release(&sb);
+}
+
+static void test_utf8_decode(void **state)
+{
+	uint32_t cp = 0;
+
+	(void)state;
+	assert_int_equal(utf8_decode("A", &cp), 1);
+	assert_int_equal(cp, 'A');
+	assert_int_equal(utf8_decode("é", &cp), 2);
+	assert_int_equal(cp, 0xe9);
+	assert_int_equal(utf8_decode("✓", &cp), 3);
+	assert_int_equal(cp, 0x2713);
+	assert_int_equal(utf8_decode("\xf0\x9f\x98\x80", &cp), 4);
+	assert_int_equal(cp, 0x1f600);
+	assert_int_equal(utf8_decode("\xf4\x8f\xbf\xbf", &cp), 4); /* U+10FFFF */
+	assert_int_equal(utf8_decode("\x80", &cp), 0);             /* a stray continuation */
+	assert_int_equal(utf8_decode("\xc0\xaf", &cp), 0);         /* overlong '/' */
+	assert_int_equal(utf8_decode("\xe0\x80\xaf", &cp), 0);     /* overlong, 3 bytes */
+	assert_int_equal(utf8_decode("\xed\xa0\x80", &cp), 0);     /* a surrogate */
+	assert_int_equal(utf8_decode("\xf4\x90\x80\x80", &cp), 0); /* beyond U+10FFFF */
+	assert_int_equal(utf8_decode("\xe2\x82", &cp), 0);         /* cut short */
+	assert_int_equal(utf8_decode("\xff", &cp), 0);
+	assert_true(unicode_is_control(0x1b));
+	assert_true(unicode_is_control(0x7f));
+	assert_true(unicode_is_control(0x9b));
+	assert_true(unicode_is_control(0x202e));
+	assert_true(unicode_is_control(0x2066));
+	assert_false(unicode_is_control(' '));
+	assert_false(unicode_is_control(0xa0));
+	assert_false(unicode_is_control(0x2713));
+}
+
+struct esc_case {
+	const char *in, *out;
+};
+
+static void assert_escapes(void (*escape)(struct strbuf *, const char *), const struct esc_case *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct strbuf sb = STRBUF_INIT;
+
+		escape(&sb, cases[i].in);
+		assert_string_equal(sb.buf, cases[i].out);
+		strbuf_release(&sb);
+	}
+}
+
+static void test_term_escape(void **state)
+{
+	static const struct esc_case cases[] = {
+		{ "sysbench.tps", "sysbench.tps" },
+		{ "é ✓ \xf0\x9f\x98\x80 <a|b>", "é ✓ \xf0\x9f\x98\x80 <a|b>" },
+		{ "\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m" },
+		{ "bell\a del\x7f nul-less\x01", "bell\\x07 del\\x7f nul-less\\x01" },
+		{ "tab\tnl\ncr\r", "tab\\tnl\\ncr\\r" },
+		{ "back\\slash \\x1b", "back\\\\slash \\\\x1b" },
+		{ "csi\xc2\x9b" "2J", "csi\\u009b2J" },
+		{ "bidi\xe2\x80\xae" "txt.exe\xe2\x81\xa6" "\xe2\x80\xa8", "bidi\\u202etxt.exe\\u2066\\u2028" },
+		{ "bad\xff" "byte", "bad\\xffbyte" },
+		{ "\xc0\xaf" "\xed\xa0\x80", "\\xc0\\xaf\\xed\\xa0\\x80" },
+		{ "lead\xc2" "A", "lead\\xc2A" },
+		{ "cut\xe2\x82", "cut\\xe2\\x82" },
+		{ "", "" },
+	};
+
+	(void)state;
+	assert_escapes(term_escape, cases, ELEMENTSOF(cases));
+}
+
+static void test_term_escape_lines(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	term_escape_lines(&sb, "make: *** [x] Error 1\n\tgcc \"a\\n\"\r\n\x1b[1mbold\rover\xc2\x9b" "\xff");
+	assert_string_equal(sb.buf, "make: *** [x] Error 1\n\tgcc \"a\\n\"\r\n\\x1b[1mbold\\rover\\u009b\\xff");
+	strbuf_release(&sb);
+}
+
+static void test_md_escape(void **state)
+{
+	static const struct esc_case cases[] = {
+		{ "pg-sysbench threads=100%", "pg-sysbench threads=100%" },
+		{ "<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;" },
+		{ "<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;" },
+		{ "a|b `c` *d* _e_ [f](g) ~h~ &amp;", "a\\|b \\`c\\` \\*d\\* \\_e\\_ \\[f\\](g) \\~h\\~ &amp;amp;" },
+		/* rendered, it reads as the terminal form: \\ for a backslash, \x1b for ESC */
+		{ "back\\slash", "back\\\\\\\\slash" },
+		{ "\x1b[31m\xff\n", "\\\\x1b\\[31m\\\\xff\\\\n" },
+		{ "# heading", "\\# heading" },
+		{ "  ## deeper", "  \\## deeper" },
+		{ "- item", "\\- item" },
+		{ "+", "\\+" },
+		{ "---", "\\---" },
+		{ "===", "\\===" },
+		{ "1. first", "1\\. first" },
+		{ "12) twelfth", "12\\) twelfth" },
+		{ "-29.45 points", "-29.45 points" },
+		{ "2.5x", "2.5x" },
+		{ "== 0", "== 0" },
+		{ "a # b - c", "a # b - c" },
+		{ "", "" },
+	};
+
+	(void)state;
+	assert_escapes(md_escape, cases, ELEMENTSOF(cases));
+}
+
+static void test_md_code(void **state)
+{
+	static const struct esc_case cases[] = {
+		{ "sysbench.latency_p95_ms", "`sysbench.latency_p95_ms`" },
+		{ "perf-profile.self.cycles-pp.*[x]", "`perf-profile.self.cycles-pp.*[x]`" },
+		{ "é", "`é`" },
+		{ "a|b", "a\\|b" },
+		{ "a`b", "a\\`b" },
+		{ "<script>", "&lt;script&gt;" },
+		{ "a\\b", "a\\\\\\\\b" },
+		{ "esc\x1b", "esc\\\\x1b" },
+		{ " padded", " padded" },
+		{ "", "" },
+	};
+
+	(void)state;
+	assert_escapes(md_code, cases, ELEMENTSOF(cases));
 }
 
 static void test_json_structure(void **state)
@@ -141,6 +270,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_utf8_decode),
+		cmocka_unit_test(test_term_escape),
+		cmocka_unit_test(test_term_escape_lines),
+		cmocka_unit_test(test_md_escape),
+		cmocka_unit_test(test_md_code),
 		cmocka_unit_test(test_json_structure),
 		cmocka_unit_test(test_json_pretty),
 		cmocka_unit_test(test_table),
