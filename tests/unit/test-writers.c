@@ -21,6 +21,36 @@ static void test_json_escape(void **state)
 	strbuf_release(&sb);
 }
 
+/* Beyond what RFC 8259 requires: C1 and bidirectional controls escaped, bytes that are not UTF-8 as U+FFFD. */
+static void test_json_escape_unicode(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *back;
+
+	(void)state;
+	json_escape(&sb, "\xc2\x9b" "x\xe2\x80\xae" "y\xff" "z é ✓");
+	assert_string_equal(sb.buf, "\"\\u009bx\\u202ey\\ufffdz é ✓\"");
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "{\"k\": ");
+	json_escape(&sb, "a\xe2\x80\xae" "b\xc2\x85" "c\x01");
+	strbuf_addstr(&sb, "}");
+	/* what lab wrote reads back as it was */
+	back = json_lookup_string(sb.buf, "k");
+	assert_string_equal(back, "a\xe2\x80\xae" "b\xc2\x85" "c\x01");
+	free(back);
+	strbuf_release(&sb);
+}
+
+static void test_xml_escape(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	xml_escape(&sb, "<a href='x'>&\"\t\x01" "\xff" "\xc0\xaf" "\x7f\xc2\x9b" "é\xe2\x80\xae</a>");
+	assert_string_equal(sb.buf, "&lt;a href=&apos;x&apos;&gt;&amp;&quot;&#9;??????é\xe2\x80\xae&lt;/a&gt;");
+	strbuf_release(&sb);
+}
+
 static void test_utf8_decode(void **state)
 {
 	uint32_t cp = 0;
@@ -270,6 +300,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_json_escape_unicode),
+		cmocka_unit_test(test_xml_escape),
 		cmocka_unit_test(test_utf8_decode),
 		cmocka_unit_test(test_term_escape),
 		cmocka_unit_test(test_term_escape_lines),
