@@ -177,6 +177,23 @@ static void test_md_code(void **state)
 	assert_escapes(md_code, cases, ELEMENTSOF(cases));
 }
 
+/* Messages quote hostile data; multi-line ones (tool output) keep their lines. */
+static void test_diags_escape(void **state)
+{
+	struct diags d = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	const struct pos pos = { .file = "runs/\x1b]0;x\a/metrics", .line = 3, .col = 4 };
+
+	(void)state;
+	diags_add(&d, &pos, "'%s' is not a number", "1\x1b[2J");
+	diags_add(&d, NULL, "build failed:\n\tcc: \x1b[31merror\x1b[0m\n");
+	diags_format(&d, &sb);
+	assert_string_equal(sb.buf, "runs/\\x1b]0;x\\x07/metrics:3:4: '1\\x1b[2J' is not a number\n"
+				    "build failed:\n\tcc: \\x1b[31merror\\x1b[0m\n\n");
+	diags_release(&d);
+	strbuf_release(&sb);
+}
+
 static void test_json_structure(void **state)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -248,6 +265,29 @@ static void test_table(void **state)
 	strbuf_release(&js);
 }
 
+/* Cells shown in text are escaped, and the columns line up on what is shown. */
+static void test_table_escapes(void **state)
+{
+	static const char *const cols[] = { "ID:id", "EXPERIMENT:experiment", NULL };
+	struct strbuf text = STRBUF_INIT, js = STRBUF_INIT;
+	struct table *t = table_new(cols);
+
+	(void)state;
+	table_add_string(t, "r1");
+	table_add_string(t, "x\x1b[2J\xc2\x9b");
+	table_add_string(t, "r2");
+	table_add_string(t, "plain");
+	table_format_text(t, &text);
+	assert_string_equal(text.buf, "ID  EXPERIMENT\n"
+				      "r1  x\\x1b[2J\\u009b\n"
+				      "r2  plain\n");
+	table_format_json(t, &js);
+	assert_non_null(strstr(js.buf, "\"x\\u001b[2J\\u009b\""));
+	table_free(t);
+	strbuf_release(&text);
+	strbuf_release(&js);
+}
+
 static void test_strbuf(void **state)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -307,9 +347,11 @@ int main(void)
 		cmocka_unit_test(test_term_escape_lines),
 		cmocka_unit_test(test_md_escape),
 		cmocka_unit_test(test_md_code),
+		cmocka_unit_test(test_diags_escape),
 		cmocka_unit_test(test_json_structure),
 		cmocka_unit_test(test_json_pretty),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_table_escapes),
 		cmocka_unit_test(test_strbuf),
 		cmocka_unit_test(test_suggest),
 		cmocka_unit_test(test_names),
