@@ -11,6 +11,7 @@
 #include "image/recipe.h"
 #include "run/store.h"
 #include "util/alloc.h"
+#include "util/escape.h"
 #include "util/json.h"
 #include "util/path.h"
 #include "util/banned.h"
@@ -59,10 +60,17 @@ void cmd_error(const struct lab_ctx *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	msg = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (ctx && ctx->json)
+	if (ctx && ctx->json) {
 		json_error(msg, NULL);
-	else
-		fprintf(stderr, "lab: %s\n", msg);
+	} else {
+		/* errors quote run ids, names and remote output */
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addstr(&sb, "lab: ");
+		term_escape_lines(&sb, msg);
+		strbuf_addch(&sb, '\n');
+		fwrite(sb.buf, 1, sb.len, stderr);
+	}
 }
 
 void cmd_report_diags(const struct lab_ctx *ctx, struct diags *d)

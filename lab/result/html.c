@@ -287,9 +287,7 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 			_cleanup_free_ char *rel = observe_describe(ob->o);
 			_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
 
-			if (ob->o->says)
-				strbuf_addf(&ev, "%s; ", ob->o->says);
-			report_observation_evidence(ob, &ev);
+			report_observation_seen(ob, &ev);
 			xml_open(&x, "tr");
 			cell(&x, ob->state == OBS_HOLDS ? "improved" : ob->state == OBS_FAILS ? "regressed" : "inconclusive",
 			     "%s", obs_state_name(ob->state));

@@ -2,12 +2,35 @@
 #include <math.h>
 #include <string.h>
 #include "../util/alloc.h"
+#include "../util/escape.h"
 #include "../util/json.h"
 #include "report.h"
 #include "../util/banned.h"
 
 static const char *const dir_names[] = { [DIR_INCREASE] = "increase", [DIR_DECREASE] = "decrease",
 					 [DIR_UNCHANGED] = "unchanged" };
+
+/*
+ * Every string of a stored run may come from someone else's bundle (names,
+ * ids, errors, release strings, the says of a check): in text it goes out
+ * through term_escape(), in Markdown through md_escape() or md_code(),
+ * never as a bare %s. Widths count the escaped form.
+ */
+static void put_padded(struct strbuf *out, int width, const char *s)
+{
+	_cleanup_strbuf_ struct strbuf e = STRBUF_INIT;
+
+	term_escape(&e, s);
+	strbuf_addf(out, "%*s", width, e.buf);
+}
+
+static size_t escaped_len(const char *s)
+{
+	_cleanup_strbuf_ struct strbuf e = STRBUF_INIT;
+
+	term_escape(&e, s);
+	return e.len;
+}
 
 /* A mean the way the robot prints it: integers when large, 4 significant digits otherwise. */
 static void fmt_value(struct strbuf *out, double v)
@@ -72,7 +95,11 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 {
 	const struct result_set *rs = c->rs;
 
-	strbuf_addf(out, "run %s, experiment %s\n", rs->id, rs->experiment);
+	strbuf_addstr(out, "run ");
+	term_escape(out, rs->id);
+	strbuf_addstr(out, ", experiment ");
+	term_escape(out, rs->experiment);
+	strbuf_addch(out, '\n');
 	for (size_t v = 0; v < c->nvariants; v++) {
 		const char *rel = NULL;
 		bool mixed = false;
@@ -91,12 +118,17 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 				mixed = true;
 			rel = rel ? rel : r->release;
 		}
-		strbuf_addf(out, "  %s %s: booted %s%s; %zu runs ok, %zu failed\n", v ? "compared" : "baseline",
-			    rs->variants.v[v], rel ? rel : "(unknown)", mixed ? " AND OTHERS (check the runs)" : "", ok,
-			    failed);
+		strbuf_addf(out, "  %s ", v ? "compared" : "baseline");
+		term_escape(out, rs->variants.v[v]);
+		strbuf_addstr(out, ": booted ");
+		term_escape(out, rel ? rel : "(unknown)");
+		strbuf_addf(out, "%s; %zu runs ok, %zu failed\n", mixed ? " AND OTHERS (check the runs)" : "", ok, failed);
 	}
-	for (size_t i = 0; i < rs->mechanism.n; i++)
-		strbuf_addf(out, "  %s\n", rs->mechanism.v[i]);
+	for (size_t i = 0; i < rs->mechanism.n; i++) {
+		strbuf_addstr(out, "  ");
+		term_escape(out, rs->mechanism.v[i]);
+		strbuf_addch(out, '\n');
+	}
 	strbuf_addf(out, "Rows: Welch's t-test at %.0f%% confidence (p); \"ranges apart\": the kernel test robot's rule\n"
 			 "(the min-max ranges do not overlap); noisy: %%stddev >= 20%%. perf-profile and *_pct rows\n"
 			 "change in absolute points.\n",
@@ -109,6 +141,7 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 static void sweep_table(const struct comparison *c, const struct cmp_group *g, struct strbuf *out)
 {
 	const struct cmp_row *cols[5];
+	int cw[ELEMENTSOF(cols)];
 	size_t ncols = 0, w = 16;
 
 	for (int pass = 0; pass < 2; pass++)
@@ -120,27 +153,35 @@ static void sweep_table(const struct comparison *c, const struct cmp_group *g, s
 		}
 	if (!ncols)
 		return;
-	for (size_t v = 0; v < c->nvariants; v++)
-		if (strlen(c->rs->variants.v[v]) + 2 > w)
-			w = strlen(c->rs->variants.v[v]) + 2;
+	for (size_t v = 0; v < c->nvariants; v++) {
+		size_t len = escaped_len(c->rs->variants.v[v]) + 2;
+
+		w = MAX(w, len);
+	}
+	for (size_t k = 0; k < ncols; k++) {
+		size_t len = escaped_len(cols[k]->metric);
+
+		cw[k] = (int)MAX(len, 12);
+	}
 	strbuf_addstr(out, "\nSteps (base = 100.0; percentages and points as measured):\n");
 	strbuf_addf(out, "%-*s", (int)w, "");
-	for (size_t k = 0; k < ncols; k++)
-		strbuf_addf(out, "  %*s", (int)(strlen(cols[k]->metric) > 12 ? strlen(cols[k]->metric) : 12), cols[k]->metric);
+	for (size_t k = 0; k < ncols; k++) {
+		strbuf_addstr(out, "  ");
+		put_padded(out, cw[k], cols[k]->metric);
+	}
 	strbuf_addch(out, '\n');
 	for (size_t v = 0; v < c->nvariants; v++) {
-		strbuf_addf(out, "%-*s", (int)w, c->rs->variants.v[v]);
+		put_padded(out, -(int)w, c->rs->variants.v[v]);
 		for (size_t k = 0; k < ncols; k++) {
 			const struct cmp_row *r = cols[k];
-			int cw = (int)(strlen(r->metric) > 12 ? strlen(r->metric) : 12);
 			bool pct = metric_is_percentage(r->metric);
 
 			if (!r->s[v].n || (!pct && (!r->s[0].n || r->s[0].mean == 0)))
-				strbuf_addf(out, "  %*s", cw, "-");
+				strbuf_addf(out, "  %*s", cw[k], "-");
 			else if (pct)
-				strbuf_addf(out, "  %*.2f", cw, r->s[v].mean);
+				strbuf_addf(out, "  %*.2f", cw[k], r->s[v].mean);
 			else
-				strbuf_addf(out, "  %*.1f", cw, 100 * r->s[v].mean / r->s[0].mean);
+				strbuf_addf(out, "  %*.1f", cw[k], 100 * r->s[v].mean / r->s[0].mean);
 		}
 		strbuf_addch(out, '\n');
 	}
@@ -178,6 +219,13 @@ void report_observation_evidence(const struct cmp_observation *x, struct strbuf 
 	}
 }
 
+void report_observation_seen(const struct cmp_observation *x, struct strbuf *out)
+{
+	if (x->o->says)
+		strbuf_addf(out, "%s; ", x->o->says);
+	report_observation_evidence(x, out);
+}
+
 static void observations_text(const struct comparison *c, struct strbuf *out)
 {
 	if (!c->nobs)
@@ -186,14 +234,22 @@ static void observations_text(const struct comparison *c, struct strbuf *out)
 	for (size_t i = 0; i < c->nobs; i++) {
 		const struct cmp_observation *x = &c->obs[i];
 		_cleanup_free_ char *rel = observe_describe(x->o);
+		_cleanup_strbuf_ struct strbuf seen = STRBUF_INIT;
 
-		strbuf_addf(out, "  %-8s %s %s %s", obs_state_name(x->state), x->variant, x->o->metric, rel);
-		if (x->group)
-			strbuf_addf(out, " [%s]", x->group);
+		strbuf_addf(out, "  %-8s ", obs_state_name(x->state));
+		term_escape(out, x->variant);
+		strbuf_addch(out, ' ');
+		term_escape(out, x->o->metric);
+		strbuf_addch(out, ' ');
+		term_escape(out, rel);
+		if (x->group) {
+			strbuf_addstr(out, " [");
+			term_escape(out, x->group);
+			strbuf_addch(out, ']');
+		}
 		strbuf_addstr(out, "\n      ");
-		if (x->o->says)
-			strbuf_addf(out, "%s; ", x->o->says);
-		report_observation_evidence(x, out);
+		report_observation_seen(x, &seen);
+		term_escape(out, seen.buf);
 		strbuf_addch(out, '\n');
 	}
 }
@@ -207,11 +263,15 @@ void report_format_text(const struct comparison *c, const struct report_opts *o,
 		const struct cmp_group *gr = &c->groups[g];
 		size_t shown = 0;
 
-		strbuf_addf(out, "\n=== %s\n\n", gr->name);
+		strbuf_addstr(out, "\n=== ");
+		term_escape(out, gr->name);
+		strbuf_addstr(out, "\n\n");
 		/* column heads: one per variant */
-		strbuf_addf(out, "%16s", c->rs->variants.v[0]);
-		for (size_t v = 1; v < nv; v++)
-			strbuf_addf(out, " %27s", c->rs->variants.v[v]);
+		put_padded(out, 16, c->rs->variants.v[0]);
+		for (size_t v = 1; v < nv; v++) {
+			strbuf_addch(out, ' ');
+			put_padded(out, 27, c->rs->variants.v[v]);
+		}
 		strbuf_addstr(out, "\n----------------");
 		for (size_t v = 1; v < nv; v++)
 			strbuf_addstr(out, " ---------------------------");
@@ -236,7 +296,8 @@ void report_format_text(const struct comparison *c, const struct report_opts *o,
 				strbuf_addch(out, ' ');
 				fmt_mean(out, &r->s[v]);
 			}
-			strbuf_addf(out, "  %s", r->metric);
+			strbuf_addstr(out, "  ");
+			term_escape(out, r->metric);
 			fmt_basis(out, r, nv);
 			strbuf_addch(out, '\n');
 		}
@@ -253,11 +314,18 @@ void report_format_text(const struct comparison *c, const struct report_opts *o,
 		for (size_t i = 0; i < c->nverdicts; i++) {
 			const struct cmp_verdict *v = &c->verdicts[i];
 
-			strbuf_addf(out, "  %-12s %s %s: %s", verdict_name(v->v), v->variant, v->metric,
-				    dir_names[v->expect->dir]);
+			strbuf_addf(out, "  %-12s ", verdict_name(v->v));
+			term_escape(out, v->variant);
+			strbuf_addch(out, ' ');
+			term_escape(out, v->metric);
+			strbuf_addf(out, ": %s", dir_names[v->expect->dir]);
 			if (v->expect->has_effect)
 				strbuf_addf(out, " %g%%", v->expect->effect * 100);
-			strbuf_addf(out, " [%s]\n      %s\n", v->group, v->why);
+			strbuf_addstr(out, " [");
+			term_escape(out, v->group);
+			strbuf_addstr(out, "]\n      ");
+			term_escape(out, v->why);
+			strbuf_addch(out, '\n');
 		}
 	}
 	observations_text(c, out);
@@ -269,7 +337,13 @@ void report_format_text(const struct comparison *c, const struct report_opts *o,
 		if (first)
 			strbuf_addstr(out, "\nFailed runs\n");
 		first = 0;
-		strbuf_addf(out, "  %s %s: %s\n", r->id, r->variant, r->error ? r->error : "(no reason recorded)");
+		strbuf_addstr(out, "  ");
+		term_escape(out, r->id);
+		strbuf_addch(out, ' ');
+		term_escape(out, r->variant);
+		strbuf_addstr(out, ": ");
+		term_escape(out, r->error ? r->error : "(no reason recorded)");
+		strbuf_addch(out, '\n');
 	}
 }
 
@@ -277,14 +351,25 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 {
 	size_t nv = c->nvariants;
 
-	strbuf_addf(out, "# %s: %s\n\n", c->rs->experiment, c->rs->id);
+	strbuf_addstr(out, "# ");
+	md_escape(out, c->rs->experiment);
+	strbuf_addstr(out, ": ");
+	md_escape(out, c->rs->id);
+	strbuf_addstr(out, "\n\n");
 	if (c->nverdicts) {
 		strbuf_addstr(out, "| verdict | variant | metric | expected | group | why |\n|---|---|---|---|---|---|\n");
 		for (size_t i = 0; i < c->nverdicts; i++) {
 			const struct cmp_verdict *v = &c->verdicts[i];
 
-			strbuf_addf(out, "| **%s** | %s | `%s` | %s | %s | %s |\n", verdict_name(v->v), v->variant,
-				    v->metric, dir_names[v->expect->dir], v->group, v->why);
+			strbuf_addf(out, "| **%s** | ", verdict_name(v->v));
+			md_escape(out, v->variant);
+			strbuf_addstr(out, " | ");
+			md_code(out, v->metric);
+			strbuf_addf(out, " | %s | ", dir_names[v->expect->dir]);
+			md_escape(out, v->group);
+			strbuf_addstr(out, " | ");
+			md_escape(out, v->why);
+			strbuf_addstr(out, " |\n");
 		}
 	}
 	if (c->nobs) {
@@ -292,21 +377,38 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 		for (size_t i = 0; i < c->nobs; i++) {
 			const struct cmp_observation *x = &c->obs[i];
 			_cleanup_free_ char *rel = observe_describe(x->o);
+			_cleanup_strbuf_ struct strbuf seen = STRBUF_INIT;
 
-			strbuf_addf(out, "| **%s** | %s | `%s` | %s | %s | ", obs_state_name(x->state), x->variant,
-				    x->o->metric, rel, x->group ? x->group : "-");
-			if (x->o->says)
-				strbuf_addf(out, "%s; ", x->o->says);
-			report_observation_evidence(x, out);
+			strbuf_addf(out, "| **%s** | ", obs_state_name(x->state));
+			md_escape(out, x->variant);
+			strbuf_addstr(out, " | ");
+			md_code(out, x->o->metric);
+			strbuf_addstr(out, " | ");
+			md_escape(out, rel);
+			strbuf_addstr(out, " | ");
+			if (x->group)
+				md_escape(out, x->group);
+			else
+				strbuf_addch(out, '-');
+			strbuf_addstr(out, " | ");
+			report_observation_seen(x, &seen);
+			md_escape(out, seen.buf);
 			strbuf_addstr(out, " |\n");
 		}
 	}
 	for (size_t g = 0; g < c->ngroups; g++) {
 		const struct cmp_group *gr = &c->groups[g];
 
-		strbuf_addf(out, "\n## %s\n\n| metric | %s |", gr->name, c->rs->variants.v[0]);
-		for (size_t v = 1; v < nv; v++)
-			strbuf_addf(out, " %%change | %s | p |", c->rs->variants.v[v]);
+		strbuf_addstr(out, "\n## ");
+		md_escape(out, gr->name);
+		strbuf_addstr(out, "\n\n| metric | ");
+		md_escape(out, c->rs->variants.v[0]);
+		strbuf_addstr(out, " |");
+		for (size_t v = 1; v < nv; v++) {
+			strbuf_addstr(out, " %change | ");
+			md_escape(out, c->rs->variants.v[v]);
+			strbuf_addstr(out, " | p |");
+		}
 		strbuf_addstr(out, "\n|---|---:|");
 		for (size_t v = 1; v < nv; v++)
 			strbuf_addstr(out, "---:|---:|---:|");
@@ -316,7 +418,9 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 
 			if (!o->all && !r->significant)
 				continue;
-			strbuf_addf(out, "| `%s`%s | ", r->metric, r->noisy ? " (noisy)" : "");
+			strbuf_addstr(out, "| ");
+			md_code(out, r->metric);
+			strbuf_addstr(out, r->noisy ? " (noisy) | " : " | ");
 			fmt_value(out, r->s[0].mean);
 			strbuf_addf(out, " ±%.1f%% |", r->s[0].rsd_pct);
 			for (size_t v = 1; v < nv; v++) {

@@ -21,6 +21,9 @@ struct report_opts {
 
 /* What a mechanism check saw: "3 runs: 0 .. 12; baseline 3 runs: 0 .. 0", or why it has nothing. */
 void report_observation_evidence(const struct cmp_observation *x, struct strbuf *out);
+/* The check's own words ("says"), if any, then its evidence: "pcp high moves; 3 runs: 120 .. 122".
+ * Both are the stored run's, unescaped: each format escapes them its way. */
+void report_observation_seen(const struct cmp_observation *x, struct strbuf *out);
 
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out);

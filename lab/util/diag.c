@@ -4,6 +4,7 @@
 #include <string.h>
 #include "alloc.h"
 #include "diag.h"
+#include "escape.h"
 #include "banned.h"
 
 void diags_addv(struct diags *d, const struct pos *pos, const char *fmt, va_list ap)
@@ -63,18 +64,22 @@ void diags_release(struct diags *d)
 	d->n = d->alloc = 0;
 }
 
+/* Messages quote what they are about, and that can be anything a fetched run
+ * folder or a tool's output holds: shown so a terminal acts on none of it. */
 void diags_format(const struct diags *d, struct strbuf *sb)
 {
 	for (size_t i = 0; i < d->n; i++) {
 		const struct diag *x = &d->v[i];
 
-		if (*x->file && x->line && x->col)
-			strbuf_addf(sb, "%s:%u:%u: %s\n", x->file, x->line, x->col, x->msg);
-		else if (*x->file && x->line)
-			strbuf_addf(sb, "%s:%u: %s\n", x->file, x->line, x->msg);
-		else if (*x->file)
-			strbuf_addf(sb, "%s: %s\n", x->file, x->msg);
-		else
-			strbuf_addf(sb, "%s\n", x->msg);
+		if (*x->file) {
+			term_escape(sb, x->file);
+			if (x->line)
+				strbuf_addf(sb, ":%u", x->line);
+			if (x->line && x->col)
+				strbuf_addf(sb, ":%u", x->col);
+			strbuf_addstr(sb, ": ");
+		}
+		term_escape_lines(sb, x->msg);
+		strbuf_addch(sb, '\n');
 	}
 }

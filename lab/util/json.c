@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "escape.h"
 #include "json.h"
 #include "banned.h"
 
@@ -43,11 +44,18 @@ static void before_item(struct json *j, bool is_key)
 
 void json_escape(struct strbuf *sb, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
-
 	strbuf_addch(sb, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
+	while (*s) {
+		uint32_t cp;
+		size_t n = utf8_decode(s, &cp);
+
+		if (!n) {
+			/* JSON is UTF-8 (RFC 8259 8.1): a byte that is not becomes U+FFFD */
+			strbuf_addstr(sb, "\\ufffd");
+			s++;
+			continue;
+		}
+		switch (cp) {
 		case '"': strbuf_addstr(sb, "\\\""); break;
 		case '\\': strbuf_addstr(sb, "\\\\"); break;
 		case '\n': strbuf_addstr(sb, "\\n"); break;
@@ -56,14 +64,14 @@ void json_escape(struct strbuf *sb, const char *s)
 		case '\b': strbuf_addstr(sb, "\\b"); break;
 		case '\f': strbuf_addstr(sb, "\\f"); break;
 		default:
-			if (*p < 0x20 || *p == 0x7f) {
-				strbuf_addstr(sb, "\\u00");
-				strbuf_addch(sb, hex[*p >> 4]);
-				strbuf_addch(sb, hex[*p & 15]);
-			} else {
-				strbuf_addch(sb, *p);
-			}
+			/* C0 must be escaped; DEL, C1 and the bidirectional controls
+			 * may be, and are, so JSON read on a terminal is safe too */
+			if (unicode_is_control(cp))
+				strbuf_addf(sb, "\\u%04x", cp);
+			else
+				strbuf_add(sb, s, n);
 		}
+		s += n;
 	}
 	strbuf_addch(sb, '"');
 }
@@ -191,6 +199,20 @@ static int hexval(int c)
 	return -1;
 }
 
+static void add_utf8(struct strbuf *sb, unsigned v)
+{
+	if (v < 0x80) {
+		strbuf_addch(sb, (int)v);
+	} else if (v < 0x800) {
+		strbuf_addch(sb, (int)(0xc0 | v >> 6));
+		strbuf_addch(sb, (int)(0x80 | (v & 0x3f)));
+	} else {
+		strbuf_addch(sb, (int)(0xe0 | v >> 12));
+		strbuf_addch(sb, (int)(0x80 | (v >> 6 & 0x3f)));
+		strbuf_addch(sb, (int)(0x80 | (v & 0x3f)));
+	}
+}
+
 char *json_lookup_string(const char *doc, const char *key)
 {
 	const char *p = lookup_value(doc, key);
@@ -220,11 +242,11 @@ char *json_lookup_string(const char *doc, const char *key)
 				v = v * 16 + (unsigned)h;
 			}
 			p += 4;
-			/* lab writes \u only for control characters */
-			if (v < 0x80)
-				strbuf_addch(&sb, (int)v);
-			else
+			/* lab writes \u only for controls and U+FFFD, none a surrogate */
+			if (v >= 0xd800 && v <= 0xdfff)
 				strbuf_addch(&sb, '?');
+			else
+				add_utf8(&sb, v);
 			break;
 		}
 		case '\0':

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 #include "alloc.h"
+#include "escape.h"
+#include "strv.h"
 #include "table.h"
 #include "banned.h"
 
@@ -92,19 +94,23 @@ static size_t text_width(const char *s)
 
 void table_format_text(const struct table *t, struct strbuf *out)
 {
-	size_t rows = table_rows(t);
+	size_t rows = table_rows(t), n = (rows + 1) * t->ncols;
 	_cleanup_free_ size_t *width = xcalloc(t->ncols, sizeof(size_t));
+	_cleanup_strv_ struct strv text = STRV_INIT;
 
-	for (size_t c = 0; c < t->ncols; c++) {
-		width[c] = text_width(t->headers[c]);
-		for (size_t r = 0; r < rows; r++)
-			width[c] = MAX(width[c], text_width(cell_text(&t->cells[r * t->ncols + c])));
+	/* cells hold what the data said (a fetched run's names): shown escaped */
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+		term_escape(&sb, i < t->ncols ? t->headers[i] : cell_text(&t->cells[i - t->ncols]));
+		strv_push_take(&text, strbuf_detach(&sb, NULL));
+		width[i % t->ncols] = MAX(width[i % t->ncols], text_width(text.v[i]));
 	}
 	for (size_t r = 0; r <= rows; r++) {
 		size_t pending = 0;
 
 		for (size_t c = 0; c < t->ncols; c++) {
-			const char *s = r == 0 ? t->headers[c] : cell_text(&t->cells[(r - 1) * t->ncols + c]);
+			const char *s = text.v[r * t->ncols + c];
 
 			/* pad lazily so lines carry no trailing blanks */
 			if (c) {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One data model rendered as an aligned text table or as JSON (systemd's
- * format-table). Cells are strings or numbers; formatting is pure.
+ * format-table). Cells are strings or numbers; formatting is pure. Text
+ * shows every string through term_escape() (escape.h), JSON through the
+ * JSON escaper: cells can hold what a fetched run folder says.
  */
 #pragma once
 

@@ -3,28 +3,35 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include "alloc.h"
+#include "escape.h"
 #include "xml.h"
 #include "banned.h"
 
 void xml_escape(struct strbuf *sb, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
+	while (*s) {
+		uint32_t cp;
+		size_t n = utf8_decode(s, &cp);
+
+		switch (n ? cp : 0) {
 		case '&': strbuf_addstr(sb, "&amp;"); break;
 		case '<': strbuf_addstr(sb, "&lt;"); break;
 		case '>': strbuf_addstr(sb, "&gt;"); break;
 		case '"': strbuf_addstr(sb, "&quot;"); break;
 		case '\'': strbuf_addstr(sb, "&apos;"); break;
 		case '\t': case '\n': case '\r':
-			strbuf_addf(sb, "&#%u;", *p);
+			strbuf_addf(sb, "&#%u;", cp);
 			break;
 		default:
-			/* XML 1.0 has no other control characters, even escaped */
-			if (*p < 0x20 || *p == 0x7f)
+			/* XML 1.0 has no other C0 control, even escaped, and
+			 * discourages DEL and C1; a document that is not UTF-8
+			 * is not well-formed */
+			if (!n || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
 				strbuf_addch(sb, '?');
 			else
-				strbuf_addch(sb, *p);
+				strbuf_add(sb, s, n);
 		}
+		s += n ? n : 1;
 	}
 }
 
