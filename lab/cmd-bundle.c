@@ -122,11 +122,19 @@ static int parse_remote(const char *url, char **dest, unsigned *port, char **id)
 	return 0;
 }
 
-/* An unnamed file in dir (O_TMPFILE): nothing to plant a link at, gone when closed. */
+/* An unnamed file in dir (O_TMPFILE): nothing to plant a link at, gone
+ * when closed. Where the file system has no O_TMPFILE, a random O_EXCL name
+ * removed at once does the same. */
 static int scratch_file(const struct lab_ctx *ctx, const char *dir)
 {
 	int fd = open(dir, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
 
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		_cleanup_free_ char *p = xasprintf("%s/.fetch-XXXXXX", dir);
+
+		if ((fd = mkostemp(p, O_CLOEXEC)) >= 0)
+			unlink(p);
+	}
 	if (fd < 0)
 		cmd_error(ctx, "cannot create a scratch file in %s: %s", dir, strerror(errno));
 	return fd;

@@ -166,6 +166,10 @@ int bundle_write(const char *dir_, const struct bundle_extra *extra, size_t next
 		archive_write_add_filter_none(a);
 	else
 		archive_write_add_filter_zstd(a);
+	/* no padding to a tape block after the compressed stream: libarchive pads
+	 * output that is not a regular file (a pipe, ssh), and zstd then reads
+	 * the zeros as a damaged frame */
+	archive_write_set_bytes_in_last_block(a, 1);
 	if ((out_fd >= 0 ? archive_write_open_fd(a, out_fd)
 			 : archive_write_open_filename(a, streq(out, "-") ? NULL : out)) != ARCHIVE_OK) {
 		diags_add(d, &pos, "cannot create the bundle: %s", archive_error_string(a));

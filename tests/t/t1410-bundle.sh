@@ -237,6 +237,37 @@ test_expect_success 'lab compare: two stored runs, kernel by kernel, the first t
 	(cd src && test_must_fail_with 2 lab compare $ID 2>err) && grep -q 'name two stored runs' src/err
 "
 
+# a stand-in for ssh: after "--" comes the host, then the remote command,
+# run here in src/ (or, with FAKE_SSH_BUNDLE set, that file printed instead)
+mkdir -p fakebin
+cat >fakebin/ssh <<EOF
+#!/bin/sh
+while [ "\$1" != "--" ]; do shift; done
+shift 2
+if [ -n "\${FAKE_SSH_BUNDLE:-}" ]; then cat "\$FAKE_SSH_BUNDLE"; exit 0; fi
+[ "\$1" = lab ] || exit 127
+shift
+cd "$TRASH/src" && exec "$LAB" "\$@"
+EOF
+chmod +x fakebin/ssh
+
+test_expect_success 'fetch ssh://HOST/RUN_ID takes the remote lab bundle output, checked and indexed' "
+	mkdir -p viassh &&
+	(cd viassh && PATH=\$TRASH/fakebin:\$PATH lab fetch ssh://user@lab-box:2222/$ID >out) &&
+	test -f viassh/results/$ID/runs/e.0002/metrics &&
+	(cd viassh && lab ls) | grep -q '^$ID  e' &&
+	test -z \"\$(ls -A viassh/results | grep -v '^$ID\$\\|^index')\"
+"
+
+test_expect_success 'a remote host that sends a hostile bundle gets it refused, nothing left' "
+	mkdir -p viassh2 home2 &&
+	(cd viassh2 && HOME=\$TRASH/home2 FAKE_SSH_BUNDLE=\$TRASH/bad-tilde.tar PATH=\$TRASH/fakebin:\$PATH \
+		test_must_fail_with 1 lab fetch ssh://lab-box/$ID 2>err) &&
+	grep -q \"'~'\" viassh2/err &&
+	test -z \"\$(ls -A home2)\" &&
+	test -z \"\$(ls -A viassh2/results)\"
+"
+
 test_expect_success 'fetch refuses a malformed ssh:// source' "
 	test_must_fail_with 2 lab fetch 'ssh://-oProxyCommand=x/$ID' 2>err &&
 	grep -q 'is not ssh://' err &&
