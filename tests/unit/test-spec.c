@@ -91,6 +91,42 @@ static void test_node_alias_and_merge(void **state)
 	diags_release(&d);
 }
 
+/* An anchor on a merge value or on the "<<" key still names its node once the merge is applied. */
+static void test_node_anchor_on_merge(void **state)
+{
+	struct node_files f = { STRV_INIT };
+	struct diags d = { 0 };
+	const char *y = "child:\n  <<: &m {x: 1, y: 2}\n  y: 3\nref: *m\nlist: {<<: [&n {z: 4}, {w: 5}]}\nn: *n\n";
+	struct node *n = node_parse(&f, "p.yaml", y, strlen(y), &d);
+
+	(void)state;
+	assert_non_null(n);
+	assert_int_equal(d.n, 0);
+	assert_string_equal(node_map_get(node_map_get(n, "child"), "x")->scalar, "1");
+	assert_string_equal(node_map_get(node_map_get(n, "ref"), "y")->scalar, "2");
+	assert_int_equal(node_map_get(n, "list")->n, 2);
+	assert_string_equal(node_map_get(node_map_get(n, "n"), "z")->scalar, "4");
+	node_free(n);
+	node_files_release(&f);
+	diags_release(&d);
+}
+
+/* Nodes dropped after an error are not copied by a later alias (they were freed). */
+static void test_node_alias_to_dropped(void **state)
+{
+	(void)state;
+	assert_errors("? &a [k]\n: v\nvars: *a\n",
+		      "t.yaml:3:7: alias '*a' refers to a node dropped because of an error above");
+	assert_errors("? k\n: &a [v]\nx: {[1]: 2}\nvars: *a\n", "t.yaml:3:5: mapping keys must be scalars");
+	assert_errors("[k]: &a {v: 1}\nvars: *a\n", "t.yaml:2:7: alias '*a' refers to a node dropped");
+	assert_errors("a: 1\na: &d [x]\nvars: *d\n", "t.yaml:3:7: alias '*d' refers to a node dropped");
+	assert_errors("&k a: 1\n&k a: 2\nb: *k\n", "t.yaml:3:4: alias '*k' refers to a node dropped");
+	assert_errors("a: {[x]: [&deep {v: 1}]}\nb: *deep\n", "t.yaml:2:4: alias '*deep' refers to a node dropped");
+	/* shadowing: the newest anchor of a name decides */
+	assert_errors("a: &s 1\nb: {[x]: &s 2}\nc: *s\n", "t.yaml:3:4: alias '*s' refers to a node dropped");
+	assert_errors("[x]: &s 1\nb: &s 2\nvars: {c: *s}\n", "t.yaml:1:1: mapping keys must be scalars");
+}
+
 static void test_node_billion_laughs(void **state)
 {
 	struct strbuf y = STRBUF_INIT;
@@ -299,6 +335,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_positions),
 		cmocka_unit_test(test_node_alias_and_merge),
+		cmocka_unit_test(test_node_anchor_on_merge),
+		cmocka_unit_test(test_node_alias_to_dropped),
 		cmocka_unit_test(test_node_billion_laughs),
 		cmocka_unit_test(test_node_errors),
 		cmocka_unit_test(test_spec_good),
