@@ -206,7 +206,7 @@ int store_load_metrics(const char *dir, struct result_run *r, struct diags *d)
 int store_load(const char *dir, struct result_set **ret, struct diags *d)
 {
 	_cleanup_free_ char *jp = path_join(dir, "journal"), *vp = path_join(dir, "variants");
-	_cleanup_free_ char *ep = path_join(dir, "expect"), *id = NULL;
+	_cleanup_free_ char *ep = path_join(dir, "expect");
 	_cleanup_strbuf_ struct strbuf j = STRBUF_INIT, v = STRBUF_INIT, e = STRBUF_INIT;
 	_cleanup_result_set_ struct result_set *rs = NULL;
 	struct pos pos = { .file = jp };
