@@ -176,6 +176,8 @@ struct anchor {
 struct parser {
 	yaml_parser_t yp;
 	const char *file;
+	const char *data; /* the text parsed, for what libyaml's errors leave out */
+	size_t len;
 	struct diags *d;
 	struct anchor *anchors;
 	size_t nanchors, anchors_alloc;
@@ -190,11 +192,87 @@ static struct pos mark_pos(const struct parser *p, const yaml_mark_t *m)
 	return (struct pos){ .file = p->file, .line = (unsigned)m->line + 1, .col = (unsigned)m->column + 1 };
 }
 
+/* Number of characters (not bytes) in s[0, n). */
+static size_t utf8_count(const char *s, size_t n)
+{
+	size_t chars = 0;
+
+	for (size_t i = 0; i < n; i++)
+		chars += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return chars;
+}
+
+/*
+ * libyaml reads at most 1024 characters of a key before its ':' (YAML's
+ * limit on implicit keys). A longer key fails with an error that does not
+ * say so: "could not find expected ':'", "mapping values are not allowed
+ * in this context", "did not find expected ',' or '}'", all pointing at
+ * the ':'. The keys of lab.yaml are names or keywords, so say what the
+ * user must change: the name's length. Returns true when it reported.
+ */
+static bool long_key_error(struct parser *p)
+{
+	const yaml_mark_t *m = &p->yp.problem_mark;
+	const char *line = p->data, *end = p->data + p->len, *colon, *key, *name;
+	size_t keylen;
+	struct pos pos;
+
+	if (m->line == 0 && p->len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
+		line += 3; /* a byte order mark is not a column */
+	for (size_t l = 0; l < m->line; l++) {
+		line = memchr(line, '\n', (size_t)(end - line));
+		if (!line)
+			return false;
+		line++;
+	}
+	colon = line;
+	for (size_t col = 0; col < m->column; col++) {
+		if (colon == end || *colon == '\n')
+			return false;
+		do
+			colon++;
+		while (colon < end && ((unsigned char)*colon & 0xc0) == 0x80);
+	}
+	if (colon == end || *colon != ':')
+		return false;
+	/* the key starts after the indentation, "- " and "? ", or after a flow '{', '[' or ',' */
+	key = colon;
+	while (key > line && key[-1] != '{' && key[-1] != '[' && key[-1] != ',')
+		key--;
+	for (;;) {
+		while (key < colon && (*key == ' ' || *key == '\t'))
+			key++;
+		if (key + 1 < colon && (*key == '-' || *key == '?') && (key[1] == ' ' || key[1] == '\t'))
+			key++;
+		else
+			break;
+	}
+	keylen = (size_t)(colon - key);
+	while (keylen && (key[keylen - 1] == ' ' || key[keylen - 1] == '\t'))
+		keylen--;
+	name = key;
+	if (keylen >= 2 && (*key == '"' || *key == '\'') && key[keylen - 1] == *key) {
+		name++; /* the quotes are not part of the name */
+		keylen -= 2;
+	}
+	keylen = utf8_count(name, keylen);
+	if (keylen <= 1024)
+		return false;
+	pos = (struct pos){ .file = p->file, .line = (unsigned)m->line + 1,
+			    .col = (unsigned)utf8_count(line, (size_t)(key - line)) + 1 };
+	diags_add(p->d, &pos, "name too long (%zu characters, at most %d)", keylen, STR_NAME_MAX);
+	return true;
+}
+
 static void syntax_error(struct parser *p)
 {
 	struct pos pos = mark_pos(p, &p->yp.problem_mark);
 	const char *problem = p->yp.problem ? p->yp.problem : "invalid YAML";
 
+	if (long_key_error(p)) {
+		p->failed = true;
+		return;
+	}
 	if (p->yp.context) {
 		struct pos ctx = mark_pos(p, &p->yp.context_mark);
 
@@ -464,8 +542,8 @@ static struct node *parse_node(struct parser *p, yaml_event_t *ev, unsigned dept
 struct node *node_parse(struct node_files *files, const char *file, const char *data,
 			size_t len, struct diags *d)
 {
-	struct parser p = { .file = node_files_intern(files, file), .d = d, .budget = NODE_BUDGET,
-			    .kept = node_new(NODE_SEQ, NULL) };
+	struct parser p = { .file = node_files_intern(files, file), .data = data, .len = len, .d = d,
+			    .budget = NODE_BUDGET, .kept = node_new(NODE_SEQ, NULL) };
 	struct node *root = NULL;
 	yaml_event_t ev;
 	bool done = false;

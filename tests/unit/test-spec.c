@@ -127,6 +127,56 @@ static void test_node_alias_to_dropped(void **state)
 	assert_errors("[x]: &s 1\nb: &s 2\nvars: {c: *s}\n", "t.yaml:1:1: mapping keys must be scalars");
 }
 
+/* A key over libyaml's 1024 characters is a name too long, wherever it is, not a puzzling syntax error. */
+static void test_node_long_key(void **state)
+{
+	static const char *const shapes[] = {
+		"%s: 1\n",                /* the first key: "mapping values are not allowed" */
+		"a: 1\n%s: 1\n",          /* a later one: "could not find expected ':'" */
+		"a:\n  %s: 1\n",          /* nested */
+		"a: {b: 1, %s: 1}\n",      /* flow */
+		"a:\n  - %s: 1\n",        /* in a list */
+		"a:\n  \"%s\": 1\n",      /* quoted: the quotes do not count */
+	};
+	static const char *const want[] = {
+		"t.yaml:1:1: name too long (1500 characters, at most 64)",
+		"t.yaml:2:1: name too long (1500 characters, at most 64)",
+		"t.yaml:2:3: name too long (1500 characters, at most 64)",
+		"t.yaml:1:11: name too long (1500 characters, at most 64)",
+		"t.yaml:2:5: name too long (1500 characters, at most 64)",
+		"t.yaml:2:3: name too long (1500 characters, at most 64)",
+	};
+	char key[1501];
+
+	(void)state;
+	memset(key, 'k', 1500);
+	key[1500] = 0;
+	for (size_t i = 0; i < ELEMENTSOF(shapes); i++) {
+		char *y = xasprintf(shapes[i], key);
+
+		assert_errors(y, want[i]);
+		free(y);
+	}
+	/* characters, not bytes */
+	memcpy(key, "\xc3\xa9", 2);
+	{
+		char *y = xasprintf("a:\n  %s: 1\n", key);
+
+		assert_errors(y, "t.yaml:2:3: name too long (1499 characters, at most 64)");
+		free(y);
+	}
+	/* a key of 1024 characters is read, then refused by the model */
+	key[1024] = 0;
+	memcpy(key, "kk", 2);
+	{
+		char *y = xasprintf("version: 1\nkernels:\n  %s: {config: [a.config]}\n", key);
+
+		assert_errors(y, "t.yaml:3:3: kernel name too long (1024 characters, at most 64)");
+		free(y);
+	}
+	assert_errors("a: b: c\n", "t.yaml:1:5: yaml syntax error: mapping values are not allowed");
+}
+
 static void test_node_billion_laughs(void **state)
 {
 	struct strbuf y = STRBUF_INIT;
@@ -337,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_node_alias_and_merge),
 		cmocka_unit_test(test_node_anchor_on_merge),
 		cmocka_unit_test(test_node_alias_to_dropped),
+		cmocka_unit_test(test_node_long_key),
 		cmocka_unit_test(test_node_billion_laughs),
 		cmocka_unit_test(test_node_errors),
 		cmocka_unit_test(test_spec_good),
