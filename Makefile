@@ -59,23 +59,51 @@ $(A)/tests/%: tests/unit/%.c $(ALIB_OBJ) tests/unit/unit.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Wno-missing-prototypes -O1 -g $(SAN) -o $@ $< $(ALIB_OBJ) $(LIBS) -lcmocka
 
-# Replays the committed fuzz corpus through the loader under ASan+UBSan.
-$(A)/fuzz-replay: tests/fuzz/fuzz-spec.c tests/fuzz/replay.c $(ALIB_OBJ)
+# Fuzz targets: tests/fuzz/fuzz-<name>.c, seeds and regression inputs in
+# tests/fuzz/corpus-<name>/, a libFuzzer dictionary in tests/fuzz/fuzz-<name>.dict
+# when there is one. Adding the file adds the target: its gcc replay, its
+# clang fuzzer, `make fuzz` and t0200 all follow this list.
+FUZZ_NAMES := $(sort $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c)))
+F := build/fuzz
+FUZZ_CC ?= clang
+FUZZ_BIN := $(FUZZ_NAMES:%=$(F)/fuzz-%)
+FUZZ_REPLAY := $(FUZZ_NAMES:%=$(A)/fuzz-replay-%)
+FLIB_OBJ := $(LIB_SRC:%.c=$(F)/obj/%.o)
+
+# Replays a committed corpus through its target under gcc's ASan+UBSan
+# (no libFuzzer): $(A)/fuzz-replay-<name> DIR|FILE...
+.PHONY: $(A)/fuzz-replay fuzz-build
+$(A)/fuzz-replay: $(FUZZ_REPLAY)
+$(A)/fuzz-replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(ALIB_OBJ)
 	$(CC) $(BASE_CFLAGS) -Wno-missing-prototypes -O1 -g $(SAN) -o $@ $^ $(LIBS)
 
-# The fuzzer itself (clang's libFuzzer): make fuzz FUZZ_SECONDS=300
-FUZZ_SECONDS ?= 60
-build/fuzz/fuzz-spec: tests/fuzz/fuzz-spec.c $(LIB_SRC) $(HDRS)
+# The fuzzers (clang's libFuzzer). The library is compiled once, with
+# coverage, for all of them; `make test` builds them so a clang-only break fails.
+fuzz-build: $(FUZZ_BIN)
+$(F)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	clang $(BASE_CFLAGS) -Wno-missing-prototypes -O1 -g -fsanitize=fuzzer,address,undefined \
-		-o $@ tests/fuzz/fuzz-spec.c $(LIB_SRC) $(LIBS)
-fuzz: build/fuzz/fuzz-spec
-	mkdir -p build/fuzz/new
-	cd tests/fuzz && ../../build/fuzz/fuzz-spec -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-		-dict=yaml.dict ../../build/fuzz/new corpus
+	$(FUZZ_CC) $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+$(F)/fuzz-%: tests/fuzz/fuzz-%.c $(FLIB_OBJ)
+	$(FUZZ_CC) $(BASE_CFLAGS) -Wno-missing-prototypes -O1 -g -fsanitize=fuzzer,address,undefined \
+		-o $@ $< $(FLIB_OBJ) $(LIBS)
 
-test: $(A)/bin/lab $(UNIT_BIN) $(A)/fuzz-replay $(LAB_BIN)
-	@LAB=$(CURDIR)/$(A)/bin/lab LAB_RELEASE=$(CURDIR)/$(LAB_BIN) LAB_BUILD=$(CURDIR)/$(A) \
+# make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGET=name] [FUZZ_FLAGS=...]: N seconds for
+# each target; new inputs go to $(F)/new-<name>, crashers to $(F)/artifacts-<name>/.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGET ?= $(FUZZ_NAMES)
+FUZZ_MAX_LEN ?= 4096
+FUZZ_FLAGS ?=
+fuzz: $(FUZZ_TARGET:%=$(F)/fuzz-%)
+	@set -e; for t in $(FUZZ_TARGET); do \
+		mkdir -p $(F)/new-$$t $(F)/artifacts-$$t; \
+		dict=; [ ! -f tests/fuzz/fuzz-$$t.dict ] || dict=-dict=tests/fuzz/fuzz-$$t.dict; \
+		echo "fuzz-$$t: $(FUZZ_SECONDS) s"; \
+		$(F)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) $$dict \
+			-artifact_prefix=$(F)/artifacts-$$t/ $(FUZZ_FLAGS) $(F)/new-$$t tests/fuzz/corpus-$$t; \
+	done
+
+test: $(A)/bin/lab $(UNIT_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(LAB_BIN)
+	@LAB=$(CURDIR)/$(A)/bin/lab LAB_RELEASE=$(CURDIR)/$(LAB_BIN) LAB_BUILD=$(CURDIR)/$(A) LAB_FUZZ=$(CURDIR)/$(F) \
 		tests/run-all $(UNIT_BIN) tests/t/t[0-9]*.sh
 
 # Full builds of every variant of the shipped lab.yaml (hours on 2 cores

@@ -209,6 +209,7 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_free_ char *hoststore = NULL, *cmdline = NULL, *kpath = NULL, *disk = NULL, *seed = NULL;
 	_cleanup_free_ char *console = NULL, *state = lab_state_dir(), *dname = NULL;
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
 	const struct spec_topology *t;
 	struct domain_host host;
 	struct domain_config dc;
@@ -231,6 +232,10 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 	if (o.image && !cmd_find_image(ctx, s, o.image))
 		return EXIT_USAGE;
 	name = o.name ? o.name : t->name;
+	if (vm_name_check(name, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_USAGE;
+	}
 	if (o.kernel) {
 		int r = lookup_kernel(ctx, s, o.kernel, &v, &a);
 

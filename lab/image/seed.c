@@ -110,19 +110,6 @@ static bool sysctl_key_ok(const char *k)
 	return true;
 }
 
-static bool cgroup_ok(const char *p)
-{
-	_cleanup_free_ char *copy = xstrdup(p);
-	char *save = NULL;
-
-	if (!*p || *p == '/' || str_endswith(p, "/") || strstr(p, "//"))
-		return false;
-	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
-		if (!str_is_name(c) || streq(c, ".") || streq(c, "..") || str_startswith(c, "cgroup."))
-			return false;
-	return true;
-}
-
 static bool one_line(const char *s)
 {
 	return s && *s && !strchr(s, '\n') && !strchr(s, '\r');
@@ -151,9 +138,8 @@ int seed_config_check(const struct seed_config *c, struct diags *d)
 			diags_add(d, &c->sysctl[i].pos, "sysctl '%s' needs a one-line value", c->sysctl[i].key);
 	}
 	for (size_t i = 0; c->cgroups && i < c->cgroups->n; i++)
-		if (!cgroup_ok(c->cgroups->v[i]))
-			diags_add(d, NULL, "cgroup '%s' must be a relative path of plain names such as lab/pg",
-				  c->cgroups->v[i]);
+		if (!path_is_cgroup(c->cgroups->v[i]))
+			diags_add(d, NULL, "cgroup '%s' must be " PATH_CGROUP_RULE, c->cgroups->v[i]);
 	return d->n > before ? -EINVAL : 0;
 }
 

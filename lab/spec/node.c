@@ -170,15 +170,19 @@ void node_check_keys(const struct node *map, const char *const *allowed, size_t 
 
 struct anchor {
 	char *name;
-	struct node *node; /* borrowed: lives in the tree */
+	struct node *node; /* borrowed: lives in the tree, or NULL once discarded */
 };
 
 struct parser {
 	yaml_parser_t yp;
 	const char *file;
+	const char *data; /* the text parsed, for what libyaml's errors leave out */
+	size_t len;
 	struct diags *d;
 	struct anchor *anchors;
 	size_t nanchors, anchors_alloc;
+	/* nodes applied and taken out of the tree ("<<" keys and merged values): aliases may still name them */
+	struct node *kept;
 	size_t budget;
 	bool failed;
 };
@@ -188,11 +192,87 @@ static struct pos mark_pos(const struct parser *p, const yaml_mark_t *m)
 	return (struct pos){ .file = p->file, .line = (unsigned)m->line + 1, .col = (unsigned)m->column + 1 };
 }
 
+/* Number of characters (not bytes) in s[0, n). */
+static size_t utf8_count(const char *s, size_t n)
+{
+	size_t chars = 0;
+
+	for (size_t i = 0; i < n; i++)
+		chars += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return chars;
+}
+
+/*
+ * libyaml reads at most 1024 characters of a key before its ':' (YAML's
+ * limit on implicit keys). A longer key fails with an error that does not
+ * say so: "could not find expected ':'", "mapping values are not allowed
+ * in this context", "did not find expected ',' or '}'", all pointing at
+ * the ':'. The keys of lab.yaml are names or keywords, so say what the
+ * user must change: the name's length. Returns true when it reported.
+ */
+static bool long_key_error(struct parser *p)
+{
+	const yaml_mark_t *m = &p->yp.problem_mark;
+	const char *line = p->data, *end = p->data + p->len, *colon, *key, *name;
+	size_t keylen;
+	struct pos pos;
+
+	if (m->line == 0 && p->len >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
+		line += 3; /* a byte order mark is not a column */
+	for (size_t l = 0; l < m->line; l++) {
+		line = memchr(line, '\n', (size_t)(end - line));
+		if (!line)
+			return false;
+		line++;
+	}
+	colon = line;
+	for (size_t col = 0; col < m->column; col++) {
+		if (colon == end || *colon == '\n')
+			return false;
+		do
+			colon++;
+		while (colon < end && ((unsigned char)*colon & 0xc0) == 0x80);
+	}
+	if (colon == end || *colon != ':')
+		return false;
+	/* the key starts after the indentation, "- " and "? ", or after a flow '{', '[' or ',' */
+	key = colon;
+	while (key > line && key[-1] != '{' && key[-1] != '[' && key[-1] != ',')
+		key--;
+	for (;;) {
+		while (key < colon && (*key == ' ' || *key == '\t'))
+			key++;
+		if (key + 1 < colon && (*key == '-' || *key == '?') && (key[1] == ' ' || key[1] == '\t'))
+			key++;
+		else
+			break;
+	}
+	keylen = (size_t)(colon - key);
+	while (keylen && (key[keylen - 1] == ' ' || key[keylen - 1] == '\t'))
+		keylen--;
+	name = key;
+	if (keylen >= 2 && (*key == '"' || *key == '\'') && key[keylen - 1] == *key) {
+		name++; /* the quotes are not part of the name */
+		keylen -= 2;
+	}
+	keylen = utf8_count(name, keylen);
+	if (keylen <= 1024)
+		return false;
+	pos = (struct pos){ .file = p->file, .line = (unsigned)m->line + 1,
+			    .col = (unsigned)utf8_count(line, (size_t)(key - line)) + 1 };
+	diags_add(p->d, &pos, "name too long (%zu characters, at most %d)", keylen, STR_NAME_MAX);
+	return true;
+}
+
 static void syntax_error(struct parser *p)
 {
 	struct pos pos = mark_pos(p, &p->yp.problem_mark);
 	const char *problem = p->yp.problem ? p->yp.problem : "invalid YAML";
 
+	if (long_key_error(p)) {
+		p->failed = true;
+		return;
+	}
 	if (p->yp.context) {
 		struct pos ctx = mark_pos(p, &p->yp.context_mark);
 
@@ -222,14 +302,45 @@ static void anchor_add(struct parser *p, const yaml_char_t *name, struct node *n
 	p->anchors[p->nanchors].name = xstrdup((const char *)name);
 	p->anchors[p->nanchors].node = n;
 	p->nanchors++;
+	n->anchor = p->nanchors;
 }
 
-static struct node *anchor_find(struct parser *p, const char *name)
+/* The newest anchor called `name`, or NULL; its node is NULL when that node was discarded. */
+static const struct anchor *anchor_find(const struct parser *p, const char *name)
 {
 	for (size_t i = p->nanchors; i-- > 0;)
 		if (streq(p->anchors[i].name, name))
-			return p->anchors[i].node;
+			return &p->anchors[i];
 	return NULL;
+}
+
+static void anchors_forget(struct parser *p, const struct node *n)
+{
+	if (n->anchor)
+		p->anchors[n->anchor - 1].node = NULL;
+	for (size_t i = 0; i < n->n; i++) {
+		if (n->keys)
+			anchors_forget(p, n->keys[i]);
+		anchors_forget(p, n->items[i]);
+	}
+}
+
+/*
+ * Free a node the parser drops (after an error, or a half-built one): every
+ * node the parser frees goes through here, so no alias reads freed memory.
+ */
+static void discard(struct parser *p, struct node *n)
+{
+	if (!n)
+		return;
+	anchors_forget(p, n);
+	node_free(n);
+}
+
+/* Take a node out of the tree that aliases may still copy: freed with the parser. */
+static void keep(struct parser *p, struct node *n)
+{
+	node_seq_append(p->kept, n);
 }
 
 static struct node *parse_node(struct parser *p, yaml_event_t *ev, unsigned depth);
@@ -265,7 +376,7 @@ static void merge_into(struct parser *p, struct node *dst, const struct node *sr
 		k = copy_counted(src->keys[i], &p->budget);
 		v = k ? copy_counted(src->items[i], &p->budget) : NULL;
 		if (!v) {
-			node_free(k);
+			discard(p, k);
 			spend(p, pos);
 			return;
 		}
@@ -277,7 +388,7 @@ static struct node *parse_mapping(struct parser *p, yaml_event_t *start, unsigne
 {
 	struct pos pos = mark_pos(p, &start->start_mark);
 	struct node *map = node_new(NODE_MAP, &pos);
-	struct node **merges = NULL;
+	struct node **merges = NULL; /* borrowed: kept by the parser */
 	size_t nmerges = 0, merges_alloc = 0;
 
 	anchor_add(p, start->data.mapping_start.anchor, map);
@@ -296,27 +407,28 @@ static struct node *parse_mapping(struct parser *p, yaml_event_t *start, unsigne
 		if (!key)
 			goto fail;
 		if (!next_event(p, &ev)) {
-			node_free(key);
+			discard(p, key);
 			goto fail;
 		}
 		value = parse_node(p, &ev, depth + 1);
 		yaml_event_delete(&ev);
 		if (!value) {
-			node_free(key);
+			discard(p, key);
 			goto fail;
 		}
 		if (key->kind != NODE_SCALAR) {
 			diags_add(p->d, &key->pos, "mapping keys must be scalars, not %s",
 				  node_kind_name(key->kind));
 			p->failed = true;
-			node_free(key);
-			node_free(value);
+			discard(p, key);
+			discard(p, value);
 			continue;
 		}
 		if (key->plain && streq(key->scalar, "<<")) {
 			GROW(merges, merges_alloc, nmerges + 1);
 			merges[nmerges++] = value;
-			node_free(key);
+			keep(p, key);
+			keep(p, value);
 			continue;
 		}
 		if (node_map_index(map, key->scalar) >= 0) {
@@ -325,8 +437,8 @@ static struct node *parse_mapping(struct parser *p, yaml_event_t *start, unsigne
 			diags_add(p->d, &key->pos, "duplicate key '%s' (first at line %u, column %u)",
 				  key->scalar, first->pos.line, first->pos.col);
 			p->failed = true;
-			node_free(key);
-			node_free(value);
+			discard(p, key);
+			discard(p, value);
 			continue;
 		}
 		node_map_append(map, key, value);
@@ -339,15 +451,12 @@ static struct node *parse_mapping(struct parser *p, yaml_event_t *start, unsigne
 		} else {
 			merge_into(p, map, merges[i], &merges[i]->pos);
 		}
-		node_free(merges[i]);
 	}
 	free(merges);
 	return map;
 fail:
-	for (size_t i = 0; i < nmerges; i++)
-		node_free(merges[i]);
 	free(merges);
-	node_free(map);
+	discard(p, map);
 	return NULL;
 }
 
@@ -362,7 +471,7 @@ static struct node *parse_sequence(struct parser *p, yaml_event_t *start, unsign
 		struct node *item;
 
 		if (!next_event(p, &ev)) {
-			node_free(seq);
+			discard(p, seq);
 			return NULL;
 		}
 		if (ev.type == YAML_SEQUENCE_END_EVENT) {
@@ -372,7 +481,7 @@ static struct node *parse_sequence(struct parser *p, yaml_event_t *start, unsign
 		item = parse_node(p, &ev, depth + 1);
 		yaml_event_delete(&ev);
 		if (!item) {
-			node_free(seq);
+			discard(p, seq);
 			return NULL;
 		}
 		node_seq_append(seq, item);
@@ -382,7 +491,9 @@ static struct node *parse_sequence(struct parser *p, yaml_event_t *start, unsign
 static struct node *parse_node(struct parser *p, yaml_event_t *ev, unsigned depth)
 {
 	struct pos pos = mark_pos(p, &ev->start_mark);
-	struct node *n, *target;
+	const struct anchor *anchor;
+	const char *name;
+	struct node *n;
 
 	if (depth > MAX_DEPTH) {
 		diags_add(p->d, &pos, "nesting deeper than %d levels", MAX_DEPTH);
@@ -407,13 +518,17 @@ static struct node *parse_node(struct parser *p, yaml_event_t *ev, unsigned dept
 	case YAML_SEQUENCE_START_EVENT:
 		return parse_sequence(p, ev, depth);
 	case YAML_ALIAS_EVENT:
-		target = anchor_find(p, (const char *)ev->data.alias.anchor);
-		if (!target) {
-			diags_add(p->d, &pos, "unknown alias '*%s'", (const char *)ev->data.alias.anchor);
+		name = (const char *)ev->data.alias.anchor;
+		anchor = anchor_find(p, name);
+		if (!anchor)
+			diags_add(p->d, &pos, "unknown alias '*%s'", name);
+		else if (!anchor->node)
+			diags_add(p->d, &pos, "alias '*%s' refers to a node dropped because of an error above", name);
+		if (!anchor || !anchor->node) {
 			p->failed = true;
 			return NULL;
 		}
-		n = copy_counted(target, &p->budget);
+		n = copy_counted(anchor->node, &p->budget);
 		if (!n)
 			spend(p, &pos);
 		return n;
@@ -427,7 +542,8 @@ static struct node *parse_node(struct parser *p, yaml_event_t *ev, unsigned dept
 struct node *node_parse(struct node_files *files, const char *file, const char *data,
 			size_t len, struct diags *d)
 {
-	struct parser p = { .file = node_files_intern(files, file), .d = d, .budget = NODE_BUDGET };
+	struct parser p = { .file = node_files_intern(files, file), .data = data, .len = len, .d = d,
+			    .budget = NODE_BUDGET, .kept = node_new(NODE_SEQ, NULL) };
 	struct node *root = NULL;
 	yaml_event_t ev;
 	bool done = false;
@@ -464,6 +580,7 @@ struct node *node_parse(struct node_files *files, const char *file, const char *
 	for (size_t i = 0; i < p.nanchors; i++)
 		free(p.anchors[i].name);
 	free(p.anchors);
+	node_free(p.kept);
 	if (p.failed) {
 		node_free(root);
 		return NULL;

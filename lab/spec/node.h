@@ -20,6 +20,7 @@ struct node {
 	char *scalar;        /* NODE_SCALAR */
 	bool plain;          /* unquoted scalar: may be null/bool/number */
 	bool poisoned;       /* an error was reported here already: no follow-up errors */
+	size_t anchor;       /* parser only: 1 + index in its anchor table, 0 = no anchor */
 	struct node **keys;  /* NODE_MAP: scalar keys */
 	struct node **items; /* NODE_MAP: values; NODE_SEQ: items */
 	size_t n, alloc;

@@ -489,6 +489,14 @@ static void check_job(const struct spec *s, const struct spec_experiment *e, con
 	if (job->nexpect && e->kernels.n < 2)
 		diags_add(d, &job->pos, "expectations need at least two kernels to compare in experiment '%s'",
 			  e->name);
+	/* the guest's seed creates the groups of every "cgroup" parameter (seed_experiment_cgroups) */
+	for (size_t i = 0; i < job->nparams; i++)
+		for (size_t j = 0; streq(job->params[i].key, "cgroup") && j < job->params[i].nvalues; j++) {
+			const char *cg = job->params[i].values[j];
+
+			if (cg && *cg && !path_is_cgroup(cg))
+				diags_add(d, &job->params[i].value_pos[j], "cgroup '%s' must be " PATH_CGROUP_RULE, cg);
+		}
 	if (opts && opts->no_filesystem)
 		return;
 	for (size_t i = 0; i < job->monitors.n; i++)

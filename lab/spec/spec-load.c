@@ -61,8 +61,24 @@ static char *resolve_path(const struct node *n)
 	return path_join_user(dir, n->scalar);
 }
 
-static void refs_push(struct spec_refs *r, const struct node *n)
+/*
+ * A reference longer than any name (a kernel's "@step" aside) is said to be
+ * one, not reported as unknown with all of its text.
+ */
+static bool ref_length_ok(struct ctx *c, const struct node *n)
 {
+	size_t len = strcspn(n->scalar, "@");
+
+	if (len <= STR_NAME_MAX)
+		return true;
+	err(c, n, "name too long (%zu characters, at most %d)", len, STR_NAME_MAX);
+	return false;
+}
+
+static void refs_push(struct ctx *c, struct spec_refs *r, const struct node *n)
+{
+	if (!ref_length_ok(c, n))
+		return;
 	GROW(r->v, r->alloc, r->n + 1);
 	r->v[r->n].name = xstrdup(n->scalar);
 	r->v[r->n].pos = n->pos;
@@ -76,7 +92,7 @@ static void get_refs(struct ctx *c, const struct node *n, const char *what, stru
 		if (node_is_null(n))
 			err(c, n, "%s must not be empty", what);
 		else
-			refs_push(ret, n);
+			refs_push(c, ret, n);
 		return;
 	}
 	if (!want_kind(c, n, NODE_SEQ, what))
@@ -94,19 +110,27 @@ static void get_refs(struct ctx *c, const struct node *n, const char *what, stru
 				err(c, it, "'%s' is listed twice in %s", it->scalar, what);
 				goto next;
 			}
-		refs_push(ret, it);
+		refs_push(c, ret, it);
 next:;
 	}
 }
 
-static void ref_set(struct spec_ref *r, const struct node *n)
+static void ref_set(struct ctx *c, struct spec_ref *r, const struct node *n)
 {
+	if (!ref_length_ok(c, n))
+		return;
 	r->name = xstrdup(n->scalar);
 	r->pos = n->pos;
 }
 
 static bool check_name(struct ctx *c, const struct node *key, const char *what)
 {
+	size_t len = strlen(key->scalar);
+
+	if (len > STR_NAME_MAX) {
+		err(c, key, "%s name too long (%zu characters, at most %d)", what, len, STR_NAME_MAX);
+		return false;
+	}
 	if (str_is_name(key->scalar) && !strchr(key->scalar, '@'))
 		return true;
 	err(c, key, "%s name '%s' must start with a letter or digit and use only letters, digits, '-', '_' and '.'",
@@ -502,7 +526,7 @@ static void load_kernel(struct ctx *c, struct spec_kernel *k, const struct node 
 			_cleanup_free_ char *s = get_string(c, v, kk);
 
 			if (s)
-				ref_set(streq(kk, "source") ? &k->source : &k->from, v);
+				ref_set(c, streq(kk, "source") ? &k->source : &k->from, v);
 		} else if (streq(kk, "patches")) {
 			load_paths(c, v, "patches", &k->patches, &k->patches_pos);
 			k->patches_dir = v->kind == NODE_SCALAR;
@@ -1040,7 +1064,7 @@ static void load_job(struct ctx *c, struct spec_job *job, const struct node *n)
 	job->pos = n->pos;
 	if (n->kind == NODE_SCALAR) { /* "- hackbench": the workload with its defaults */
 		if (!node_is_null(n))
-			ref_set(&job->workload, n);
+			ref_set(c, &job->workload, n);
 		else
 			err(c, n, "a workload entry must not be empty");
 		return;
@@ -1053,7 +1077,7 @@ static void load_job(struct ctx *c, struct spec_job *job, const struct node *n)
 		_cleanup_free_ char *s = get_string(c, v, "workload");
 
 		if (s)
-			ref_set(&job->workload, v);
+			ref_set(c, &job->workload, v);
 	}
 	if ((v = node_map_get(n, "params")))
 		load_params(c, job, v);
@@ -1095,13 +1119,13 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 		_cleanup_free_ char *s = get_string(c, v, "topology");
 
 		if (s)
-			ref_set(&e->topology, v);
+			ref_set(c, &e->topology, v);
 	}
 	if ((v = node_map_get(n, "image"))) {
 		_cleanup_free_ char *s = get_string(c, v, "image");
 
 		if (s)
-			ref_set(&e->image, v);
+			ref_set(c, &e->image, v);
 	}
 	if ((v = node_map_get(n, "hosts")))
 		get_refs(c, v, "hosts", &e->hosts);

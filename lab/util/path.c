@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include "alloc.h"
 #include "path.h"
+#include "strv.h"
 #include "banned.h"
 
 char *path_dirname(const char *path)
@@ -97,4 +98,17 @@ int path_mkdir_p(const char *path, unsigned mode)
 	if (mkdir(p, mode) < 0 && errno != EEXIST)
 		return -errno;
 	return path_is_dir(p) ? 0 : -ENOTDIR;
+}
+
+bool path_is_cgroup(const char *p)
+{
+	_cleanup_free_ char *copy = xstrdup(p);
+	char *save = NULL;
+
+	if (!*p || *p == '/' || str_endswith(p, "/") || strstr(p, "//"))
+		return false;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
+		if (!str_is_name(c) || streq(c, ".") || streq(c, "..") || str_startswith(c, "cgroup."))
+			return false;
+	return true;
 }

@@ -116,7 +116,7 @@ bool str_endswith(const char *s, const char *suffix)
 
 bool str_is_name(const char *s)
 {
-	if (!*s || strlen(s) > 64)
+	if (!*s || strlen(s) > STR_NAME_MAX)
 		return false;
 	if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
 		return false;

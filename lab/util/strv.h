@@ -37,5 +37,10 @@ const char *str_suggest_within(const char *word, const char *const *candidates, 
 
 bool str_startswith(const char *s, const char *prefix);
 bool str_endswith(const char *s, const char *suffix);
-/* A name usable as an identifier in lab.yaml: [A-Za-z0-9][A-Za-z0-9._-]* */
+/*
+ * Names become libvirt domain names, file and folder names, run ids and
+ * words in guest shells: short enough for all of them.
+ */
+#define STR_NAME_MAX 64
+/* A name usable as an identifier in lab.yaml: [A-Za-z0-9][A-Za-z0-9._-]*, at most STR_NAME_MAX */
 bool str_is_name(const char *s);

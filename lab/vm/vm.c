@@ -1047,6 +1047,15 @@ out:
 	return r;
 }
 
+int vm_name_check(const char *name, struct diags *d)
+{
+	if (!str_is_name(name) || strchr(name, '.') || strlen(name) > 40) {
+		diags_add(d, NULL, "'%s' is not a VM name (letters, digits, '-', '_'; at most 40)", name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct diags *d)
 {
 	const char *name = o->name ? o->name : o->topo->name;
@@ -1064,10 +1073,8 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 	double t0;
 	int r;
 
-	if (!str_is_name(name) || strchr(name, '.') || strlen(name) > 40) {
-		diags_add(d, NULL, "'%s' is not a VM name (letters, digits, '-', '_'; at most 40)", name);
+	if (vm_name_check(name, d) < 0)
 		return -EINVAL;
-	}
 	interrupted = 0;
 	v.name = xstrdup(name);
 	if ((r = path_mkdir_p(state, 0700)) < 0) {

@@ -117,6 +117,11 @@ char *lab_state_dir(void);
  */
 int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct diags *d);
 /*
+ * A VM name (vm up --name, vm xml --name, or the topology's): it becomes the
+ * domain lab-NAME, a state folder and a host name. 0, or -EINVAL with an error.
+ */
+int vm_name_check(const char *name, struct diags *d);
+/*
  * Why QEMU stopped, from its log's text: libvirt's last "shutting down,
  * reason=R" (crashed: QEMU died of a signal; shutdown, destroyed: the guest
  * or somebody stopped it) and QEMU's own last message before it. NULL when

@@ -70,6 +70,16 @@ test_expect_success 'vm xml of an unknown topology suggests one' "
 	test_grep -q \"did you mean 'two'\" err
 "
 
+test_expect_success 'vm xml --name takes what vm up --name takes, and nothing else' "
+	for n in 'x;reboot' ../../etc a.b '-rf' \"a b\" '' \$(printf '%041d' 0); do
+		test_must_fail_with 2 lab -f '$DATA/topology-2cell.yaml' vm xml two --name \"\$n\" >out 2>err &&
+		test_line_count = 0 out &&
+		test_grep -q \"is not a VM name (letters, digits, '-', '_'; at most 40)\" err || exit 1
+	done &&
+	lab -f '$DATA/topology-2cell.yaml' vm xml two --name my_vm-2 >out &&
+	test_grep -q '<name>lab-my_vm-2</name>' out
+"
+
 test_expect_success 'vm up refuses bare-metal hosts and unknown ones with a reason, before booting anything' "
 	cat >hosts.yaml <<-EOF &&
 	version: 1

@@ -91,6 +91,92 @@ static void test_node_alias_and_merge(void **state)
 	diags_release(&d);
 }
 
+/* An anchor on a merge value or on the "<<" key still names its node once the merge is applied. */
+static void test_node_anchor_on_merge(void **state)
+{
+	struct node_files f = { STRV_INIT };
+	struct diags d = { 0 };
+	const char *y = "child:\n  <<: &m {x: 1, y: 2}\n  y: 3\nref: *m\nlist: {<<: [&n {z: 4}, {w: 5}]}\nn: *n\n";
+	struct node *n = node_parse(&f, "p.yaml", y, strlen(y), &d);
+
+	(void)state;
+	assert_non_null(n);
+	assert_int_equal(d.n, 0);
+	assert_string_equal(node_map_get(node_map_get(n, "child"), "x")->scalar, "1");
+	assert_string_equal(node_map_get(node_map_get(n, "ref"), "y")->scalar, "2");
+	assert_int_equal(node_map_get(n, "list")->n, 2);
+	assert_string_equal(node_map_get(node_map_get(n, "n"), "z")->scalar, "4");
+	node_free(n);
+	node_files_release(&f);
+	diags_release(&d);
+}
+
+/* Nodes dropped after an error are not copied by a later alias (they were freed). */
+static void test_node_alias_to_dropped(void **state)
+{
+	(void)state;
+	assert_errors("? &a [k]\n: v\nvars: *a\n",
+		      "t.yaml:3:7: alias '*a' refers to a node dropped because of an error above");
+	assert_errors("? k\n: &a [v]\nx: {[1]: 2}\nvars: *a\n", "t.yaml:3:5: mapping keys must be scalars");
+	assert_errors("[k]: &a {v: 1}\nvars: *a\n", "t.yaml:2:7: alias '*a' refers to a node dropped");
+	assert_errors("a: 1\na: &d [x]\nvars: *d\n", "t.yaml:3:7: alias '*d' refers to a node dropped");
+	assert_errors("&k a: 1\n&k a: 2\nb: *k\n", "t.yaml:3:4: alias '*k' refers to a node dropped");
+	assert_errors("a: {[x]: [&deep {v: 1}]}\nb: *deep\n", "t.yaml:2:4: alias '*deep' refers to a node dropped");
+	/* shadowing: the newest anchor of a name decides */
+	assert_errors("a: &s 1\nb: {[x]: &s 2}\nc: *s\n", "t.yaml:3:4: alias '*s' refers to a node dropped");
+	assert_errors("[x]: &s 1\nb: &s 2\nvars: {c: *s}\n", "t.yaml:1:1: mapping keys must be scalars");
+}
+
+/* A key over libyaml's 1024 characters is a name too long, wherever it is, not a puzzling syntax error. */
+static void test_node_long_key(void **state)
+{
+	static const char *const shapes[] = {
+		"%s: 1\n",                /* the first key: "mapping values are not allowed" */
+		"a: 1\n%s: 1\n",          /* a later one: "could not find expected ':'" */
+		"a:\n  %s: 1\n",          /* nested */
+		"a: {b: 1, %s: 1}\n",      /* flow */
+		"a:\n  - %s: 1\n",        /* in a list */
+		"a:\n  \"%s\": 1\n",      /* quoted: the quotes do not count */
+	};
+	static const char *const want[] = {
+		"t.yaml:1:1: name too long (1500 characters, at most 64)",
+		"t.yaml:2:1: name too long (1500 characters, at most 64)",
+		"t.yaml:2:3: name too long (1500 characters, at most 64)",
+		"t.yaml:1:11: name too long (1500 characters, at most 64)",
+		"t.yaml:2:5: name too long (1500 characters, at most 64)",
+		"t.yaml:2:3: name too long (1500 characters, at most 64)",
+	};
+	char key[1501];
+
+	(void)state;
+	memset(key, 'k', 1500);
+	key[1500] = 0;
+	for (size_t i = 0; i < ELEMENTSOF(shapes); i++) {
+		char *y = xasprintf(shapes[i], key);
+
+		assert_errors(y, want[i]);
+		free(y);
+	}
+	/* characters, not bytes */
+	memcpy(key, "\xc3\xa9", 2);
+	{
+		char *y = xasprintf("a:\n  %s: 1\n", key);
+
+		assert_errors(y, "t.yaml:2:3: name too long (1499 characters, at most 64)");
+		free(y);
+	}
+	/* a key of 1024 characters is read, then refused by the model */
+	key[1024] = 0;
+	memcpy(key, "kk", 2);
+	{
+		char *y = xasprintf("version: 1\nkernels:\n  %s: {config: [a.config]}\n", key);
+
+		assert_errors(y, "t.yaml:3:3: kernel name too long (1024 characters, at most 64)");
+		free(y);
+	}
+	assert_errors("a: b: c\n", "t.yaml:1:5: yaml syntax error: mapping values are not allowed");
+}
+
 static void test_node_billion_laughs(void **state)
 {
 	struct strbuf y = STRBUF_INIT;
@@ -299,6 +385,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_positions),
 		cmocka_unit_test(test_node_alias_and_merge),
+		cmocka_unit_test(test_node_anchor_on_merge),
+		cmocka_unit_test(test_node_alias_to_dropped),
+		cmocka_unit_test(test_node_long_key),
 		cmocka_unit_test(test_node_billion_laughs),
 		cmocka_unit_test(test_node_errors),
 		cmocka_unit_test(test_spec_good),

@@ -6,6 +6,7 @@
  * shell. Real boots are in t1200-vm.sh.
  */
 #include "unit.h"
+#include <errno.h>
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 #include "util/alloc.h"
@@ -91,6 +92,25 @@ static void test_libvirt_bad_xml(void **state)
 	strbuf_reset(&err);
 	assert_true(vm_domain_start("nosuch:///x", "<domain/>", &conn, &dom, &err) < 0);
 	assert_non_null(strstr(err.buf, "cannot open"));
+}
+
+/* One rule for vm up --name, vm xml --name and a topology's name. */
+static void test_vm_name_check(void **state)
+{
+	static const char *const bad[] = { "", "a.b", "-x", "x;y", "../e", "a b", "é",
+					   "12345678901234567890123456789012345678901" };
+	struct diags d = { 0 };
+
+	(void)state;
+	assert_int_equal(vm_name_check("quick-2x2", &d), 0);
+	assert_int_equal(vm_name_check("my_vm", &d), 0);
+	assert_int_equal(vm_name_check("1234567890123456789012345678901234567890", &d), 0);
+	assert_int_equal(d.n, 0);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		assert_int_equal(vm_name_check(bad[i], &d), -EINVAL);
+	assert_int_equal(d.n, ELEMENTSOF(bad));
+	assert_non_null(strstr(d.v[1].msg, "'a.b' is not a VM name"));
+	diags_release(&d);
 }
 
 static void test_cmdline(void **state)
@@ -286,6 +306,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_libvirt_test_driver),
 		cmocka_unit_test(test_libvirt_bad_xml),
+		cmocka_unit_test(test_vm_name_check),
 		cmocka_unit_test(test_cmdline),
 		cmocka_unit_test(test_remote_quoting),
 		cmocka_unit_test(test_ssh_options),
