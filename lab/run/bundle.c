@@ -410,9 +410,10 @@ int bundle_unpack(int in_fd, const char *in_name, const char *into, const struct
 		return -errno;
 	}
 	dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dirfd < 0)
+	if (dirfd < 0) {
 		r = -errno;
-	else
+		diags_add(d, &u.pos, "cannot open %s: %s", tmp, strerror(errno));
+	} else
 		r = unpack_all(&u, dirfd, &id);
 	if (r >= 0)
 		r = bundle_verify(tmp, d);
