@@ -2,6 +2,7 @@
 /* The run layer without a VM: the driver script (golden, and run by a real
  * sh against a fake catalogue), the store's round trip, the SQLite index. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -390,6 +391,51 @@ static void test_manifest_parse(void **state)
 	diags_release(&d);
 }
 
+/* Bundle limits: members, bytes and ratio, each a clear error with nothing left behind. */
+static void test_bundle_limits(void **state)
+{
+	char tmpl[] = "/tmp/lab-unit-bundle.XXXXXX";
+	_cleanup_free_ char *run = NULL, *into = NULL, *out = NULL;
+	static const struct {
+		struct bundle_limits lim;
+		const char *msg;
+	} cases[] = {
+		{ { .max_bytes = 1 << 30, .max_members = 3, .ratio_floor = 1 << 30, .max_ratio = 1000 }, "more than 3 members" },
+		{ { .max_bytes = 100, .max_members = 1000, .ratio_floor = 1 << 30, .max_ratio = 1000 }, "more than 100 bytes" },
+		{ { .max_bytes = 1 << 30, .max_members = 1000, .ratio_floor = 1024, .max_ratio = 2 }, "more than 2 times its size" },
+	};
+	struct diags d = { 0 };
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	run = path_join(tmpl, "20261201-000000-abcd");
+	into = path_join(tmpl, "into");
+	out = path_join(tmpl, "b.tar.zst");
+	assert_int_equal(path_mkdir_p(into, 0755), 0);
+	for (int i = 0; i < 6; i++) {
+		_cleanup_free_ char *f = xasprintf("%s/runs/r.%04d/metrics", run, i), *dir = path_dirname(f);
+		char zeros[4096] = { 0 };
+
+		assert_int_equal(path_mkdir_p(dir, 0755), 0);
+		assert_int_equal(fs_write_atomic(f, zeros, sizeof(zeros), 0644), 0);
+	}
+	assert_int_equal(bundle_write(run, NULL, 0, out, -1, &d), 0);
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		_cleanup_close_ int fd = open(out, O_RDONLY | O_CLOEXEC);
+		char *dir = NULL, *id = NULL;
+
+		assert_true(fd >= 0);
+		assert_true(bundle_unpack(fd, out, into, &cases[i].lim, &dir, &id, &d) < 0);
+		assert_null(dir);
+		if (!strstr(d.v[d.n - 1].msg, cases[i].msg))
+			fail_msg("case %zu: '%s' lacks '%s'", i, d.v[d.n - 1].msg, cases[i].msg);
+		assert_int_equal(rmdir(into), 0); /* empty: nothing left behind */
+		assert_int_equal(mkdir(into, 0755), 0);
+	}
+	diags_release(&d);
+	fs_remove_tree(tmpl);
+}
+
 /* /proc/stat and /proc/PID/stat as this machine's kernel writes them */
 static void test_host_load(void **state)
 {
@@ -441,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_write_atomic_planted_link),
 		cmocka_unit_test(test_safe_relative),
 		cmocka_unit_test(test_manifest_parse),
+		cmocka_unit_test(test_bundle_limits),
 		cmocka_unit_test(test_host_load),
 	};
 
