@@ -69,7 +69,7 @@ void doctor_probe_machine(struct doctor_machine *m, const char *cache_dir)
 	long n;
 
 	memset(m, 0, sizeof(*m));
-	m->kvm = vm_kvm_available();
+	m->kvm = vm_kvm_usable(&m->kvm_why);
 	m->root = geteuid() == 0;
 	if (strbuf_read_file(&sb, "/sys/fs/cgroup/cgroup.controllers", 4096) == 0) {
 		m->cgroup2 = true;
@@ -131,8 +131,9 @@ void doctor_checks(const struct doctor_machine *m, struct doctor_check **ret, si
 	*ret = NULL;
 	*n = 0;
 	add(ret, n, "accel", "guests at full speed", m->kvm ? DOCTOR_OK : DOCTOR_WARN,
-	    xstrdup(m->kvm ? "kvm (/dev/kvm)"
-			   : "tcg: no usable /dev/kvm, guests run under QEMU's software emulation (slow but real)"),
+	    m->kvm ? xstrdup("kvm (/dev/kvm)")
+		   : xasprintf("tcg: %s, guests run under QEMU's software emulation (slow but real)",
+			       m->kvm_why ? m->kvm_why : "no usable /dev/kvm"),
 	    "load kvm_intel or kvm_amd (enable VT-x/AMD-V, or nested virtualization on a VM) and give lab "
 	    "/dev/kvm rw");
 	add(ret, n, "libvirt", "guests: libvirt's QEMU driver, embedded", m->libvirt ? DOCTOR_OK : DOCTOR_MISSING,

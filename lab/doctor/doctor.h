@@ -29,7 +29,8 @@ struct doctor_check {
 
 /* What the probes read; doctor_probe_machine fills it from this machine. */
 struct doctor_machine {
-	bool kvm;               /* /dev/kvm opens read-write */
+	bool kvm;               /* KVM usable (vm_kvm_usable) */
+	const char *kvm_why;    /* why not, or NULL: "no usable /dev/kvm" */
 	bool root;
 	bool cgroup2;           /* /sys/fs/cgroup/cgroup.controllers */
 	char *cgroup_controllers;

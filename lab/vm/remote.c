@@ -197,7 +197,7 @@ int remote_probe(struct host *h, bool *kvm, struct domain_host *dh, char **stora
 {
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	_cleanup_strv_ struct strv lines = STRV_INIT;
-	static const char script[] = "if test -w /dev/kvm; then echo kvm; else echo tcg; fi; "
+	static const char script[] = "if test -w /dev/kvm && ! test -e /sys/module/kvm_pvm; then echo kvm; else echo tcg; fi; "
 				     "cat /sys/devices/system/cpu/online; "
 				     "for n in /sys/devices/system/node/node[0-9]*; do "
 				     "test -s \"$n/cpulist\" && cat \"$n/cpulist\"; done; exit 0";

@@ -4,6 +4,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <linux/kvm.h>
+#include <sys/ioctl.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -49,14 +51,33 @@ char *lab_state_dir(void)
 	return xasprintf("%s/.local/state/lab", home ? home : "/nonexistent");
 }
 
+bool vm_kvm_usable(const char **ret_why)
+{
+	const char *force = getenv("LAB_ACCEL"), *why = NULL;
+	int fd, api;
+
+	if (force && (streq(force, "kvm") || streq(force, "tcg"))) {
+		if (streq(force, "tcg"))
+			why = "LAB_ACCEL=tcg";
+	} else if ((fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0) {
+		why = "no usable /dev/kvm";
+	} else {
+		api = ioctl(fd, KVM_GET_API_VERSION, 0);
+		close(fd);
+		if (api != KVM_API_VERSION)
+			why = "/dev/kvm does not speak KVM's API 12";
+		else if (access("/sys/module/kvm_pvm", F_OK) == 0)
+			/* seen here: an unmodified kernel stops with "kvm-pvm: INTERNAL_ERROR" */
+			why = "/dev/kvm is PVM (kvm_pvm), which runs only guests built for it";
+	}
+	if (ret_why)
+		*ret_why = why;
+	return !why;
+}
+
 bool vm_kvm_available(void)
 {
-	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
+	return vm_kvm_usable(NULL);
 }
 
 static char *read_trimmed(const char *path)

@@ -97,6 +97,13 @@ void vm_host_layout(struct domain_host *h, char **storage, const char *online, c
  */
 int vm_pick_port(const char *port_range, bool (*taken)(unsigned port, void *userdata), void *userdata,
 		 unsigned *ret);
+/*
+ * Whether guests here can use KVM: LAB_ACCEL=kvm or tcg decides when set;
+ * else /dev/kvm must open read-write, speak API 12 and not be PVM
+ * (kvm_pvm runs only guests built for it). *ret_why (may be NULL): why
+ * not, a static string.
+ */
+bool vm_kvm_usable(const char **ret_why);
 bool vm_kvm_available(void);
 /*
  * Open libvirt's embedded QEMU driver as lab does, in a scratch root that

@@ -95,7 +95,7 @@ ssh_vm() {
 }
 
 test_expect_success 'the VM boots lab base kernel and answers ssh with the pinned key' "
-	accel=tcg; [ -w /dev/kvm ] && accel=kvm
+	accel=tcg; [ -w /dev/kvm ] && [ ! -e /sys/module/kvm_pvm ] && accel=kvm
 	qemu-system-x86_64 -machine q35,accel=\$accel -cpu max -smp 4,sockets=2,cores=2 -m 2G \
 		-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
 		-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1 \

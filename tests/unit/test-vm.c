@@ -6,6 +6,8 @@
  * shell. Real boots are in t1200-vm.sh.
  */
 #include "unit.h"
+#include <unistd.h>
+#include <string.h>
 #include <errno.h>
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
@@ -301,9 +303,32 @@ static void quiet(void *userdata, virErrorPtr e)
 	(void)e;
 }
 
+/* LAB_ACCEL decides when set; without it the answer comes with a reason when it is no. */
+static void test_kvm_usable(void **state)
+{
+	const char *why = "unset";
+
+	(void)state;
+	setenv("LAB_ACCEL", "tcg", 1);
+	assert_false(vm_kvm_usable(&why));
+	assert_string_equal(why, "LAB_ACCEL=tcg");
+	assert_false(vm_kvm_available());
+	setenv("LAB_ACCEL", "kvm", 1);
+	assert_true(vm_kvm_usable(&why));
+	assert_null(why);
+	unsetenv("LAB_ACCEL");
+	if (!vm_kvm_usable(&why))
+		assert_non_null(why);
+	if (access("/sys/module/kvm_pvm", F_OK) == 0) {
+		assert_false(vm_kvm_usable(&why));
+		assert_non_null(strstr(why, "PVM"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kvm_usable),
 		cmocka_unit_test(test_libvirt_test_driver),
 		cmocka_unit_test(test_libvirt_bad_xml),
 		cmocka_unit_test(test_vm_name_check),
