@@ -14,6 +14,7 @@
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/path.h"
+#include "util/paths.h"
 #include "util/banned.h"
 
 #ifndef LAB_DATADIR
@@ -266,9 +267,7 @@ const struct spec_image *cmd_find_image(const struct lab_ctx *ctx, const struct 
 
 char *cmd_results_dir(const struct spec *s)
 {
-	if (!s)
-		return xstrdup("results");
-	return s->settings.results ? xstrdup(s->settings.results) : path_join(s->dir, "results");
+	return paths_results(s ? s->settings.results : NULL, s ? s->dir : NULL);
 }
 
 char *cmd_results_root(const struct lab_ctx *ctx)

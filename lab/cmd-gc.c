@@ -17,6 +17,7 @@
 #include "util/json.h"
 #include "util/path.h"
 #include "vm/vm.h"
+#include "util/paths.h"
 #include "util/banned.h"
 
 static void stale_image_builds(const char *cache, struct strv *ret)
@@ -50,7 +51,7 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	_cleanup_free_ char *state = lab_state_dir(), *cache = NULL;
+	_cleanup_free_ char *state = paths_state(), *cache = NULL;
 	_cleanup_strv_ struct strv vms = STRV_INIT, builds = STRV_INIT, skipped = STRV_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;

@@ -42,6 +42,7 @@
 #include "util/units.h"
 #include "vm/domain.h"
 #include "vm/vm.h"
+#include "util/paths.h"
 #include "util/banned.h"
 
 /* In a worker: the holders of its VMs (one, or a guest per variant with
@@ -432,7 +433,7 @@ static const struct spec_host *find_host(const struct spec *s, const char *name,
 static int boot(struct exp_run *x, const char *name, const struct plan_run *pr, ssize_t vi, const char *rundir,
 		struct vm *v, struct result_run *r)
 {
-	_cleanup_free_ char *state = lab_state_dir(), *cache = lab_cache_dir(x->s);
+	_cleanup_free_ char *state = paths_state(), *cache = lab_cache_dir(x->s);
 	_cleanup_diags_ struct diags d = { 0 };
 	struct vm_progress vp = { .step = worker_vm_step, .userdata = x };
 	const struct spec_host *lh = find_host(x->s, pr->host, HOST_LIBVIRT);
@@ -504,7 +505,7 @@ static int boot(struct exp_run *x, const char *name, const struct plan_run *pr, 
 
 static void shut_down(struct exp_run *x, const char *name, struct vm *v)
 {
-	_cleanup_free_ char *state = lab_state_dir();
+	_cleanup_free_ char *state = paths_state();
 	_cleanup_diags_ struct diags d = { 0 };
 
 	worker_step(x, "shut down");
@@ -579,7 +580,7 @@ static int host_ready(struct exp_run *x, struct target *t, const struct spec_hos
 	const struct kartifact *k = &x->arts[vi];
 
 	if (!t->host_open) {
-		_cleanup_free_ char *state = lab_state_dir(), *cache = lab_cache_dir(x->s);
+		_cleanup_free_ char *state = paths_state(), *cache = lab_cache_dir(x->s);
 
 		if (host_open(state, cache, sh, &t->h, &d) < 0) {
 			run_fail(r, xasprintf("host %s: %s", sh->name, d.n ? d.v[0].msg : "?"));
@@ -768,8 +769,8 @@ static void on_ended(void *userdata, size_t task, unsigned slot, pid_t pid, int 
 	x->ui.running = x->ngroups - x->ended < x->jobs ? (unsigned)(x->ngroups - x->ended) : x->jobs;
 	if (pid > 0) {
 		/* a worker that died left its guest: it goes now, not at the next gc */
-		_cleanup_free_ char *state = lab_state_dir(), *name = xasprintf("run-%d", (int)pid);
-		_cleanup_free_ char *vmdir = xasprintf("%s/vms/%s", state, name);
+		_cleanup_free_ char *state = paths_state(), *name = xasprintf("run-%d", (int)pid);
+		_cleanup_free_ char *vmdir = paths_vm(state, name);
 		_cleanup_diags_ struct diags d = { 0 };
 
 		if (access(vmdir, F_OK) == 0)
@@ -1160,7 +1161,7 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 		{ 0 },
 	};
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *resume = NULL, *state = lab_state_dir();
+	_cleanup_free_ char *resume = NULL, *state = paths_state();
 	const char *resume_id = NULL;
 	struct jobs_opts jo = { 0 };
 	bool failed = false;

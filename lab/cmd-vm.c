@@ -22,6 +22,7 @@
 #include "util/units.h"
 #include "vm/domain.h"
 #include "vm/vm.h"
+#include "util/paths.h"
 #include "util/banned.h"
 
 #define MAX_HOST_NODES_OPT 16
@@ -207,7 +208,7 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_free_ char *hoststore = NULL, *cmdline = NULL, *kpath = NULL, *disk = NULL, *seed = NULL;
-	_cleanup_free_ char *console = NULL, *state = lab_state_dir(), *dname = NULL;
+	_cleanup_free_ char *console = NULL, *state = paths_state(), *dname = NULL;
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
 	const struct spec_topology *t;
@@ -257,9 +258,13 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 	} else {
 		vm_probe_host(&host, &hoststore);
 	}
-	disk = xasprintf("%s/vms/%s/disk.qcow2", state, name);
-	seed = xasprintf("%s/vms/%s/seed.iso", state, name);
-	console = xasprintf("%s/vms/%s/console.log", state, name);
+	{
+		_cleanup_free_ char *vdir = paths_vm(state, name);
+
+		disk = path_join(vdir, "disk.qcow2");
+		seed = path_join(vdir, "seed.iso");
+		console = path_join(vdir, "console.log");
+	}
 	dname = xasprintf("lab-%s", name);
 	dc = (struct domain_config){
 		.name = dname,
@@ -324,7 +329,7 @@ static void print_vm(const struct lab_ctx *ctx, const struct vm *v, struct strbu
 static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *state = lab_state_dir(), *cache = NULL, *layer = lab_layer_dir(), *extra = NULL;
+	_cleanup_free_ char *state = paths_state(), *cache = NULL, *layer = lab_layer_dir(), *extra = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	const struct spec_topology *t;
@@ -427,7 +432,7 @@ out:
 
 static int load(struct lab_ctx *ctx, const char *name, struct vm *v)
 {
-	_cleanup_free_ char *state = lab_state_dir();
+	_cleanup_free_ char *state = paths_state();
 	_cleanup_diags_ struct diags d = { 0 };
 
 	if (vm_load(state, name, v, &d) < 0) {
@@ -500,7 +505,7 @@ static int vm_cp_cmd(struct lab_ctx *ctx, int argc, char **argv)
 
 static int vm_console_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
-	_cleanup_free_ char *state = lab_state_dir();
+	_cleanup_free_ char *state = paths_state();
 	_cleanup_diags_ struct diags d = { 0 };
 	struct vm v = { 0 };
 	struct vopts o = { 0 };
@@ -540,7 +545,7 @@ static int vm_console_cmd(struct lab_ctx *ctx, int argc, char **argv)
 
 static int vm_reset_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
-	_cleanup_free_ char *state = lab_state_dir();
+	_cleanup_free_ char *state = paths_state();
 	_cleanup_diags_ struct diags d = { 0 };
 	struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "reset");
@@ -560,7 +565,7 @@ static int vm_reset_cmd(struct lab_ctx *ctx, int argc, char **argv)
 
 static int vm_down_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
-	_cleanup_free_ char *state = lab_state_dir();
+	_cleanup_free_ char *state = paths_state();
 	struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "down"), ret = EXIT_OK;
 
@@ -603,7 +608,7 @@ static int vm_ls_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	static const char *const cols[] = { "NAME:name", "STATE:state", "TOPOLOGY:topology", "KERNEL:variant",
 					    "IMAGE:image", "SSH:port", NULL };
-	_cleanup_free_ char *state = lab_state_dir();
+	_cleanup_free_ char *state = paths_state();
 	_cleanup_table_ struct table *t = table_new(cols);
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	struct vm *v = NULL;

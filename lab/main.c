@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd.h"
-#include "util/fs.h"
+#include "util/paths.h"
 #include "util/strv.h"
 #include "util/banned.h"
 
@@ -175,15 +175,11 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* without a home, the cache and the state have no private place: no /tmp fallback */
-	if (!fs_home()) {
-		const char *ca = getenv("XDG_CACHE_HOME"), *st = getenv("XDG_STATE_HOME");
-
-		if (!ca || ca[0] != '/' || !st || st[0] != '/') {
-			cmd_error(&ctx, "HOME is not set and uid %u has no home in the passwd database: set HOME, "
-					"or XDG_CACHE_HOME and XDG_STATE_HOME",
-				  (unsigned)geteuid());
-			return EXIT_USAGE;
-		}
+	if (!paths_have_home()) {
+		cmd_error(&ctx, "HOME is not set and uid %u has no home in the passwd database: set HOME, "
+				"or XDG_CACHE_HOME and XDG_STATE_HOME",
+			  (unsigned)geteuid());
+		return EXIT_USAGE;
 	}
 	return cmd->fn(&ctx, argc - optind, argv + optind);
 }

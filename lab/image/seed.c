@@ -12,6 +12,7 @@
 #include "../util/command.h"
 #include "../util/fs.h"
 #include "../util/path.h"
+#include "../util/paths.h"
 #include "../util/yamlw.h"
 #include "seed.h"
 #include "../util/banned.h"
@@ -225,7 +226,7 @@ static int read_line(const char *path, char **ret, struct diags *d)
 
 int lab_ssh_key(const char *cache, char **ret_private, char **ret_public_line, struct diags *d)
 {
-	_cleanup_free_ char *dir = path_join(cache, "ssh"), *key = path_join(dir, "id_ed25519");
+	_cleanup_free_ char *key = paths_ssh_key(cache), *dir = path_dirname(key);
 	_cleanup_free_ char *pub = xasprintf("%s.pub", key);
 	int r;
 

@@ -7,19 +7,13 @@
 #include "../util/command.h"
 #include "../util/fs.h"
 #include "../util/path.h"
+#include "../util/paths.h"
 #include "source.h"
 #include "../util/banned.h"
 
 char *lab_cache_dir(const struct spec *s)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = fs_home();
-
-	if (s && s->settings.cache)
-		return xstrdup(s->settings.cache);
-	if (xdg && xdg[0] == '/')
-		return xasprintf("%s/lab", xdg);
-	/* main() refuses to start without either; never a shared folder */
-	return xasprintf("%s/.cache/lab", home ? home : "/nonexistent");
+	return paths_cache(s ? s->settings.cache : NULL);
 }
 
 void ksource_release(struct ksource *k)

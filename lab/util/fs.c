@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <pwd.h>
 #include <unistd.h>
 #include "alloc.h"
 #include "diag.h"
@@ -227,15 +226,4 @@ int fs_check_private(const char *path, enum fs_privacy level, struct diags *d)
 		return -EPERM;
 	}
 	return 0;
-}
-
-const char *fs_home(void)
-{
-	const char *home = getenv("HOME");
-	struct passwd *pw;
-
-	if (home && home[0] == '/')
-		return home;
-	pw = getpwuid(geteuid());
-	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
 }

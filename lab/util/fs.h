@@ -45,7 +45,3 @@ enum fs_privacy {
 };
 /* Refuse what another user owns or could change: 0, or -EPERM with why in d. */
 int fs_check_private(const char *path, enum fs_privacy level, struct diags *d);
-/* The user's home: $HOME when absolute, else the passwd entry's; NULL when
- * neither (lab then has no default place for its cache and state, and
- * never falls back to a shared one such as /tmp). */
-const char *fs_home(void);

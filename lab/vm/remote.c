@@ -9,6 +9,7 @@
 #include "../util/command.h"
 #include "../util/fs.h"
 #include "../util/path.h"
+#include "../util/paths.h"
 #include "../util/strbuf.h"
 #include "../util/strv.h"
 #include "../util/units.h"
@@ -96,7 +97,7 @@ int remote_vm_prepare(struct host *h, const char *name, const struct kartifact *
 	struct remote_vm rv = { 0 };
 	int r;
 
-	rv.dir = xasprintf("%s/vms/%s", base, name);
+	rv.dir = paths_vm(base, name);
 	rv.kernel = path_join(kdir, "bzImage");
 	rv.modules = in->modules ? path_join(kdir, "modules.ext4") : NULL;
 	rv.disk = path_join(rv.dir, "overlay.qcow2");

@@ -26,6 +26,7 @@
 #include "../util/fs.h"
 #include "../util/json.h"
 #include "../util/path.h"
+#include "../util/paths.h"
 #include "../util/strbuf.h"
 #include "../util/units.h"
 #include "remote.h"
@@ -40,16 +41,6 @@ static const char *const boot_failures[] = {
 	"Oops: ", "general protection fault", "Unable to mount root fs", "VFS: Cannot open root device",
 	"Kernel Offset: ", "---[ end trace",
 };
-
-char *lab_state_dir(void)
-{
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = fs_home();
-
-	if (xdg && xdg[0] == '/')
-		return xasprintf("%s/lab", xdg);
-	/* main() refuses to start without either; never a shared folder */
-	return xasprintf("%s/.local/state/lab", home ? home : "/nonexistent");
-}
 
 bool vm_kvm_usable(const char **ret_why)
 {
@@ -327,7 +318,7 @@ static int save(const struct vm *v)
 
 int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d)
 {
-	_cleanup_free_ char *dir = xasprintf("%s/vms/%s", state, name), *path = path_join(dir, "vm.json");
+	_cleanup_free_ char *dir = paths_vm(state, name), *path = path_join(dir, "vm.json");
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct vm v = { 0 };
 	double x;
@@ -1104,7 +1095,7 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 	}
 	if ((r = fs_check_private(state, FS_PRIVATE, d)) < 0)
 		return r;
-	v.dir = xasprintf("%s/vms/%s", state, name);
+	v.dir = paths_vm(state, name);
 	v.owner = o->owner;
 	{
 		struct vm old = { 0 };

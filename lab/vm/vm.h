@@ -111,8 +111,6 @@ bool vm_kvm_available(void);
  * or negative with libvirt's reason in err.
  */
 int vm_libvirt_version(char **ret, struct strbuf *err);
-/* $XDG_STATE_HOME/lab, or ~/.local/state/lab */
-char *lab_state_dir(void);
 
 /*
  * Define, start and wait for a VM (see vm_opts). 0 when ssh answers with
