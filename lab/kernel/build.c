@@ -806,13 +806,7 @@ int kernel_build(const struct spec *s, const struct kvariant *v, const struct kb
 	r = write_meta(tmp, v, &in, &a);
 	if (r < 0)
 		goto out;
-	{
-		_cleanup_command_ struct command rm = { 0 };
-
-		command_init(&rm, "rm");
-		command_args(&rm, "-rf", "--", dir, NULL);
-		command_run(&rm);
-	}
+	fs_remove_tree(dir);
 	if (rename(tmp, dir) < 0) {
 		r = -errno;
 		diags_add(d, NULL, "cannot move '%s' to '%s': %s", tmp, dir, strerror(errno));
@@ -830,13 +824,8 @@ out:
 
 		fs_write_atomic(failed, log.buf, log.len, 0644);
 	}
-	if (tmp && r < 0) {
-		_cleanup_command_ struct command rm = { 0 };
-
-		command_init(&rm, "rm");
-		command_args(&rm, "-rf", "--", tmp, NULL);
-		command_run(&rm);
-	}
+	if (tmp && r < 0)
+		fs_remove_tree(tmp);
 	kconfig_release(&final);
 	inputs_release(&in);
 	if (r < 0) {

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "../util/alloc.h"
 #include "../util/command.h"
@@ -43,13 +44,14 @@ static int debian_version(const char *package, char **ret)
 /* Unpack a tarball into dir (strip the top folder), atomically via a temp dir. */
 static int unpack(const char *tarball, const char *dir, struct strbuf *log, struct diags *d, const struct pos *pos)
 {
-	_cleanup_free_ char *tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
+	_cleanup_free_ char *tmp = xasprintf("%s.XXXXXX", dir), *parent = path_dirname(dir);
 	_cleanup_command_ struct command c = { 0 };
 	int r;
 
-	r = path_mkdir_p(tmp, 0755);
-	if (r < 0) {
-		diags_add(d, pos, "cannot create '%s': %s", tmp, strerror(-r));
+	/* a fresh folder of a random name: nothing planted there is followed */
+	if ((r = path_mkdir_p(parent, 0755)) < 0 || !mkdtemp(tmp) || chmod(tmp, 0755) < 0) {
+		r = r < 0 ? r : -errno;
+		diags_add(d, pos, "cannot create a folder beside '%s': %s", dir, strerror(-r));
 		return r;
 	}
 	command_init(&c, "tar");
@@ -59,13 +61,8 @@ static int unpack(const char *tarball, const char *dir, struct strbuf *log, stru
 		r = -errno;
 		diags_add(d, pos, "cannot rename '%s' to '%s': %s", tmp, dir, strerror(errno));
 	}
-	if (r < 0) {
-		_cleanup_command_ struct command rm = { 0 };
-
-		command_init(&rm, "rm");
-		command_args(&rm, "-rf", "--", tmp, NULL);
-		command_run(&rm);
-	}
+	if (r < 0)
+		fs_remove_tree(tmp);
 	return r;
 }
 

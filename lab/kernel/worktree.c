@@ -23,16 +23,15 @@ int worktree_ensure(const char *work, const char *pristine, struct strbuf *log, 
 		    const struct pos *pos)
 {
 	_cleanup_free_ char *tree = path_join(work, "src"), *done = path_join(work, "src.complete");
-	_cleanup_command_ struct command rm = { 0 }, cp = { 0 };
+	_cleanup_command_ struct command cp = { 0 };
 	int r;
 
 	if (path_is_file(done))
 		return 0;
-	command_init(&rm, "rm");
-	command_args(&rm, "-rf", "--", tree, NULL);
-	r = command_run_logged(&rm, log, d, pos, "removing a stale work tree");
-	if (r < 0)
+	if ((r = fs_remove_tree(tree)) < 0) {
+		diags_add(d, pos, "cannot remove the stale work tree '%s': %s", tree, strerror(-r));
 		return r;
+	}
 	command_init(&cp, "cp");
 	command_args(&cp, "-al", "--", pristine, tree, NULL);
 	r = command_run_logged(&cp, log, d, pos, "making the work tree");
