@@ -9,9 +9,9 @@ COMPLDIR ?= $(PREFIX)/share/bash-completion/completions
 VERSION := 0.1
 
 CC ?= cc
-PKGS := yaml-0.1 libcrypto libvirt gsl sqlite3 libarchive
+PKGS := yaml-0.1 libcrypto libvirt gsl sqlite3 libarchive jansson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lyaml -lcrypto -lvirt -lgsl -lgslcblas -lsqlite3 -larchive)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lyaml -lcrypto -lvirt -lgsl -lgslcblas -lsqlite3 -larchive -ljansson)
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wmissing-prototypes \
 	-Wstrict-prototypes -Wvla -Wno-missing-field-initializers
 BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilab $(PKG_CFLAGS) \
@@ -126,7 +126,7 @@ DEB_PKGS := build-essential pkg-config libyaml-dev libssl-dev libcmocka-dev clan
 	valgrind python3 perl groff-base git ccache bc flex bison libelf-dev dwarves cpio kmod \
 	linux-source-6.1 libvirt-dev libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients libxml2-utils \
 	mmdebstrap qemu-utils qemu-system-x86 genisoimage cloud-init openssh-client openssh-server busybox-static e2fsprogs \
-	shellcheck libsqlite3-dev libgsl-dev libarchive-dev zstd chromium
+	shellcheck libsqlite3-dev libgsl-dev libarchive-dev libjansson-dev zstd chromium
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

@@ -18,6 +18,7 @@
 #include "../util/fs.h"
 #include "../util/hash.h"
 #include "../util/json.h"
+#include "../util/json-read.h"
 #include "../util/path.h"
 #include "../util/strbuf.h"
 #include "../util/units.h"
@@ -71,24 +72,28 @@ static int read_image(const char *dir, struct image_artifact *a)
 {
 	_cleanup_free_ char *meta = path_join(dir, "meta.json"), *qcow2 = path_join(dir, "image.qcow2");
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_json_doc_ struct json_doc *doc = NULL;
+	_cleanup_free_ char *err = NULL;
 	double v;
 
-	if (!path_is_file(qcow2) || strbuf_read_file(&sb, meta, 1 << 20) < 0)
+	/* a damaged meta.json is an incomplete image: built again */
+	if (!path_is_file(qcow2) || strbuf_read_file(&sb, meta, 1 << 20) < 0 ||
+	    json_doc_parse(sb.buf ? sb.buf : "", sb.len, &doc, &err) < 0)
 		return -ENOENT;
-	a->name = json_lookup_string(sb.buf, "name");
-	a->id = json_lookup_string(sb.buf, "id");
-	a->recipe_key = json_lookup_string(sb.buf, "recipe_key");
-	a->suite = json_lookup_string(sb.buf, "suite");
-	a->created = json_lookup_string(sb.buf, "created");
+	a->name = json_doc_string(doc, "name");
+	a->id = json_doc_string(doc, "id");
+	a->recipe_key = json_doc_string(doc, "recipe_key");
+	a->suite = json_doc_string(doc, "suite");
+	a->created = json_doc_string(doc, "created");
 	if (!a->name || !a->id || !a->recipe_key) {
 		image_artifact_release(a);
 		return -ENOENT;
 	}
-	if (json_lookup_number(sb.buf, "packages", &v) == 0)
+	if (json_doc_number(doc, "packages", &v) == 0)
 		a->npackages = (size_t)v;
-	if (json_lookup_number(sb.buf, "build_seconds", &v) == 0)
+	if (json_doc_number(doc, "build_seconds", &v) == 0)
 		a->seconds = v;
-	if (json_lookup_number(sb.buf, "virtual_bytes", &v) == 0)
+	if (json_doc_number(doc, "virtual_bytes", &v) == 0)
 		a->virtual_bytes = (uint64_t)v;
 	a->dir = xstrdup(dir);
 	a->qcow2 = TAKE_PTR(qcow2);

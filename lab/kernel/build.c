@@ -14,6 +14,7 @@
 #include "../util/clock.h"
 #include "../util/fs.h"
 #include "../util/json.h"
+#include "../util/json-read.h"
 #include "../util/path.h"
 #include "build.h"
 #include "patch.h"
@@ -148,53 +149,30 @@ static int compute_inputs(const char *cache, const struct kvariant *v, bool fetc
 
 /* ---- cached artifacts ---- */
 
-static char *meta_string(const char *json, const char *key)
-{
-	/* meta.json is lab's own output: flat keys with escaped string values */
-	_cleanup_free_ char *pat = xasprintf("\"%s\": \"", key);
-	const char *p = strstr(json, pat), *e;
-	struct strbuf sb = STRBUF_INIT;
-
-	if (!p)
-		return NULL;
-	p += strlen(pat);
-	for (e = p; *e && *e != '"'; e++) {
-		if (*e == '\\' && e[1]) {
-			e++;
-			strbuf_addch(&sb, *e == 'n' ? '\n' : *e == 't' ? '\t' : *e);
-		} else {
-			strbuf_addch(&sb, *e);
-		}
-	}
-	return strbuf_detach(&sb, NULL);
-}
-
-static double meta_number(const char *json, const char *key)
-{
-	_cleanup_free_ char *pat = xasprintf("\"%s\": ", key);
-	const char *p = strstr(json, pat);
-
-	return p ? strtod(p + strlen(pat), NULL) : 0;
-}
-
 static int load_artifact(const char *dir, const char *name, const char *key, struct kartifact *a)
 {
 	_cleanup_free_ char *meta = path_join(dir, "meta.json");
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_json_doc_ struct json_doc *doc = NULL;
+	_cleanup_free_ char *err = NULL;
+	double x;
 	int r = strbuf_read_file(&sb, meta, 1 << 20);
 
 	if (r < 0)
 		return r;
+	/* a damaged meta.json is no artifact: the kernel is built again */
+	if (json_doc_parse(sb.buf ? sb.buf : "", sb.len, &doc, &err) < 0)
+		return -ENOENT;
 	a->name = xstrdup(name);
 	a->key = xstrdup(key);
 	a->dir = xstrdup(dir);
-	a->release = meta_string(sb.buf, "release");
-	a->source_identity = meta_string(sb.buf, "source");
-	a->config_hash = meta_string(sb.buf, "config_sha256");
-	a->compiler = meta_string(sb.buf, "compiler");
-	a->seconds = meta_number(sb.buf, "build_seconds");
-	a->compiled = (size_t)meta_number(sb.buf, "compiled_objects");
-	a->modules = strstr(sb.buf, "\"modules\": true") != NULL;
+	a->release = json_doc_string(doc, "release");
+	a->source_identity = json_doc_string(doc, "source");
+	a->config_hash = json_doc_string(doc, "config_sha256");
+	a->compiler = json_doc_string(doc, "compiler");
+	a->seconds = json_doc_number(doc, "build_seconds", &x) == 0 ? x : 0;
+	a->compiled = json_doc_number(doc, "compiled_objects", &x) == 0 ? (size_t)x : 0;
+	a->modules = json_doc_bool(doc, "modules");
 	a->bzimage = path_join(dir, "bzImage");
 	a->config = path_join(dir, "config");
 	a->system_map = path_join(dir, "System.map");

@@ -51,11 +51,3 @@ static inline void json_kv_uint(struct json *j, const char *k, uint64_t v)
 	json_key(j, k);
 	json_uint(j, v);
 }
-
-/*
- * Read back one member of a flat JSON object that lab itself wrote (its
- * meta.json files): the first "key" followed by ':'. Strings are
- * unescaped. Not a general JSON parser.
- */
-char *json_lookup_string(const char *doc, const char *key);
-int json_lookup_number(const char *doc, const char *key, double *ret);

@@ -25,6 +25,7 @@
 #include "../util/clock.h"
 #include "../util/fs.h"
 #include "../util/json.h"
+#include "../util/json-read.h"
 #include "../util/path.h"
 #include "../util/paths.h"
 #include "../util/strbuf.h"
@@ -320,6 +321,8 @@ int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d
 {
 	_cleanup_free_ char *dir = paths_vm(state, name), *path = path_join(dir, "vm.json");
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_json_doc_ struct json_doc *doc = NULL;
+	_cleanup_free_ char *err = NULL;
 	struct vm v = { 0 };
 	double x;
 
@@ -327,36 +330,40 @@ int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d
 		diags_add(d, NULL, "no VM '%s' (lab vm ls lists them)", name);
 		return -ENOENT;
 	}
+	if (json_doc_parse(sb.buf ? sb.buf : "", sb.len, &doc, &err) < 0) {
+		diags_add(d, NULL, "%s: %s", path, err);
+		return -EINVAL;
+	}
 	v.dir = TAKE_PTR(dir);
-	v.name = json_lookup_string(sb.buf, "name");
-	v.domain = json_lookup_string(sb.buf, "domain");
-	v.uri = json_lookup_string(sb.buf, "uri");
-	v.topology = json_lookup_string(sb.buf, "topology");
-	v.variant = json_lookup_string(sb.buf, "variant");
-	v.release = json_lookup_string(sb.buf, "release");
-	v.image = json_lookup_string(sb.buf, "image");
-	v.console = json_lookup_string(sb.buf, "console");
-	v.identity = json_lookup_string(sb.buf, "identity");
-	v.known_hosts = json_lookup_string(sb.buf, "known_hosts");
-	v.alias = json_lookup_string(sb.buf, "host_key_alias");
-	v.control = json_lookup_string(sb.buf, "control");
-	if (json_lookup_number(sb.buf, "port", &x) == 0)
+	v.name = json_doc_string(doc, "name");
+	v.domain = json_doc_string(doc, "domain");
+	v.uri = json_doc_string(doc, "uri");
+	v.topology = json_doc_string(doc, "topology");
+	v.variant = json_doc_string(doc, "variant");
+	v.release = json_doc_string(doc, "release");
+	v.image = json_doc_string(doc, "image");
+	v.console = json_doc_string(doc, "console");
+	v.identity = json_doc_string(doc, "identity");
+	v.known_hosts = json_doc_string(doc, "known_hosts");
+	v.alias = json_doc_string(doc, "host_key_alias");
+	v.control = json_doc_string(doc, "control");
+	if (json_doc_number(doc, "port", &x) == 0)
 		v.port = (unsigned)x;
-	if (json_lookup_number(sb.buf, "holder", &x) == 0)
+	if (json_doc_number(doc, "holder", &x) == 0)
 		v.holder = (pid_t)x;
-	if (json_lookup_number(sb.buf, "owner", &x) == 0)
+	if (json_doc_number(doc, "owner", &x) == 0)
 		v.owner = (pid_t)x;
-	if (json_lookup_number(sb.buf, "boot_seconds", &x) == 0)
+	if (json_doc_number(doc, "boot_seconds", &x) == 0)
 		v.boot_seconds = x;
-	if ((v.host_name = json_lookup_string(sb.buf, "host"))) {
-		v.remote_dir = json_lookup_string(sb.buf, "remote_dir");
-		v.remote_console = json_lookup_string(sb.buf, "remote_console");
-		v.via_user = json_lookup_string(sb.buf, "via_user");
-		v.via_host = json_lookup_string(sb.buf, "via_host");
-		v.via_identity = json_lookup_string(sb.buf, "via_identity");
-		v.via_known_hosts = json_lookup_string(sb.buf, "via_known_hosts");
-		v.via_control = json_lookup_string(sb.buf, "via_control");
-		if (json_lookup_number(sb.buf, "via_port", &x) == 0)
+	if ((v.host_name = json_doc_string(doc, "host"))) {
+		v.remote_dir = json_doc_string(doc, "remote_dir");
+		v.remote_console = json_doc_string(doc, "remote_console");
+		v.via_user = json_doc_string(doc, "via_user");
+		v.via_host = json_doc_string(doc, "via_host");
+		v.via_identity = json_doc_string(doc, "via_identity");
+		v.via_known_hosts = json_doc_string(doc, "via_known_hosts");
+		v.via_control = json_doc_string(doc, "via_control");
+		if (json_doc_number(doc, "via_port", &x) == 0)
 			v.via_port = (unsigned)x;
 		set_via(&v);
 	}

@@ -16,6 +16,7 @@
 #include "util/command.h"
 #include "util/fs.h"
 #include "util/json.h"
+#include "util/json-read.h"
 #include "util/path.h"
 #include "util/yamlw.h"
 
@@ -365,10 +366,12 @@ static void test_yaml_writers(void **state)
 	assert_string_equal(sb.buf, "\" leading blank\\n\"\n");
 }
 
-static void test_json_lookup(void **state)
+/* What lab writes, its one JSON reader reads back; damage is an error with its place. */
+static void test_json_read_back(void **state)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	_cleanup_free_ char *s1 = NULL, *s2 = NULL, *none = NULL;
+	_cleanup_free_ char *s1 = NULL, *s2 = NULL, *none = NULL, *err = NULL;
+	struct json_doc *doc = NULL;
 	struct json j;
 	double v = 0;
 
@@ -378,17 +381,33 @@ static void test_json_lookup(void **state)
 	json_kv_string(&j, "name", "a \"quoted\"\\ name\n\x01");
 	json_kv_string(&j, "id", "abc");
 	json_kv_uint(&j, "packages", 412);
+	json_key(&j, "modules");
+	json_bool(&j, true);
 	json_object_end(&j);
 	json_finish(&j);
-	s1 = json_lookup_string(sb.buf, "name");
+	assert_int_equal(json_doc_parse(sb.buf, sb.len, &doc, &err), 0);
+	s1 = json_doc_string(doc, "name");
 	assert_string_equal(s1, "a \"quoted\"\\ name\n\x01");
-	s2 = json_lookup_string(sb.buf, "id");
+	s2 = json_doc_string(doc, "id");
 	assert_string_equal(s2, "abc");
-	assert_int_equal(json_lookup_number(sb.buf, "packages", &v), 0);
+	assert_int_equal(json_doc_number(doc, "packages", &v), 0);
 	assert_true(v == 412);
-	none = json_lookup_string(sb.buf, "packages"); /* a number, not a string */
+	assert_true(json_doc_bool(doc, "modules"));
+	none = json_doc_string(doc, "packages"); /* a number, not a string */
 	assert_null(none);
-	assert_int_equal(json_lookup_number(sb.buf, "missing", &v), -ENOENT);
+	assert_int_equal(json_doc_number(doc, "missing", &v), -ENOENT);
+	assert_int_equal(json_doc_number(doc, "id", &v), -EINVAL);
+	json_doc_free(doc);
+	/* damage: the place is named; duplicates and non-objects refused */
+	assert_true(json_doc_parse("{\"a\": 1,\n \"b\": }", 17, &doc, &err) < 0);
+	assert_non_null(strstr(err, "line 2"));
+	free(err);
+	assert_true(json_doc_parse("{\"a\": 1, \"a\": 2}", 16, &doc, &err) < 0);
+	free(err);
+	assert_true(json_doc_parse("[1]", 3, &doc, &err) < 0);
+	assert_non_null(strstr(err, "not a JSON object"));
+	free(err);
+	err = NULL;
 }
 
 int main(void)
@@ -404,7 +423,7 @@ int main(void)
 		cmocka_unit_test(test_modules_disk),
 		cmocka_unit_test(test_ssh_key_private),
 		cmocka_unit_test(test_yaml_writers),
-		cmocka_unit_test(test_json_lookup),
+		cmocka_unit_test(test_json_read_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
