@@ -104,7 +104,7 @@ fuzz: $(FUZZ_TARGET:%=$(F)/fuzz-%)
 
 test: $(A)/bin/lab $(UNIT_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(LAB_BIN)
 	@LAB=$(CURDIR)/$(A)/bin/lab LAB_RELEASE=$(CURDIR)/$(LAB_BIN) LAB_BUILD=$(CURDIR)/$(A) LAB_FUZZ=$(CURDIR)/$(F) \
-		tests/run-all $(UNIT_BIN) tests/t/t[0-9]*.sh
+		tests/run-all $(UNIT_BIN) $(FUZZ_REPLAY) tests/t/t[0-9]*.sh
 
 # Full builds of every variant of the shipped lab.yaml (hours on 2 cores
 # under TCG-era hardware; CI runs it only when it fits).

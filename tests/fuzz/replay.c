@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Replays fuzz inputs through the fuzz target without libFuzzer (gcc,
- * ASan+UBSan), as systemd's fuzz-main does: `fuzz-replay FILE|DIR...`.
+ * ASan+UBSan), as systemd's fuzz-main does: `fuzz-replay-NAME FILE|DIR...`,
+ * or with no argument tests/fuzz/corpus-NAME (how make test runs it).
  * Prints TAP: one test per input.
  */
 #include <dirent.h>
@@ -24,7 +25,23 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	struct strv files = STRV_INIT;
+	char *dflt = NULL, *dargv[3];
 
+	/* no argument: fuzz-replay-NAME replays tests/fuzz/corpus-NAME (make test runs it from the top) */
+	if (argc == 1) {
+		const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+
+		if (strncmp(base, "fuzz-replay-", 12) != 0) {
+			fprintf(stderr, "usage: %s FILE|DIR...\n", argv[0]);
+			return 2;
+		}
+		dflt = xasprintf("tests/fuzz/corpus-%s", base + 12);
+		dargv[0] = argv[0];
+		dargv[1] = dflt;
+		dargv[2] = NULL;
+		argv = dargv;
+		argc = 2;
+	}
 	for (int i = 1; i < argc; i++) {
 		struct stat st;
 		DIR *d;
@@ -56,5 +73,6 @@ int main(int argc, char **argv)
 		strbuf_release(&sb);
 	}
 	strv_release(&files);
+	free(dflt);
 	return 0;
 }
