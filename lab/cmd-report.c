@@ -35,7 +35,8 @@ static int report_options(struct lab_ctx *ctx, const char *noun, int argc, char 
 	};
 	int c;
 
-	*format = "text";
+	/* the global --json is the default format; --format still chooses */
+	*format = ctx->json ? "json" : "text";
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

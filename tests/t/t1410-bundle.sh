@@ -40,6 +40,14 @@ test_expect_success 'lab fetch checks, unpacks and indexes it; lab report works 
 	(cd dst && lab report $ID --all) | grep -q 'm.tps'
 "
 
+test_expect_success 'the global --json makes report and compare print JSON; --format still chooses' "
+	(cd dst && lab --json report $ID) >rep.json &&
+	python3 -c 'import json; d = json.load(open(\"rep.json\")); assert \"variants\" in d, d' &&
+	(cd dst && lab --json report $ID --format text) | grep -q 'm.tps' &&
+	(cd dst && lab --json compare $ID $ID) >cmp2.json &&
+	python3 -c 'import json; json.load(open(\"cmp2.json\"))'
+"
+
 test_expect_success 'a second fetch of the same run is refused unless --replace' "
 	(cd dst && test_must_fail_with 1 lab fetch ../b.tar.gz 2>err) &&
 	grep -q 'already in' dst/err &&
