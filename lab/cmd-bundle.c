@@ -21,6 +21,7 @@
 #include "run/store.h"
 #include "util/alloc.h"
 #include "util/command.h"
+#include "util/json.h"
 #include "util/path.h"
 #include "util/units.h"
 #include "util/banned.h"
@@ -53,6 +54,25 @@ static int pack(const struct lab_ctx *ctx, const char *dir, const char *out, int
 		return -1;
 	}
 	return 0;
+}
+
+/* What bundle and fetch made: its path on a line, or {"KEY": path} with --json. */
+static void print_result(const struct lab_ctx *ctx, const char *key, const char *path)
+{
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j, &out, true);
+		json_object_begin(&j);
+		json_kv_string(&j, key, path);
+		json_object_end(&j);
+		json_finish(&j);
+	} else if (ctx->verbosity >= 0) {
+		strbuf_addf(&out, "%s\n", path);
+	}
+	cmd_write(&out);
 }
 
 int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv)
@@ -90,8 +110,8 @@ int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	if (pack(ctx, dir, out, -1) < 0)
 		return EXIT_FAILED;
-	if (!streq(out, "-") && ctx->verbosity >= 0)
-		printf("%s\n", out);
+	if (!streq(out, "-"))
+		print_result(ctx, "bundle", out);
 	return EXIT_OK;
 }
 
@@ -255,10 +275,10 @@ int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_report_diags(ctx, &d);
 		return EXIT_FAILED;
 	}
-	if (ctx->verbosity >= 0) {
+	{
 		_cleanup_free_ char *dir = path_join(into, id);
 
-		printf("%s\n", dir);
+		print_result(ctx, "run", dir);
 	}
 	return EXIT_OK;
 }

@@ -54,6 +54,13 @@ test_expect_success 'a second fetch of the same run is refused unless --replace'
 	(cd dst && lab fetch --replace ../b.tar.gz >/dev/null)
 "
 
+test_expect_success 'with --json, bundle and fetch print what they made as a JSON object' "
+	(cd src && lab --json bundle $ID -o ../j.tar.zst) >bj &&
+	python3 -c 'import json; assert json.load(open(\"bj\")) == {\"bundle\": \"../j.tar.zst\"}' &&
+	mkdir -p jdst && lab --json fetch -o jdst j.tar.zst >fj &&
+	python3 -c 'import json; assert json.load(open(\"fj\")) == {\"run\": \"jdst/$ID\"}'
+"
+
 test_expect_success 'fetch RUN_ID copies a run of the local store into -o DIR' "
 	(cd src && lab fetch $ID -o ../copy >/dev/null) &&
 	test -f copy/$ID/MANIFEST && test -f copy/$ID/journal
