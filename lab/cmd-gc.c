@@ -5,7 +5,6 @@
  * builds that never finished.
  */
 #include <dirent.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,39 +41,32 @@ static void stale_image_builds(const char *cache, struct strv *ret)
 	closedir(dir);
 }
 
+struct gc_opts {
+	bool dry_run, reindex;
+};
+
+const struct lab_option gc_options[] = {
+	OPT(struct gc_opts, dry_run, OPT_FLAG, 'n', "dry-run", NULL, "say what would be removed, remove nothing"),
+	OPT(struct gc_opts, reindex, OPT_FLAG, 0, "reindex", NULL, "rebuild the result index from the run folders"),
+	{ 0 },
+};
+
 int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "reindex", no_argument, NULL, 'R' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	_cleanup_free_ char *state = paths_state(), *cache = NULL;
 	_cleanup_strv_ struct strv vms = STRV_INIT, builds = STRV_INIT, skipped = STRV_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_spec_ struct spec *s = NULL;
-	bool dry = false, reindex = false;
+	struct gc_opts o = { 0 };
+	bool dry, reindex;
 	size_t reindexed = 0;
 	int c, ret = EXIT_OK;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "nh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n': dry = true; break;
-		case 'R': reindex = true; break;
-		case 'J': ctx->json = true; break;
-		case 'h':
-			command_usage(command_find("gc"), stdout);
-			return EXIT_OK;
-		default:
-			cmd_error(ctx, "gc: unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
+	if ((c = cmd_options_parse(ctx, "gc", NULL, OPTS_ANYWHERE, argc, argv, &o)) < 0)
+		return c == -2 ? EXIT_OK : EXIT_USAGE;
+	dry = o.dry_run;
+	reindex = o.reindex;
 	/* the cache is lab.yaml's when there is one here, else the default */
 	if (path_is_file(ctx->file))
 		cmd_load_spec(ctx, ctx->file, &s);

@@ -3,7 +3,6 @@
  * lab image build|list|show|instance: guest images from recipes.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,51 +36,21 @@ static void on_step(void *userdata, const char *image, const char *what)
 		fprintf(stderr, "lab: image %s: %s\n", image, what);
 }
 
+const struct lab_option image_options[] = {
+	OPT(struct iopts, refresh, OPT_FLAG, 0, "refresh", NULL, "resolve the packages anew"),
+	OPT(struct iopts, packages, OPT_FLAG, 0, "packages", NULL, "the image's package list"),
+	OPT(struct iopts, hostname, OPT_STRING, 0, "hostname", "NAME", "the guest's host name"),
+	OPT(struct iopts, experiment, OPT_STRING, 'e', "experiment", "EXPERIMENT",
+	    "the experiment whose sysctls and cgroups the seed applies"),
+	OPT(struct iopts, kernel, OPT_STRING, 'k', "kernel", "VARIANT", "add a disk with the variant's modules"),
+	{ 0 },
+};
+
+const char *const image_subs[] = { "build", "list", "show", "instance", NULL };
+
 static int parse(struct lab_ctx *ctx, int argc, char **argv, struct iopts *o, const char *sub)
 {
-	static const struct option opts[] = {
-		{ "refresh", no_argument, NULL, 'R' },
-		{ "packages", no_argument, NULL, 'P' },
-		{ "hostname", required_argument, NULL, 'H' },
-		{ "experiment", required_argument, NULL, 'e' },
-		{ "kernel", required_argument, NULL, 'k' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:k:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'R':
-			o->refresh = true;
-			break;
-		case 'P':
-			o->packages = true;
-			break;
-		case 'H':
-			o->hostname = optarg;
-			break;
-		case 'e':
-			o->experiment = optarg;
-			break;
-		case 'k':
-			o->kernel = optarg;
-			break;
-		case 'J':
-			ctx->json = true;
-			break;
-		case 'h':
-			command_usage(command_find("image"), stdout);
-			return -2;
-		default:
-			cmd_error(ctx, "image %s: unknown option '%s'", sub, argv[optind - 1]);
-			return -1;
-		}
-	}
-	return optind;
+	return cmd_options_parse(ctx, "image", sub, OPTS_FIRST, argc, argv, o);
 }
 
 static void json_image(struct json *j, const struct image_artifact *a)

@@ -3,7 +3,6 @@
  * lab kernel build|check|config|list|show: kernel variants from lab.yaml.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,51 +57,19 @@ static void on_objects(void *userdata, size_t done, size_t expected)
 	}
 }
 
+const struct lab_option kernel_options[] = {
+	OPT(struct kopts, experiment, OPT_STRING, 'e', "experiment", "EXPERIMENT",
+	    "the variants an experiment compares, its baseline first"),
+	OPT(struct kopts, build.jobs, OPT_UINT, 'j', "jobs", "N", "parallel compile jobs", .min = 1, .max = 1024),
+	OPT(struct kopts, build.force, OPT_FLAG, 0, "force", NULL, "build again what is cached"),
+	{ 0 },
+};
+
+const char *const kernel_subs[] = { "build", "check", "config", "list", "show", NULL };
+
 static int parse(struct lab_ctx *ctx, int argc, char **argv, struct kopts *o, const char *sub)
 {
-	static const struct option opts[] = {
-		{ "experiment", required_argument, NULL, 'e' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "force", no_argument, NULL, 'F' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:j:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			o->experiment = optarg;
-			break;
-		case 'j': {
-			char *end;
-			unsigned long n = strtoul(optarg, &end, 10);
-
-			if (*end || !n || n > 1024) {
-				cmd_error(ctx, "kernel %s: --jobs takes a number from 1 to 1024, not '%s'", sub, optarg);
-				return -1;
-			}
-			o->build.jobs = (unsigned)n;
-			break;
-		}
-		case 'F':
-			o->build.force = true;
-			break;
-		case 'J':
-			ctx->json = true;
-			break;
-		case 'h':
-			command_usage(command_find("kernel"), stdout);
-			return -2;
-		default:
-			cmd_error(ctx, "kernel %s: unknown option '%s'", sub, argv[optind - 1]);
-			return -1;
-		}
-	}
-	return optind;
+	return cmd_options_parse(ctx, "kernel", sub, OPTS_FIRST, argc, argv, o);
 }
 
 /* The variants named on the command line, or those of -e EXPERIMENT. */

@@ -3,7 +3,6 @@
  * lab vm xml|up|ssh|console|down|ls: one VM on a topology, by hand.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +25,6 @@
 #include "util/banned.h"
 
 #define MAX_HOST_NODES_OPT 16
-#define HOST_CPUSET_BYTES 1024
 
 struct vopts {
 	const char *kernel;
@@ -38,8 +36,7 @@ struct vopts {
 	const char *cmdline;
 	const char *host_cpus;
 	const char *cpuset;
-	const char *host_nodes[MAX_HOST_NODES_OPT];
-	unsigned nhost_nodes;
+	struct strv host_nodes;
 	unsigned port;
 	uint64_t timeout_usec;
 	bool follow;
@@ -47,95 +44,40 @@ struct vopts {
 	bool reboot_restarts;
 };
 
+const struct lab_option vm_options[] = {
+	OPT(struct vopts, kernel, OPT_STRING, 'k', "kernel", "VARIANT", "the built kernel variant to boot"),
+	OPT(struct vopts, image, OPT_STRING, 'i', "image", "NAME", "the guest image (default minimal)"),
+	OPT(struct vopts, name, OPT_STRING, 'n', "name", "NAME", "the VM's name (default: the topology's)"),
+	OPT(struct vopts, experiment, OPT_STRING, 'e', "experiment", "EXPERIMENT", "apply the experiment's sysctls and cgroups"),
+	OPT(struct vopts, accel, OPT_CHOICE, 0, "accel", "ACCEL", "kvm or tcg (default: kvm when it works)",
+	    .choices = "kvm|tcg"),
+	OPT(struct vopts, cmdline, OPT_STRING, 0, "cmdline", "ARGS", "more kernel command line"),
+	OPT(struct vopts, host, OPT_STRING, 0, "host", "HOST", "a libvirt host of lab.yaml (default local)"),
+	OPT(struct vopts, host_cpus, OPT_STRING, 0, "host-cpus", "LIST", "the host CPUs to place the guest on"),
+	OPT(struct vopts, host_nodes, OPT_LIST, 0, "host-node", "LIST", "a host NUMA node's CPUs; repeat per node",
+	    .max = MAX_HOST_NODES_OPT),
+	OPT(struct vopts, cpuset, OPT_CPULIST, 0, "cpuset", "LIST", "pin every vCPU and QEMU thread inside these host CPUs"),
+	OPT(struct vopts, reboot_restarts, OPT_FLAG, 0, "reboot-restarts", NULL,
+	    "a guest reboot restarts the VM into the same kernel"),
+	OPT(struct vopts, port, OPT_UINT, 0, "port", "PORT", "the host port forwarded to the guest's ssh", .min = 1,
+	    .max = 65535),
+	OPT(struct vopts, timeout_usec, OPT_DURATION, 0, "timeout", "DURATION", "how long the boot may take"),
+	OPT(struct vopts, follow, OPT_FLAG, 'f', "follow", NULL, "keep printing the console"),
+	OPT(struct vopts, all, OPT_FLAG, 'a', "all", NULL, "every VM"),
+	{ 0 },
+};
+
+const char *const vm_subs[] = { "xml", "up", "ssh", "cp", "console", "reset", "down", "ls", NULL };
+
+static void vopts_release(struct vopts *o)
+{
+	strv_release(&o->host_nodes);
+}
+
 static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, const char *sub)
 {
-	static const struct option opts[] = {
-		{ "kernel", required_argument, NULL, 'k' },
-		{ "image", required_argument, NULL, 'i' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "experiment", required_argument, NULL, 'e' },
-		{ "accel", required_argument, NULL, 'A' },
-		{ "cmdline", required_argument, NULL, 'c' },
-		{ "host", required_argument, NULL, 'H' },
-		{ "host-cpus", required_argument, NULL, 'C' },
-		{ "host-node", required_argument, NULL, 'N' },
-		{ "cpuset", required_argument, NULL, 'S' },
-		{ "reboot-restarts", no_argument, NULL, 'R' },
-		{ "port", required_argument, NULL, 'P' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "follow", no_argument, NULL, 'f' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
-	optind = 0; /* 0: GNU getopt re-reads the ordering (main's parse stopped at the command) */
-	opterr = 0;
 	/* options anywhere, but `vm ssh NAME CMD...` passes CMD's options through */
-	while ((c = getopt_long(argc, argv, streq(sub, "ssh") ? "+k:i:n:e:fah" : "k:i:n:e:fah", opts, NULL)) != -1) {
-		uint64_t v;
-
-		switch (c) {
-		case 'k': o->kernel = optarg; break;
-		case 'i': o->image = optarg; break;
-		case 'n': o->name = optarg; break;
-		case 'e': o->experiment = optarg; break;
-		case 'A':
-			if (!streq(optarg, "kvm") && !streq(optarg, "tcg")) {
-				cmd_error(ctx, "vm %s: --accel is kvm or tcg, not '%s'", sub, optarg);
-				return -1;
-			}
-			o->accel = optarg;
-			break;
-		case 'c': o->cmdline = optarg; break;
-		case 'H': o->host = optarg; break;
-		case 'C': o->host_cpus = optarg; break;
-		case 'S': {
-			uint8_t bits[HOST_CPUSET_BYTES];
-			size_t max;
-
-			if (parse_cpulist(optarg, bits, sizeof(bits) * 8, &max) < 0) {
-				cmd_error(ctx, "vm %s: --cpuset is a host cpu list such as 2-3, not '%s'", sub, optarg);
-				return -1;
-			}
-			o->cpuset = optarg;
-			break;
-		}
-		case 'N':
-			if (o->nhost_nodes == MAX_HOST_NODES_OPT) {
-				cmd_error(ctx, "vm %s: at most %d --host-node", sub, MAX_HOST_NODES_OPT);
-				return -1;
-			}
-			o->host_nodes[o->nhost_nodes++] = optarg;
-			break;
-		case 'P':
-			if (parse_uint(optarg, 65535, &v) < 0 || !v) {
-				cmd_error(ctx, "vm %s: --port must be 1-65535, not '%s'", sub, optarg);
-				return -1;
-			}
-			o->port = (unsigned)v;
-			break;
-		case 'T':
-			if (parse_duration(optarg, &o->timeout_usec) < 0) {
-				cmd_error(ctx, "vm %s: --timeout must be a duration such as 5m, not '%s'", sub, optarg);
-				return -1;
-			}
-			break;
-		case 'f': o->follow = true; break;
-		case 'R': o->reboot_restarts = true; break;
-		case 'a': o->all = true; break;
-		case 'J': ctx->json = true; break;
-		case 'h':
-			command_usage(command_find("vm"), stdout);
-			return -2;
-		default:
-			cmd_error(ctx, "vm %s: unknown option '%s'", sub, argv[optind - 1]);
-			return -1;
-		}
-	}
-	return optind;
+	return cmd_options_parse(ctx, "vm", sub, streq(sub, "ssh") ? OPTS_FIRST : OPTS_ANYWHERE, argc, argv, o);
 }
 
 static const struct spec_topology *topology(const struct lab_ctx *ctx, const struct spec *s, const char *name)
@@ -216,7 +158,7 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 	struct domain_config dc;
 	struct kvariant v = { 0 };
 	struct kartifact a = { 0 };
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	const char *name;
 	int i = parse(ctx, argc, argv, &o, "xml");
 
@@ -248,13 +190,13 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		kpath = xstrdup("/unbuilt/kernels/KERNEL/bzImage");
 		cmdline = domain_cmdline(NULL);
 	}
-	if (o.host_cpus || o.nhost_nodes) {
+	if (o.host_cpus || o.host_nodes.n) {
 		memset(&host, 0, sizeof(host));
 		host.cpus = o.host_cpus;
 		host.ncpus = 1;
-		host.nnodes = o.nhost_nodes;
-		for (unsigned k = 0; k < o.nhost_nodes; k++)
-			host.node_cpus[k] = o.host_nodes[k];
+		host.nnodes = (unsigned)o.host_nodes.n;
+		for (size_t k = 0; k < o.host_nodes.n; k++)
+			host.node_cpus[k] = o.host_nodes.v[k];
 	} else {
 		vm_probe_host(&host, &hoststore);
 	}
@@ -342,7 +284,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	struct vm_progress p = { .step = on_step, .userdata = ctx };
 	struct vm_opts vo = { 0 };
 	struct vm v = { 0 };
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	const char *uri = NULL;
 	const struct spec_host *rh = NULL;
 	struct host remote = { 0 };
@@ -452,7 +394,7 @@ static int vm_ssh_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_command_ struct command c = { 0 };
 	struct ssh_target t;
 	struct vm v = { 0 };
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "ssh"), r;
 
 	if (i < 0)
@@ -481,7 +423,7 @@ static int vm_cp_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_diags_ struct diags d = { 0 };
 	struct ssh_target t;
 	struct vm v = { 0 };
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "cp"), r;
 
 	if (i < 0)
@@ -508,7 +450,7 @@ static int vm_console_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_free_ char *state = paths_state();
 	_cleanup_diags_ struct diags d = { 0 };
 	struct vm v = { 0 };
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "console");
 	FILE *f;
 	char buf[8192];
@@ -547,7 +489,7 @@ static int vm_reset_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_free_ char *state = paths_state();
 	_cleanup_diags_ struct diags d = { 0 };
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "reset");
 
 	if (i < 0)
@@ -566,7 +508,7 @@ static int vm_reset_cmd(struct lab_ctx *ctx, int argc, char **argv)
 static int vm_down_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_free_ char *state = paths_state();
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "down"), ret = EXIT_OK;
 
 	if (i < 0)
@@ -614,7 +556,7 @@ static int vm_ls_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	struct vm *v = NULL;
 	bool *alive = NULL;
 	size_t n = 0;
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "ls");
 
 	if (i < 0)
