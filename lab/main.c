@@ -33,7 +33,7 @@ const struct cli_command commands[] = {
 	{ "host", cmd_host, 0, -1, "trust|check|facts|restore HOST, boot HOST VARIANT [--via kexec|grub] [--cmdline ARGS] [--timeout T]",
 	  "Bare-metal hosts over SSH: pin the key, check what lab needs, read CPUs and NUMA nodes, kexec a variant", host_options, host_subs },
 	{ "run", cmd_run, 0, -1, "[-j N] [--oversubscribe] [--resume RUN_ID] [EXPERIMENT...]",
-	  "Run experiments (N guests at a time, each on its own host CPUs) and store results" },
+	  "Run experiments (N guests at a time, each on its own host CPUs) and store results", run_options, NULL },
 	{ "ls", cmd_ls, 0, 0, "", "List stored runs (from the result index)" },
 	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|html|json] [--all]", "Compare the variants of a stored run", report_options, NULL },
 	{ "compare", cmd_compare, 0, -1, "RUN_A RUN_B [--format text|md|json] [--all]",
