@@ -26,6 +26,23 @@ void cmd_write(const struct strbuf *sb)
 	fflush(stdout);
 }
 
+void cmd_json_strings(const char *key, ...)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct json j;
+	va_list ap;
+
+	json_init(&j, &sb, true);
+	json_object_begin(&j);
+	va_start(ap, key);
+	for (const char *k = key; k; k = va_arg(ap, const char *))
+		json_kv_string(&j, k, va_arg(ap, const char *));
+	va_end(ap);
+	json_object_end(&j);
+	json_finish(&j);
+	cmd_write(&sb);
+}
+
 static void json_error(const char *msg, const struct diags *d)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;

@@ -41,6 +41,33 @@ static void stale_image_builds(const char *cache, struct strv *ret)
 	closedir(dir);
 }
 
+static void json_strings(struct json *j, const char *key, const struct strv *v)
+{
+	json_key(j, key);
+	json_array_begin(j);
+	for (size_t i = 0; i < v->n; i++)
+		json_string(j, v->v[i]);
+	json_array_end(j);
+}
+
+static void gc_json(bool dry, const struct strv *vms, size_t reindexed, const struct strv *skipped,
+		    const struct strv *builds, struct strbuf *out)
+{
+	struct json j;
+
+	json_init(&j, out, true);
+	json_object_begin(&j);
+	json_key(&j, "dry_run");
+	json_bool(&j, dry);
+	json_strings(&j, "vms", vms);
+	json_key(&j, "reindexed");
+	json_uint(&j, reindexed);
+	json_strings(&j, "not_indexed", skipped);
+	json_strings(&j, "image_builds", builds);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
 struct gc_opts {
 	bool dry_run, reindex;
 };
@@ -89,31 +116,7 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		if (fs_remove_tree(builds.v[i]) < 0)
 			ret = EXIT_FAILED;
 	if (ctx->json) {
-		struct json j;
-
-		json_init(&j, &out, true);
-		json_object_begin(&j);
-		json_key(&j, "dry_run");
-		json_bool(&j, dry);
-		json_key(&j, "vms");
-		json_array_begin(&j);
-		for (size_t i = 0; i < vms.n; i++)
-			json_string(&j, vms.v[i]);
-		json_array_end(&j);
-		json_key(&j, "reindexed");
-		json_uint(&j, reindexed);
-		json_key(&j, "not_indexed");
-		json_array_begin(&j);
-		for (size_t i = 0; i < skipped.n; i++)
-			json_string(&j, skipped.v[i]);
-		json_array_end(&j);
-		json_key(&j, "image_builds");
-		json_array_begin(&j);
-		for (size_t i = 0; i < builds.n; i++)
-			json_string(&j, builds.v[i]);
-		json_array_end(&j);
-		json_object_end(&j);
-		json_finish(&j);
+		gc_json(dry, &vms, reindexed, &skipped, &builds, &out);
 	} else {
 		for (size_t i = 0; i < vms.n; i++)
 			strbuf_addf(&out, "%s VM %s (its holder or its lab run is gone)\n", dry ? "would remove" : "removed", vms.v[i]);

@@ -76,6 +76,28 @@ static void json_image(struct json *j, const struct image_artifact *a)
 	json_object_end(j);
 }
 
+/* The name=version lines in sb as {"image", "packages_file", "packages": [...]}, in place. */
+static void packages_json(const struct image_artifact *a, struct strbuf *sb)
+{
+	_cleanup_strv_ struct strv lines = STRV_INIT;
+	struct json j;
+
+	strv_split(&lines, sb->buf ? sb->buf : "", '\n');
+	strbuf_reset(sb);
+	json_init(&j, sb, true);
+	json_object_begin(&j);
+	json_kv_string(&j, "image", a->name);
+	json_kv_string(&j, "packages_file", a->packages);
+	json_key(&j, "packages");
+	json_array_begin(&j);
+	for (size_t i = 0; i < lines.n; i++)
+		if (*lines.v[i])
+			json_string(&j, lines.v[i]);
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
 static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
@@ -247,6 +269,8 @@ static int image_show_cmd(struct lab_ctx *ctx, int argc, char **argv)
 			image_artifact_release(&a);
 			return EXIT_FAILED;
 		}
+		if (ctx->json)
+			packages_json(&a, &out);
 	} else if (ctx->json) {
 		struct json j;
 
@@ -288,6 +312,43 @@ static int kernel_dir(const struct lab_ctx *ctx, const struct spec *s, const cha
 	kartifact_release(&a);
 	kvariant_release(&v);
 	return r;
+}
+
+/* What image instance made, for a person or as JSON. */
+static void print_instance(const struct lab_ctx *ctx, const struct image_artifact *a, const struct instance *in,
+			   struct strbuf *out)
+{
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j, out, true);
+		json_object_begin(&j);
+		json_kv_string(&j, "image", a->name);
+		json_kv_string(&j, "image_id", a->id);
+		json_kv_string(&j, "disk", in->disk);
+		json_kv_string(&j, "seed", in->seed);
+		json_key(&j, "modules");
+		if (in->modules)
+			json_string(&j, in->modules);
+		else
+			json_null(&j);
+		json_kv_string(&j, "identity", in->identity);
+		json_kv_string(&j, "known_hosts", in->known_hosts);
+		json_kv_string(&j, "host_key_alias", in->host_alias);
+		json_object_end(&j);
+		json_finish(&j);
+	} else {
+		strbuf_addf(out, "disk:        %s (overlay on %s)\n", in->disk, a->qcow2);
+		strbuf_addf(out, "seed:        %s\n", in->seed);
+		if (in->modules)
+			strbuf_addf(out, "modules:     %s\n", in->modules);
+		strbuf_addf(out, "identity:    %s\n", in->identity);
+		strbuf_addf(out, "known_hosts: %s\n", in->known_hosts);
+		strbuf_addf(out, "ssh:         ssh -i %s -o UserKnownHostsFile=%s -o HostKeyAlias=%s "
+				  "-o StrictHostKeyChecking=yes -p PORT root@127.0.0.1\n",
+			    in->identity, in->known_hosts, in->host_alias);
+		strbuf_addstr(out, "boot with:   -kernel bzImage -append \"root=/dev/vda rw net.ifnames=0 console=ttyS0\", the disk first, the seed second\n");
+	}
 }
 
 static int image_instance_cmd(struct lab_ctx *ctx, int argc, char **argv)
@@ -346,37 +407,7 @@ static int image_instance_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		image_artifact_release(&a);
 		return EXIT_FAILED;
 	}
-	if (ctx->json) {
-		struct json j;
-
-		json_init(&j, &out, true);
-		json_object_begin(&j);
-		json_kv_string(&j, "image", a.name);
-		json_kv_string(&j, "image_id", a.id);
-		json_kv_string(&j, "disk", in.disk);
-		json_kv_string(&j, "seed", in.seed);
-		json_key(&j, "modules");
-		if (in.modules)
-			json_string(&j, in.modules);
-		else
-			json_null(&j);
-		json_kv_string(&j, "identity", in.identity);
-		json_kv_string(&j, "known_hosts", in.known_hosts);
-		json_kv_string(&j, "host_key_alias", in.host_alias);
-		json_object_end(&j);
-		json_finish(&j);
-	} else {
-		strbuf_addf(&out, "disk:        %s (overlay on %s)\n", in.disk, a.qcow2);
-		strbuf_addf(&out, "seed:        %s\n", in.seed);
-		if (in.modules)
-			strbuf_addf(&out, "modules:     %s\n", in.modules);
-		strbuf_addf(&out, "identity:    %s\n", in.identity);
-		strbuf_addf(&out, "known_hosts: %s\n", in.known_hosts);
-		strbuf_addf(&out, "ssh:         ssh -i %s -o UserKnownHostsFile=%s -o HostKeyAlias=%s "
-				  "-o StrictHostKeyChecking=yes -p PORT root@127.0.0.1\n",
-			    in.identity, in.known_hosts, in.host_alias);
-		strbuf_addstr(&out, "boot with:   -kernel bzImage -append \"root=/dev/vda rw net.ifnames=0 console=ttyS0\", the disk first, the seed second\n");
-	}
+	print_instance(ctx, &a, &in, &out);
 	cmd_write(&out);
 	instance_release(&in);
 	image_artifact_release(&a);

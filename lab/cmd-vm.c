@@ -229,7 +229,10 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		.reboot_restarts = o.reboot_restarts,
 	};
 	domain_format_xml(&dc, &out);
-	cmd_write(&out);
+	if (ctx->json)
+		cmd_json_strings("name", name, "domain", dname, "xml", out.buf, NULL);
+	else
+		cmd_write(&out);
 	kartifact_release(&a);
 	kvariant_release(&v);
 	return EXIT_OK;
@@ -268,27 +271,82 @@ static void print_vm(const struct lab_ctx *ctx, const struct vm *v, struct strbu
 	strbuf_addf(out, "  lab vm down %s\n", v->name);
 }
 
+/* What vm up boots: the built kernel and image; an exit code (the artifacts filled on EXIT_OK only). */
+static int up_artifacts(struct lab_ctx *ctx, const struct spec *s, const struct vopts *o, struct image_opts *io,
+			struct kvariant *kv, struct kartifact *ka, struct image_artifact *ia)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	const struct spec_image *im = cmd_find_image(ctx, s, o->image ? o->image : "minimal");
+	int r;
+
+	if (!im)
+		return EXIT_USAGE;
+	r = lookup_kernel(ctx, s, o->kernel, kv, ka);
+	if (r < 0)
+		return EXIT_USAGE;
+	if (r == 1) {
+		cmd_error(ctx, "kernel '%s' is not built (lab kernel build %s)", o->kernel, o->kernel);
+		kvariant_release(kv);
+		return EXIT_FAILED;
+	}
+	r = image_lookup(s, im, io, ia, &d);
+	if (r == -ENOENT)
+		cmd_error(ctx, "image '%s' is not built (lab image build %s)", im->name, im->name);
+	else if (r < 0)
+		cmd_report_diags(ctx, &d);
+	if (r < 0) {
+		kartifact_release(ka);
+		kvariant_release(kv);
+		return r == -ENOENT ? EXIT_FAILED : EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* Boot through vo (on the remote host rh when there is one); print the VM. */
+static int up_boot(struct lab_ctx *ctx, const char *state, const struct spec_host *rh, struct vm_opts *vo)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	struct host remote = { 0 };
+	struct vm v = { 0 };
+	int r;
+
+	if (rh) {
+		if (host_open(state, vo->cache, rh, &remote, &d) < 0) {
+			cmd_report_diags(ctx, &d);
+			return EXIT_USAGE;
+		}
+		vo->remote = &remote;
+	}
+	r = vm_up(state, vo, &v, &d);
+	if (rh)
+		host_close(&remote);
+	if (r < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_FAILED;
+	}
+	print_vm(ctx, &v, &out);
+	cmd_write(&out);
+	vm_release(&v);
+	return EXIT_OK;
+}
+
 static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_free_ char *state = paths_state(), *cache = NULL, *layer = lab_layer_dir(), *extra = NULL;
-	_cleanup_diags_ struct diags d = { 0 };
-	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	const struct spec_topology *t;
-	const struct spec_image *im;
 	const struct spec_experiment *e = NULL;
 	struct kvariant kv = { 0 };
 	struct kartifact ka = { 0 };
 	struct image_artifact ia = { 0 };
 	struct image_opts io = { .layer = layer };
 	struct vm_progress p = { .step = on_step, .userdata = ctx };
-	struct vm_opts vo = { 0 };
-	struct vm v = { 0 };
+	struct vm_opts vo;
 	_cleanup_(vopts_release) struct vopts o = { 0 };
 	const char *uri = NULL;
 	const struct spec_host *rh = NULL;
-	struct host remote = { 0 };
-	int i = parse(ctx, argc, argv, &o, "up"), r, ret = EXIT_OK;
+	int i = parse(ctx, argc, argv, &o, "up"), ret;
 
 	if (i < 0)
 		return i == -2 ? EXIT_OK : EXIT_USAGE;
@@ -306,27 +364,8 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	if (host_uri(ctx, s, o.host, &uri, &rh) < 0)
 		return EXIT_USAGE;
-	if (!(im = cmd_find_image(ctx, s, o.image ? o.image : "minimal")))
-		return EXIT_USAGE;
-	r = lookup_kernel(ctx, s, o.kernel, &kv, &ka);
-	if (r < 0)
-		return EXIT_USAGE;
-	if (r == 1) {
-		cmd_error(ctx, "kernel '%s' is not built (lab kernel build %s)", o.kernel, o.kernel);
-		kvariant_release(&kv);
-		return EXIT_FAILED;
-	}
-	r = image_lookup(s, im, &io, &ia, &d);
-	if (r == -ENOENT) {
-		cmd_error(ctx, "image '%s' is not built (lab image build %s)", im->name, im->name);
-		ret = EXIT_FAILED;
-		goto out;
-	}
-	if (r < 0) {
-		cmd_report_diags(ctx, &d);
-		ret = EXIT_USAGE;
-		goto out;
-	}
+	if ((ret = up_artifacts(ctx, s, &o, &io, &kv, &ka, &ia)) != EXIT_OK)
+		return ret;
 	cache = lab_cache_dir(s);
 	extra = kv.cmdline && o.cmdline ? xasprintf("%s %s", kv.cmdline, o.cmdline)
 					: xstrdup(kv.cmdline ? kv.cmdline : o.cmdline ? o.cmdline : "");
@@ -346,26 +385,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		.reboot_restarts = o.reboot_restarts,
 		.progress = &p,
 	};
-	if (rh) {
-		if (host_open(state, cache, rh, &remote, &d) < 0) {
-			cmd_report_diags(ctx, &d);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-		vo.remote = &remote;
-	}
-	r = vm_up(state, &vo, &v, &d);
-	if (rh)
-		host_close(&remote);
-	if (r < 0) {
-		cmd_report_diags(ctx, &d);
-		ret = EXIT_FAILED;
-		goto out;
-	}
-	print_vm(ctx, &v, &out);
-	cmd_write(&out);
-	vm_release(&v);
-out:
+	ret = up_boot(ctx, state, rh, &vo);
 	image_artifact_release(&ia);
 	kartifact_release(&ka);
 	kvariant_release(&kv);
@@ -442,6 +462,8 @@ static int vm_cp_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_report_diags(ctx, &d);
 		return EXIT_FAILED;
 	}
+	if (ctx->json)
+		cmd_json_strings("vm", argv[i], "source", argv[i + 1], "destination", argv[i + 2], NULL);
 	return EXIT_OK;
 }
 
@@ -470,6 +492,17 @@ static int vm_console_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_error(ctx, "cannot read '%s'", v.console);
 		vm_release(&v);
 		return EXIT_FAILED;
+	}
+	if (ctx->json) {
+		/* the console so far, as a record; --follow is for a terminal */
+		_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			strbuf_add(&text, buf, n);
+		cmd_json_strings("vm", v.name, "console", v.console, "text", text.buf ? text.buf : "", NULL);
+		fclose(f);
+		vm_release(&v);
+		return EXIT_OK;
 	}
 	for (;;) {
 		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
@@ -502,13 +535,36 @@ static int vm_reset_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_report_diags(ctx, &d);
 		return EXIT_FAILED;
 	}
+	if (ctx->json)
+		cmd_json_strings("reset", argv[i], NULL);
 	return EXIT_OK;
+}
+
+/* {"removed": [...]}: what vm down took down */
+static void print_removed(const struct lab_ctx *ctx, const struct strv *removed)
+{
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	struct json j;
+
+	if (!ctx->json)
+		return;
+	json_init(&j, &out, true);
+	json_object_begin(&j);
+	json_key(&j, "removed");
+	json_array_begin(&j);
+	for (size_t k = 0; k < removed->n; k++)
+		json_string(&j, removed->v[k]);
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+	cmd_write(&out);
 }
 
 static int vm_down_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_free_ char *state = paths_state();
 	_cleanup_(vopts_release) struct vopts o = { 0 };
+	_cleanup_strv_ struct strv names = STRV_INIT, removed = STRV_INIT;
 	int i = parse(ctx, argc, argv, &o, "down"), ret = EXIT_OK;
 
 	if (i < 0)
@@ -519,30 +575,27 @@ static int vm_down_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		size_t n = 0;
 
 		vm_list(state, &v, &alive, &n);
-		for (size_t k = 0; k < n; k++) {
-			_cleanup_diags_ struct diags d = { 0 };
-
-			if (vm_down(state, v[k].name, &d) < 0) {
-				cmd_report_diags(ctx, &d);
-				ret = EXIT_FAILED;
-			}
-		}
+		for (size_t k = 0; k < n; k++)
+			strv_push(&names, v[k].name);
 		vms_free(v, n);
 		free(alive);
-		return ret;
-	}
-	if (argc - i < 1) {
+	} else if (argc - i < 1) {
 		cmd_error(ctx, "vm down: name a VM (or --all)");
 		return EXIT_USAGE;
 	}
-	for (int k = i; k < argc; k++) {
+	for (int k = i; k < argc && !o.all; k++)
+		strv_push(&names, argv[k]);
+	for (size_t k = 0; k < names.n; k++) {
 		_cleanup_diags_ struct diags d = { 0 };
 
-		if (vm_down(state, argv[k], &d) < 0) {
+		if (vm_down(state, names.v[k], &d) < 0) {
 			cmd_report_diags(ctx, &d);
 			ret = EXIT_FAILED;
+		} else {
+			strv_push(&removed, names.v[k]);
 		}
 	}
+	print_removed(ctx, &removed);
 	return ret;
 }
 

@@ -119,6 +119,8 @@ void cmd_error(const struct lab_ctx *ctx, const char *fmt, ...) _printf_(2, 3);
 /* Print sorted diagnostics: stderr as text, or a JSON error object on stdout. */
 void cmd_report_diags(const struct lab_ctx *ctx, struct diags *d);
 void cmd_write(const struct strbuf *sb);
+/* Print {"KEY": "VALUE", ...} (a NULL value: null) for KEY, VALUE, ..., NULL: a command's summary under --json. */
+void cmd_json_strings(const char *key, ...) __attribute__((sentinel));
 /*
  * Parse argv[1..argc) with the options table of `noun` (`sub`: its
  * subcommand or NULL) into `values`; every command also takes --json and

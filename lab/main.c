@@ -130,7 +130,8 @@ static int help_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	const struct cli_command *cmd;
 
-	if (argc > 1 && streq(argv[1], "--options")) {
+	/* --json: the tables are what help has as a record */
+	if ((argc > 1 && streq(argv[1], "--options")) || ctx->json) {
 		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
 		options_format_all(ctx->json, &sb);
