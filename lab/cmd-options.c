@@ -327,6 +327,13 @@ static int parse(struct parser *p, unsigned flags, int argc, char **argv)
 	size_t nops = 0;
 	int i;
 
+	/* a --json anywhere makes even an error before it JSON */
+	for (i = 1; i < argc && !streq(argv[i], "--"); i++) {
+		if ((flags & OPTS_FIRST) && (argv[i][0] != '-' || !argv[i][1]))
+			break;
+		if (streq(argv[i], "--json"))
+			p->ctx->json = true;
+	}
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 

@@ -565,6 +565,7 @@ static int vm_down_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_free_ char *state = paths_state();
 	_cleanup_(vopts_release) struct vopts o = { 0 };
 	_cleanup_strv_ struct strv names = STRV_INIT, removed = STRV_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
 	int i = parse(ctx, argc, argv, &o, "down"), ret = EXIT_OK;
 
 	if (i < 0)
@@ -585,17 +586,17 @@ static int vm_down_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	for (int k = i; k < argc && !o.all; k++)
 		strv_push(&names, argv[k]);
+	/* every failure in one report: with --json, one error object */
 	for (size_t k = 0; k < names.n; k++) {
-		_cleanup_diags_ struct diags d = { 0 };
-
-		if (vm_down(state, names.v[k], &d) < 0) {
-			cmd_report_diags(ctx, &d);
+		if (vm_down(state, names.v[k], &d) < 0)
 			ret = EXIT_FAILED;
-		} else {
+		else
 			strv_push(&removed, names.v[k]);
-		}
 	}
-	print_removed(ctx, &removed);
+	if (ret != EXIT_OK)
+		cmd_report_diags(ctx, &d);
+	else
+		print_removed(ctx, &removed);
 	return ret;
 }
 
