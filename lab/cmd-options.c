@@ -96,7 +96,10 @@ static int bad_value(const struct parser *p, const struct lab_option *o, const c
 {
 	_cleanup_strbuf_ struct strbuf name = STRBUF_INIT, what = STRBUF_INIT;
 
-	switch (o->type) {
+	switch (o->what ? OPT_END : o->type) {
+	case OPT_END:
+		strbuf_addstr(&what, o->what);
+		break;
 	case OPT_UINT:
 		strbuf_addf(&what, "a number from %ld to %ld", o->min, o->max);
 		break;
@@ -124,10 +127,60 @@ static int bad_value(const struct parser *p, const struct lab_option *o, const c
 	return -1;
 }
 
+/* Whether arg is a value o takes; numbers in *ret. -1 after a reported error. */
+static int check_value(const struct parser *p, const struct lab_option *o, const char *arg, uint64_t *ret)
+{
+	int r = 0;
+
+	switch (o->type) {
+	case OPT_UINT:
+		r = parse_uint(arg, (uint64_t)o->max, ret) < 0 || *ret < (uint64_t)o->min ? -1 : 0;
+		break;
+	case OPT_SIZE:
+		r = parse_size(arg, ret) < 0 || *ret < (uint64_t)o->min ? -1 : 0;
+		break;
+	case OPT_DURATION:
+		r = parse_duration(arg, ret) < 0 || *ret < (uint64_t)o->min ? -1 : 0;
+		break;
+	case OPT_CHOICE: {
+		_cleanup_strv_ struct strv c = STRV_INIT;
+
+		strv_split(&c, o->choices, '|');
+		r = strv_contains(&c, arg) ? 0 : -1;
+		break;
+	}
+	case OPT_CPULIST: {
+		uint8_t bits[CPULIST_BITS / 8];
+		size_t max;
+
+		r = parse_cpulist(arg, bits, CPULIST_BITS, &max);
+		break;
+	}
+	default:
+		break;
+	}
+	return r < 0 ? bad_value(p, o, arg) : 0;
+}
+
+static int add_to_list(const struct parser *p, const struct lab_option *o, const char *arg, struct strv *l)
+{
+	_cleanup_strbuf_ struct strbuf name = STRBUF_INIT;
+
+	if (o->max && l->n >= (size_t)o->max) {
+		if (p->who)
+			cmd_error(p->ctx, "%s: at most %ld %s", p->who, o->max, opt_name(o, &name));
+		else
+			cmd_error(p->ctx, "at most %ld %s", o->max, opt_name(o, &name));
+		return -1;
+	}
+	strv_push(l, arg);
+	return 0;
+}
+
 static int apply(struct parser *p, const struct lab_option *o, const char *arg)
 {
 	char *field = (char *)p->values + o->offset;
-	uint64_t v;
+	uint64_t v = 0;
 
 	if (o->subs && p->sub && !word_in(p->sub, o->subs)) {
 		_cleanup_strbuf_ struct strbuf name = STRBUF_INIT, with = STRBUF_INIT;
@@ -136,68 +189,33 @@ static int apply(struct parser *p, const struct lab_option *o, const char *arg)
 		cmd_error(p->ctx, "%s: %s goes with %s", p->who, opt_name(o, &name), with.buf);
 		return -1;
 	}
-	if (o->type == OPT_JSON) {
-		p->ctx->json = true;
-		return 0;
-	}
 	if (o == &implicit_options[1]) {
 		p->help = true;
 		return 0;
 	}
+	if (arg && check_value(p, o, arg, &v) < 0)
+		return -1;
 	switch (o->type) {
+	case OPT_JSON:
+		p->ctx->json = true;
+		break;
 	case OPT_FLAG:
 		*(bool *)field = true;
 		break;
 	case OPT_STRING:
+	case OPT_CHOICE:
+	case OPT_CPULIST:
 		*(const char **)field = arg;
 		break;
 	case OPT_UINT:
-		if (parse_uint(arg, (uint64_t)o->max, &v) < 0 || v < (uint64_t)o->min)
-			return bad_value(p, o, arg);
 		*(unsigned *)field = (unsigned)v;
 		break;
 	case OPT_SIZE:
-		if (parse_size(arg, &v) < 0 || v < (uint64_t)o->min)
-			return bad_value(p, o, arg);
-		*(uint64_t *)field = v;
-		break;
 	case OPT_DURATION:
-		if (parse_duration(arg, &v) < 0 || v < (uint64_t)o->min)
-			return bad_value(p, o, arg);
 		*(uint64_t *)field = v;
 		break;
-	case OPT_CHOICE: {
-		_cleanup_strv_ struct strv c = STRV_INIT;
-
-		strv_split(&c, o->choices, '|');
-		if (!strv_contains(&c, arg))
-			return bad_value(p, o, arg);
-		*(const char **)field = arg;
-		break;
-	}
-	case OPT_CPULIST: {
-		uint8_t bits[CPULIST_BITS / 8];
-		size_t max;
-
-		if (parse_cpulist(arg, bits, CPULIST_BITS, &max) < 0)
-			return bad_value(p, o, arg);
-		*(const char **)field = arg;
-		break;
-	}
-	case OPT_LIST: {
-		struct strv *l = (struct strv *)field;
-		_cleanup_strbuf_ struct strbuf name = STRBUF_INIT;
-
-		if (o->max && l->n >= (size_t)o->max) {
-			if (p->who)
-				cmd_error(p->ctx, "%s: at most %ld %s", p->who, o->max, opt_name(o, &name));
-			else
-				cmd_error(p->ctx, "at most %ld %s", o->max, opt_name(o, &name));
-			return -1;
-		}
-		strv_push(l, arg);
-		break;
-	}
+	case OPT_LIST:
+		return add_to_list(p, o, arg, (struct strv *)field);
 	case OPT_CSV:
 		strv_split((struct strv *)field, arg, ',');
 		break;

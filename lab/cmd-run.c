@@ -1158,7 +1158,7 @@ struct run_opts {
 
 const struct lab_option run_options[] = {
 	OPT(struct run_opts, jobs, OPT_UINT, 'j', "jobs", "N", "guests at a time (default: from the host's CPUs)",
-	    .min = 1, .max = 256),
+	    .min = 1, .max = 256, .what = "a number of guests at a time (1-256)"),
 	OPT(struct run_opts, oversubscribe, OPT_FLAG, 0, "oversubscribe", NULL, "allow more vCPUs than host CPUs"),
 	OPT(struct run_opts, resume, OPT_STRING, 0, "resume", "RUN_ID", "run the runs a stored run still has pending"),
 	{ 0 },

@@ -146,6 +146,21 @@ static int lookup_kernel(const struct lab_ctx *ctx, const struct spec *s, const 
 	return r;
 }
 
+/* The host placement vm xml shows: as --host-cpus and --host-node give it, else as probed. */
+static void xml_host(const struct vopts *o, struct domain_host *host, char **hoststore)
+{
+	if (!o->host_cpus && !o->host_nodes.n) {
+		vm_probe_host(host, hoststore);
+		return;
+	}
+	memset(host, 0, sizeof(*host));
+	host->cpus = o->host_cpus;
+	host->ncpus = 1;
+	host->nnodes = (unsigned)o->host_nodes.n;
+	for (size_t k = 0; k < o->host_nodes.n; k++)
+		host->node_cpus[k] = o->host_nodes.v[k];
+}
+
 static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
@@ -190,16 +205,7 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		kpath = xstrdup("/unbuilt/kernels/KERNEL/bzImage");
 		cmdline = domain_cmdline(NULL);
 	}
-	if (o.host_cpus || o.host_nodes.n) {
-		memset(&host, 0, sizeof(host));
-		host.cpus = o.host_cpus;
-		host.ncpus = 1;
-		host.nnodes = (unsigned)o.host_nodes.n;
-		for (size_t k = 0; k < o.host_nodes.n; k++)
-			host.node_cpus[k] = o.host_nodes.v[k];
-	} else {
-		vm_probe_host(&host, &hoststore);
-	}
+	xml_host(&o, &host, &hoststore);
 	{
 		_cleanup_free_ char *vdir = paths_vm(state, name);
 

@@ -62,6 +62,7 @@ struct lab_option {
 	const char *subs;     /* the subcommands it goes with, space-separated; NULL: all */
 	long min, max;
 	const char *choices;
+	const char *what; /* what a value is, for errors ("a number of guests at a time"); NULL: from the type */
 };
 
 #define OPT(st, field, type_, short_, long_, arg_, help_, ...)                                                   \
