@@ -106,6 +106,7 @@ static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	struct iopts o = { 0 };
 	struct image_opts io = { 0 };
 	struct image_progress p = { .step = on_step, .userdata = ctx };
+	_cleanup_diags_ struct diags failed = { 0 };
 	struct json j;
 	int i = parse(ctx, argc, argv, &o, "build"), ret = EXIT_OK;
 	size_t first;
@@ -130,8 +131,10 @@ static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		_cleanup_diags_ struct diags d = { 0 };
 		struct image_artifact a = { 0 };
 
-		if (image_build(s, im, &io, &p, &a, &d) < 0) {
-			cmd_report_diags(ctx, &d);
+		/* with --json every failure goes into one error object at the end */
+		if (image_build(s, im, &io, &p, &a, ctx->json ? &failed : &d) < 0) {
+			if (!ctx->json)
+				cmd_report_diags(ctx, &d);
 			ret = EXIT_FAILED;
 			continue;
 		}
@@ -152,6 +155,8 @@ static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		json_finish(&j);
 		if (ret == EXIT_OK)
 			cmd_write(&out);
+		else
+			cmd_report_diags(ctx, &failed);
 	}
 	return ret;
 }
