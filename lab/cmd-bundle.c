@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,33 +74,26 @@ static void print_result(const struct lab_ctx *ctx, const char *key, const char 
 	cmd_write(&out);
 }
 
+struct bundle_opts {
+	const char *output;
+};
+
+const struct lab_option bundle_options[] = {
+	OPT(struct bundle_opts, output, OPT_STRING, 'o', "output", "FILE",
+	    "the archive (default RUN_ID.tar.zst; .tar.gz: gzip; -: standard output)"),
+	{ 0 },
+};
+
 int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	_cleanup_free_ char *dir = NULL, *out = NULL;
-	int c;
+	struct bundle_opts o = { 0 };
+	int first = cmd_options_parse(ctx, "bundle", NULL, OPTS_ANYWHERE, argc, argv, &o);
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			free(out);
-			out = xstrdup(optarg);
-			break;
-		case 'h':
-			command_usage(command_find("bundle"), stdout);
-			return EXIT_OK;
-		default:
-			cmd_error(ctx, "bundle: unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (!(dir = cmd_stored_run(ctx, "bundle", argc - optind, argv + optind)))
+	if (first < 0)
+		return first == -2 ? EXIT_OK : EXIT_USAGE;
+	out = o.output ? xstrdup(o.output) : NULL;
+	if (!(dir = cmd_stored_run(ctx, "bundle", argc - first, argv + first)))
 		return EXIT_USAGE;
 	if (!out) {
 		_cleanup_free_ char *id = path_basename(dir);
@@ -186,61 +178,26 @@ static int fetch_remote(const struct lab_ctx *ctx, const char *src, int fd)
 	return EXIT_OK;
 }
 
-int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "replace", no_argument, NULL, 'r' },
-		{ "max-size", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	_cleanup_free_ char *into = NULL, *id = NULL, *root = NULL;
-	_cleanup_diags_ struct diags d = { 0 };
-	_cleanup_close_ int fd = -1;
-	struct bundle_limits lim = BUNDLE_LIMITS_DEFAULT;
-	const char *src;
-	bool replace = false;
-	int c, r;
+struct fetch_opts {
+	const char *output;
+	bool replace;
+	uint64_t max_size;
+};
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			free(into);
-			into = xstrdup(optarg);
-			break;
-		case 'r':
-			replace = true;
-			break;
-		case 'm':
-			if (parse_size(optarg, &lim.max_bytes) < 0 || !lim.max_bytes) {
-				cmd_error(ctx, "fetch: --max-size '%s' is not a size such as 16G", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			command_usage(command_find("fetch"), stdout);
-			return EXIT_OK;
-		default:
-			cmd_error(ctx, "fetch: unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (argc - optind != 1) {
-		cmd_error(ctx, "fetch: name one run: RUN_ID, a bundle file, or ssh://HOST/RUN_ID");
-		return EXIT_USAGE;
-	}
-	src = argv[optind];
-	if (!(root = cmd_results_root(ctx)))
-		return EXIT_USAGE;
-	if (!into)
-		into = xstrdup(root);
-	if ((r = path_mkdir_p(into, 0755)) < 0) {
-		cmd_error(ctx, "cannot create %s: %s", into, strerror(-r));
-		return EXIT_FAILED;
-	}
+const struct lab_option fetch_options[] = {
+	OPT(struct fetch_opts, output, OPT_STRING, 'o', "output", "DIR", "where the run goes (default: the results folder)"),
+	OPT(struct fetch_opts, replace, OPT_FLAG, 0, "replace", NULL, "exchange a stored run of the same id"),
+	OPT(struct fetch_opts, max_size, OPT_SIZE, 0, "max-size", "SIZE", "stop unpacking past SIZE bytes (default 16G)",
+	    .min = 1),
+	{ 0 },
+};
+
+/* The bundle of src (ssh://, -, a file or a stored run) as a readable fd at its start; an exit code. */
+static int fetch_source(const struct lab_ctx *ctx, const char *src, const char *root, const char *into, int *ret_fd)
+{
+	_cleanup_close_ int fd = -1;
+	int r;
+
 	if (str_startswith(src, "ssh://")) {
 		if ((fd = scratch_file(ctx, into)) < 0)
 			return EXIT_FAILED;
@@ -271,7 +228,39 @@ int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv)
 			return EXIT_FAILED;
 		}
 	}
-	if (bundle_import(fd, src, into, replace, &lim, &id, &d) < 0) {
+	*ret_fd = TAKE_FD(fd);
+	return EXIT_OK;
+}
+
+int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_free_ char *into = NULL, *id = NULL, *root = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_close_ int fd = -1;
+	struct bundle_limits lim = BUNDLE_LIMITS_DEFAULT;
+	struct fetch_opts o = { 0 };
+	const char *src;
+	int r, first = cmd_options_parse(ctx, "fetch", NULL, OPTS_ANYWHERE, argc, argv, &o);
+
+	if (first < 0)
+		return first == -2 ? EXIT_OK : EXIT_USAGE;
+	if (o.max_size)
+		lim.max_bytes = o.max_size;
+	if (argc - first != 1) {
+		cmd_error(ctx, "fetch: name one run: RUN_ID, a bundle file, or ssh://HOST/RUN_ID");
+		return EXIT_USAGE;
+	}
+	src = argv[first];
+	if (!(root = cmd_results_root(ctx)))
+		return EXIT_USAGE;
+	into = xstrdup(o.output ? o.output : root);
+	if ((r = path_mkdir_p(into, 0755)) < 0) {
+		cmd_error(ctx, "cannot create %s: %s", into, strerror(-r));
+		return EXIT_FAILED;
+	}
+	if ((r = fetch_source(ctx, src, root, into, &fd)) != EXIT_OK)
+		return r;
+	if (bundle_import(fd, src, into, o.replace, &lim, &id, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		return EXIT_FAILED;
 	}

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +24,23 @@ void cmd_write(const struct strbuf *sb)
 {
 	fwrite(sb->buf, 1, sb->len, stdout);
 	fflush(stdout);
+}
+
+void cmd_json_strings(const char *key, ...)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct json j;
+	va_list ap;
+
+	json_init(&j, &sb, true);
+	json_object_begin(&j);
+	va_start(ap, key);
+	for (const char *k = key; k; k = va_arg(ap, const char *))
+		json_kv_string(&j, k, va_arg(ap, const char *));
+	va_end(ap);
+	json_object_end(&j);
+	json_finish(&j);
+	cmd_write(&sb);
 }
 
 static void json_error(const char *msg, const struct diags *d)
@@ -99,40 +115,12 @@ const struct cli_command *command_find(const char *name)
 
 void command_usage(const struct cli_command *cmd, FILE *out)
 {
-	fprintf(out, "usage: lab [global options] %s%s%s\n\n%s\n", cmd->name, *cmd->args ? " " : "", cmd->args,
-		cmd->summary);
-}
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
-int cmd_parse_options(struct lab_ctx *ctx, const struct cli_command *cmd, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c, npos;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			ctx->json = true;
-			break;
-		case 'h':
-			command_usage(cmd, stdout);
-			return -2;
-		default:
-			cmd_error(ctx, "%s: unknown option '%s'", cmd->name, argv[optind - 1]);
-			return -1;
-		}
-	}
-	npos = argc - optind;
-	if (npos < cmd->min_args || (cmd->max_args >= 0 && npos > cmd->max_args)) {
-		cmd_error(ctx, "%s: wrong number of arguments (usage: lab %s %s)", cmd->name, cmd->name, cmd->args);
-		return -1;
-	}
-	return optind;
+	strbuf_addf(&sb, "usage: lab [global options] %s%s%s\n\n%s\n\nOptions:\n", cmd->name, *cmd->args ? " " : "",
+		    cmd->args, cmd->summary);
+	options_format_help(cmd, &sb);
+	fwrite(sb.buf, 1, sb.len, out);
 }
 
 int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret)

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* lab doctor: is this machine ready for lab? What to install or fix. */
-#include <getopt.h>
 #include <stdlib.h>
 #include "cmd.h"
 #include "doctor/doctor.h"
@@ -14,11 +13,6 @@
 
 int cmd_doctor(struct lab_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_free_ char *cache = NULL;
@@ -28,20 +22,9 @@ int cmd_doctor(struct lab_ctx *ctx, int argc, char **argv)
 	size_t n = 0;
 	int o;
 
-	optind = 0;
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (o) {
-		case 'J': ctx->json = true; break;
-		case 'h':
-			command_usage(command_find("doctor"), stdout);
-			return EXIT_OK;
-		default:
-			cmd_error(ctx, "doctor: unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
+	if ((o = cmd_options_parse(ctx, "doctor", NULL, OPTS_ANYWHERE, argc, argv, NULL)) < 0)
+		return o == -2 ? EXIT_OK : EXIT_USAGE;
+	if (o != argc) {
 		cmd_error(ctx, "doctor takes no arguments");
 		return EXIT_USAGE;
 	}

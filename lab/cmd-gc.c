@@ -5,7 +5,6 @@
  * builds that never finished.
  */
 #include <dirent.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,39 +41,59 @@ static void stale_image_builds(const char *cache, struct strv *ret)
 	closedir(dir);
 }
 
+static void json_strings(struct json *j, const char *key, const struct strv *v)
+{
+	json_key(j, key);
+	json_array_begin(j);
+	for (size_t i = 0; i < v->n; i++)
+		json_string(j, v->v[i]);
+	json_array_end(j);
+}
+
+static void gc_json(bool dry, const struct strv *vms, size_t reindexed, const struct strv *skipped,
+		    const struct strv *builds, struct strbuf *out)
+{
+	struct json j;
+
+	json_init(&j, out, true);
+	json_object_begin(&j);
+	json_key(&j, "dry_run");
+	json_bool(&j, dry);
+	json_strings(&j, "vms", vms);
+	json_key(&j, "reindexed");
+	json_uint(&j, reindexed);
+	json_strings(&j, "not_indexed", skipped);
+	json_strings(&j, "image_builds", builds);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+struct gc_opts {
+	bool dry_run, reindex;
+};
+
+const struct lab_option gc_options[] = {
+	OPT(struct gc_opts, dry_run, OPT_FLAG, 'n', "dry-run", NULL, "say what would be removed, remove nothing"),
+	OPT(struct gc_opts, reindex, OPT_FLAG, 0, "reindex", NULL, "rebuild the result index from the run folders"),
+	{ 0 },
+};
+
 int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "reindex", no_argument, NULL, 'R' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	_cleanup_free_ char *state = paths_state(), *cache = NULL;
 	_cleanup_strv_ struct strv vms = STRV_INIT, builds = STRV_INIT, skipped = STRV_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_spec_ struct spec *s = NULL;
-	bool dry = false, reindex = false;
+	struct gc_opts o = { 0 };
+	bool dry, reindex;
 	size_t reindexed = 0;
 	int c, ret = EXIT_OK;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "nh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n': dry = true; break;
-		case 'R': reindex = true; break;
-		case 'J': ctx->json = true; break;
-		case 'h':
-			command_usage(command_find("gc"), stdout);
-			return EXIT_OK;
-		default:
-			cmd_error(ctx, "gc: unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
+	if ((c = cmd_options_parse(ctx, "gc", NULL, OPTS_ANYWHERE, argc, argv, &o)) < 0)
+		return c == -2 ? EXIT_OK : EXIT_USAGE;
+	dry = o.dry_run;
+	reindex = o.reindex;
 	/* the cache is lab.yaml's when there is one here, else the default */
 	if (path_is_file(ctx->file))
 		cmd_load_spec(ctx, ctx->file, &s);
@@ -97,31 +116,7 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		if (fs_remove_tree(builds.v[i]) < 0)
 			ret = EXIT_FAILED;
 	if (ctx->json) {
-		struct json j;
-
-		json_init(&j, &out, true);
-		json_object_begin(&j);
-		json_key(&j, "dry_run");
-		json_bool(&j, dry);
-		json_key(&j, "vms");
-		json_array_begin(&j);
-		for (size_t i = 0; i < vms.n; i++)
-			json_string(&j, vms.v[i]);
-		json_array_end(&j);
-		json_key(&j, "reindexed");
-		json_uint(&j, reindexed);
-		json_key(&j, "not_indexed");
-		json_array_begin(&j);
-		for (size_t i = 0; i < skipped.n; i++)
-			json_string(&j, skipped.v[i]);
-		json_array_end(&j);
-		json_key(&j, "image_builds");
-		json_array_begin(&j);
-		for (size_t i = 0; i < builds.n; i++)
-			json_string(&j, builds.v[i]);
-		json_array_end(&j);
-		json_object_end(&j);
-		json_finish(&j);
+		gc_json(dry, &vms, reindexed, &skipped, &builds, &out);
 	} else {
 		for (size_t i = 0; i < vms.n; i++)
 			strbuf_addf(&out, "%s VM %s (its holder or its lab run is gone)\n", dry ? "would remove" : "removed", vms.v[i]);

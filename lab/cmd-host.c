@@ -10,7 +10,6 @@
  *   restore  reboot into the host's own kernel
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,74 +30,40 @@
 struct hopts {
 	const char *cmdline;  /* boot */
 	uint64_t timeout_usec; /* boot, restore */
-	bool via_given;       /* boot */
+	const char *via_name; /* boot: kexec|grub */
+	bool via_given;
 	enum host_boot via;
 };
+
+const struct lab_option host_options[] = {
+	OPT(struct hopts, via_name, OPT_CHOICE, 0, "via", "HOW", "kexec or grub (default: the host's boot:)",
+	    .choices = "kexec|grub", .subs = "boot"),
+	OPT(struct hopts, cmdline, OPT_STRING, 0, "cmdline", "ARGS", "the kernel command line (kexec)", .subs = "boot"),
+	OPT(struct hopts, timeout_usec, OPT_DURATION, 0, "timeout", "DURATION",
+	    "how long the host may take to come back (default 10m)", .min = 1, .subs = "boot restore"),
+	{ 0 },
+};
+
+const char *const host_subs[] = { "trust", "check", "facts", "boot", "restore", NULL };
 
 /* Common to the subcommands: options (those a subcommand takes), the spec, the host opened. */
 static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub, struct spec **s, struct host *h,
 		     struct hopts *o)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'J' },
-		{ "cmdline", required_argument, NULL, 'c' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "via", required_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	int want = streq(sub, "boot") ? 2 : 1;
 	_cleanup_free_ const char **names = NULL;
 	_cleanup_free_ char *state = paths_state(), *cache = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
+	int first = cmd_options_parse(ctx, "host", sub, OPTS_ANYWHERE, argc, argv, o);
 	long i;
-	int c;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'J':
-			ctx->json = true;
-			break;
-		case 'c':
-			if (!streq(sub, "boot")) {
-				cmd_error(ctx, "host %s: --cmdline goes with host boot", sub);
-				return -1;
-			}
-			o->cmdline = optarg;
-			break;
-		case 'V':
-			if (!streq(sub, "boot")) {
-				cmd_error(ctx, "host %s: --via goes with host boot", sub);
-				return -1;
-			}
-			if (!streq(optarg, "kexec") && !streq(optarg, "grub")) {
-				cmd_error(ctx, "host boot: --via is kexec or grub, not '%s'", optarg);
-				return -1;
-			}
-			o->via_given = true;
-			o->via = streq(optarg, "grub") ? HOST_BOOT_GRUB : HOST_BOOT_KEXEC;
-			break;
-		case 'T':
-			if (!streq(sub, "boot") && !streq(sub, "restore")) {
-				cmd_error(ctx, "host %s: --timeout goes with host boot and restore", sub);
-				return -1;
-			}
-			if (parse_duration(optarg, &o->timeout_usec) < 0 || !o->timeout_usec) {
-				cmd_error(ctx, "host %s: --timeout is a duration such as 10m, not '%s'", sub, optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			command_usage(command_find("host"), stdout);
-			return 1;
-		default:
-			cmd_error(ctx, "host %s: unknown option '%s'", sub, argv[optind - 1]);
-			return -1;
-		}
+	if (first < 0)
+		return first == -2 ? 1 : -1;
+	if (o->via_name) {
+		o->via_given = true;
+		o->via = streq(o->via_name, "grub") ? HOST_BOOT_GRUB : HOST_BOOT_KEXEC;
 	}
-	if (argc - optind != want) {
+	if (argc - first != want) {
 		cmd_error(ctx, want == 2 ? "host %s: name a host of lab.yaml and a kernel variant" : "host %s: name one host of lab.yaml", sub);
 		return -1;
 	}
@@ -107,11 +72,11 @@ static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub
 	names = xcalloc((*s)->nhosts + 1, sizeof(char *));
 	for (size_t k = 0; k < (*s)->nhosts; k++)
 		names[k] = (*s)->hosts[k].name;
-	if ((i = cmd_lookup(ctx, "host", argv[optind], names, (*s)->nhosts, (*s)->path)) < 0)
+	if ((i = cmd_lookup(ctx, "host", argv[first], names, (*s)->nhosts, (*s)->path)) < 0)
 		return -1;
 	if ((*s)->hosts[i].type == HOST_LIBVIRT && !streq(sub, "trust") && !streq(sub, "facts")) {
 		cmd_error(ctx, "host '%s' is a libvirt host (uri:): lab host %s is for bare-metal hosts (ssh:); "
-			  "trust and facts work for both", argv[optind], sub);
+			  "trust and facts work for both", argv[first], sub);
 		return -1;
 	}
 	cache = lab_cache_dir(*s);

@@ -3,7 +3,6 @@
  * lab image build|list|show|instance: guest images from recipes.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,51 +36,21 @@ static void on_step(void *userdata, const char *image, const char *what)
 		fprintf(stderr, "lab: image %s: %s\n", image, what);
 }
 
+const struct lab_option image_options[] = {
+	OPT(struct iopts, refresh, OPT_FLAG, 0, "refresh", NULL, "resolve the packages anew"),
+	OPT(struct iopts, packages, OPT_FLAG, 0, "packages", NULL, "the image's package list"),
+	OPT(struct iopts, hostname, OPT_STRING, 0, "hostname", "NAME", "the guest's host name"),
+	OPT(struct iopts, experiment, OPT_STRING, 'e', "experiment", "EXPERIMENT",
+	    "the experiment whose sysctls and cgroups the seed applies"),
+	OPT(struct iopts, kernel, OPT_STRING, 'k', "kernel", "VARIANT", "add a disk with the variant's modules"),
+	{ 0 },
+};
+
+const char *const image_subs[] = { "build", "list", "show", "instance", NULL };
+
 static int parse(struct lab_ctx *ctx, int argc, char **argv, struct iopts *o, const char *sub)
 {
-	static const struct option opts[] = {
-		{ "refresh", no_argument, NULL, 'R' },
-		{ "packages", no_argument, NULL, 'P' },
-		{ "hostname", required_argument, NULL, 'H' },
-		{ "experiment", required_argument, NULL, 'e' },
-		{ "kernel", required_argument, NULL, 'k' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:k:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'R':
-			o->refresh = true;
-			break;
-		case 'P':
-			o->packages = true;
-			break;
-		case 'H':
-			o->hostname = optarg;
-			break;
-		case 'e':
-			o->experiment = optarg;
-			break;
-		case 'k':
-			o->kernel = optarg;
-			break;
-		case 'J':
-			ctx->json = true;
-			break;
-		case 'h':
-			command_usage(command_find("image"), stdout);
-			return -2;
-		default:
-			cmd_error(ctx, "image %s: unknown option '%s'", sub, argv[optind - 1]);
-			return -1;
-		}
-	}
-	return optind;
+	return cmd_options_parse(ctx, "image", sub, OPTS_FIRST, argc, argv, o);
 }
 
 static void json_image(struct json *j, const struct image_artifact *a)
@@ -107,6 +76,28 @@ static void json_image(struct json *j, const struct image_artifact *a)
 	json_object_end(j);
 }
 
+/* The name=version lines in sb as {"image", "packages_file", "packages": [...]}, in place. */
+static void packages_json(const struct image_artifact *a, struct strbuf *sb)
+{
+	_cleanup_strv_ struct strv lines = STRV_INIT;
+	struct json j;
+
+	strv_split(&lines, sb->buf ? sb->buf : "", '\n');
+	strbuf_reset(sb);
+	json_init(&j, sb, true);
+	json_object_begin(&j);
+	json_kv_string(&j, "image", a->name);
+	json_kv_string(&j, "packages_file", a->packages);
+	json_key(&j, "packages");
+	json_array_begin(&j);
+	for (size_t i = 0; i < lines.n; i++)
+		if (*lines.v[i])
+			json_string(&j, lines.v[i]);
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
 static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
@@ -115,6 +106,7 @@ static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	struct iopts o = { 0 };
 	struct image_opts io = { 0 };
 	struct image_progress p = { .step = on_step, .userdata = ctx };
+	_cleanup_diags_ struct diags failed = { 0 };
 	struct json j;
 	int i = parse(ctx, argc, argv, &o, "build"), ret = EXIT_OK;
 	size_t first;
@@ -139,8 +131,10 @@ static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		_cleanup_diags_ struct diags d = { 0 };
 		struct image_artifact a = { 0 };
 
-		if (image_build(s, im, &io, &p, &a, &d) < 0) {
-			cmd_report_diags(ctx, &d);
+		/* with --json every failure goes into one error object at the end */
+		if (image_build(s, im, &io, &p, &a, ctx->json ? &failed : &d) < 0) {
+			if (!ctx->json)
+				cmd_report_diags(ctx, &d);
 			ret = EXIT_FAILED;
 			continue;
 		}
@@ -161,6 +155,8 @@ static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		json_finish(&j);
 		if (ret == EXIT_OK)
 			cmd_write(&out);
+		else
+			cmd_report_diags(ctx, &failed);
 	}
 	return ret;
 }
@@ -278,6 +274,8 @@ static int image_show_cmd(struct lab_ctx *ctx, int argc, char **argv)
 			image_artifact_release(&a);
 			return EXIT_FAILED;
 		}
+		if (ctx->json)
+			packages_json(&a, &out);
 	} else if (ctx->json) {
 		struct json j;
 
@@ -319,6 +317,43 @@ static int kernel_dir(const struct lab_ctx *ctx, const struct spec *s, const cha
 	kartifact_release(&a);
 	kvariant_release(&v);
 	return r;
+}
+
+/* What image instance made, for a person or as JSON. */
+static void print_instance(const struct lab_ctx *ctx, const struct image_artifact *a, const struct instance *in,
+			   struct strbuf *out)
+{
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j, out, true);
+		json_object_begin(&j);
+		json_kv_string(&j, "image", a->name);
+		json_kv_string(&j, "image_id", a->id);
+		json_kv_string(&j, "disk", in->disk);
+		json_kv_string(&j, "seed", in->seed);
+		json_key(&j, "modules");
+		if (in->modules)
+			json_string(&j, in->modules);
+		else
+			json_null(&j);
+		json_kv_string(&j, "identity", in->identity);
+		json_kv_string(&j, "known_hosts", in->known_hosts);
+		json_kv_string(&j, "host_key_alias", in->host_alias);
+		json_object_end(&j);
+		json_finish(&j);
+	} else {
+		strbuf_addf(out, "disk:        %s (overlay on %s)\n", in->disk, a->qcow2);
+		strbuf_addf(out, "seed:        %s\n", in->seed);
+		if (in->modules)
+			strbuf_addf(out, "modules:     %s\n", in->modules);
+		strbuf_addf(out, "identity:    %s\n", in->identity);
+		strbuf_addf(out, "known_hosts: %s\n", in->known_hosts);
+		strbuf_addf(out, "ssh:         ssh -i %s -o UserKnownHostsFile=%s -o HostKeyAlias=%s "
+				  "-o StrictHostKeyChecking=yes -p PORT root@127.0.0.1\n",
+			    in->identity, in->known_hosts, in->host_alias);
+		strbuf_addstr(out, "boot with:   -kernel bzImage -append \"root=/dev/vda rw net.ifnames=0 console=ttyS0\", the disk first, the seed second\n");
+	}
 }
 
 static int image_instance_cmd(struct lab_ctx *ctx, int argc, char **argv)
@@ -377,37 +412,7 @@ static int image_instance_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		image_artifact_release(&a);
 		return EXIT_FAILED;
 	}
-	if (ctx->json) {
-		struct json j;
-
-		json_init(&j, &out, true);
-		json_object_begin(&j);
-		json_kv_string(&j, "image", a.name);
-		json_kv_string(&j, "image_id", a.id);
-		json_kv_string(&j, "disk", in.disk);
-		json_kv_string(&j, "seed", in.seed);
-		json_key(&j, "modules");
-		if (in.modules)
-			json_string(&j, in.modules);
-		else
-			json_null(&j);
-		json_kv_string(&j, "identity", in.identity);
-		json_kv_string(&j, "known_hosts", in.known_hosts);
-		json_kv_string(&j, "host_key_alias", in.host_alias);
-		json_object_end(&j);
-		json_finish(&j);
-	} else {
-		strbuf_addf(&out, "disk:        %s (overlay on %s)\n", in.disk, a.qcow2);
-		strbuf_addf(&out, "seed:        %s\n", in.seed);
-		if (in.modules)
-			strbuf_addf(&out, "modules:     %s\n", in.modules);
-		strbuf_addf(&out, "identity:    %s\n", in.identity);
-		strbuf_addf(&out, "known_hosts: %s\n", in.known_hosts);
-		strbuf_addf(&out, "ssh:         ssh -i %s -o UserKnownHostsFile=%s -o HostKeyAlias=%s "
-				  "-o StrictHostKeyChecking=yes -p PORT root@127.0.0.1\n",
-			    in.identity, in.known_hosts, in.host_alias);
-		strbuf_addstr(&out, "boot with:   -kernel bzImage -append \"root=/dev/vda rw net.ifnames=0 console=ttyS0\", the disk first, the seed second\n");
-	}
+	print_instance(ctx, &a, &in, &out);
 	cmd_write(&out);
 	instance_release(&in);
 	image_artifact_release(&a);

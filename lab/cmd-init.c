@@ -5,7 +5,6 @@
  * directory. Existing files are kept unless --force.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include "cmd.h"
@@ -15,50 +14,23 @@
 #include "util/path.h"
 #include "util/banned.h"
 
-int cmd_init(struct lab_ctx *ctx, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "force", no_argument, NULL, 'F' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	static const char *const trees[] = { "images", "kernels", "workloads" };
-	_cleanup_free_ char *data = lab_datadir(), *src = NULL, *dst = NULL;
-	const char *dir = ".";
-	bool force = false;
-	size_t copied = 0;
-	int c, r;
+struct init_opts {
+	bool force;
+};
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'F':
-			force = true;
-			break;
-		case 'j':
-			ctx->json = true;
-			break;
-		case 'h':
-			command_usage(command_find("init"), stdout);
-			return EXIT_OK;
-		default:
-			cmd_error(ctx, "init: unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (argc - optind > 1) {
-		cmd_error(ctx, "init: takes at most one folder");
-		return EXIT_USAGE;
-	}
-	if (optind < argc)
-		dir = argv[optind];
-	if (dir[0] == '-') {
-		cmd_error(ctx, "init: refusing folder name '%s' that starts with '-'", dir);
-		return EXIT_USAGE;
-	}
-	src = path_join(data, "lab.yaml");
+const struct lab_option init_options[] = {
+	OPT(struct init_opts, force, OPT_FLAG, 0, "force", NULL, "replace files that exist"),
+	{ 0 },
+};
+
+/* lab.yaml and the trees it references from data into dir; an exit code. */
+static int init_copy(struct lab_ctx *ctx, const char *data, const char *dir, bool force, char **ret_dst,
+		     size_t *copied)
+{
+	static const char *const trees[] = { "images", "kernels", "workloads" };
+	_cleanup_free_ char *src = path_join(data, "lab.yaml"), *dst = NULL;
+	int r;
+
 	if (!path_is_file(src)) {
 		cmd_error(ctx, "init: lab's data is missing: no '%s' (set LAB_DATADIR)", src);
 		return EXIT_FAILED;
@@ -78,18 +50,44 @@ int cmd_init(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_error(ctx, "init: cannot write '%s': %s", dst, strerror(-r));
 		return EXIT_FAILED;
 	}
-	copied++;
+	(*copied)++;
 	for (size_t i = 0; i < ELEMENTSOF(trees); i++) {
 		_cleanup_free_ char *a = path_join(data, trees[i]), *b = path_join(dir, trees[i]);
 
 		if (!path_is_dir(a))
 			continue;
-		r = fs_copy_tree(a, b, force, &copied);
+		r = fs_copy_tree(a, b, force, copied);
 		if (r < 0) {
 			cmd_error(ctx, "init: cannot copy '%s' to '%s': %s", a, b, strerror(-r));
 			return EXIT_FAILED;
 		}
 	}
+	*ret_dst = TAKE_PTR(dst);
+	return EXIT_OK;
+}
+
+int cmd_init(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_free_ char *data = lab_datadir(), *dst = NULL;
+	struct init_opts o = { 0 };
+	const char *dir = ".";
+	size_t copied = 0;
+	int r, first = cmd_options_parse(ctx, "init", NULL, OPTS_FIRST, argc, argv, &o);
+
+	if (first < 0)
+		return first == -2 ? EXIT_OK : EXIT_USAGE;
+	if (argc - first > 1) {
+		cmd_error(ctx, "init: takes at most one folder");
+		return EXIT_USAGE;
+	}
+	if (first < argc)
+		dir = argv[first];
+	if (dir[0] == '-') {
+		cmd_error(ctx, "init: refusing folder name '%s' that starts with '-'", dir);
+		return EXIT_USAGE;
+	}
+	if ((r = init_copy(ctx, data, dir, o.force, &dst, &copied)) != EXIT_OK)
+		return r;
 	if (ctx->json) {
 		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 		struct json j;

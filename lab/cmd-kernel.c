@@ -3,7 +3,6 @@
  * lab kernel build|check|config|list|show: kernel variants from lab.yaml.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,51 +57,19 @@ static void on_objects(void *userdata, size_t done, size_t expected)
 	}
 }
 
+const struct lab_option kernel_options[] = {
+	OPT(struct kopts, experiment, OPT_STRING, 'e', "experiment", "EXPERIMENT",
+	    "the variants an experiment compares, its baseline first"),
+	OPT(struct kopts, build.jobs, OPT_UINT, 'j', "jobs", "N", "parallel compile jobs", .min = 1, .max = 1024),
+	OPT(struct kopts, build.force, OPT_FLAG, 0, "force", NULL, "build again what is cached"),
+	{ 0 },
+};
+
+const char *const kernel_subs[] = { "build", "check", "config", "list", "show", NULL };
+
 static int parse(struct lab_ctx *ctx, int argc, char **argv, struct kopts *o, const char *sub)
 {
-	static const struct option opts[] = {
-		{ "experiment", required_argument, NULL, 'e' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "force", no_argument, NULL, 'F' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:j:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			o->experiment = optarg;
-			break;
-		case 'j': {
-			char *end;
-			unsigned long n = strtoul(optarg, &end, 10);
-
-			if (*end || !n || n > 1024) {
-				cmd_error(ctx, "kernel %s: --jobs takes a number from 1 to 1024, not '%s'", sub, optarg);
-				return -1;
-			}
-			o->build.jobs = (unsigned)n;
-			break;
-		}
-		case 'F':
-			o->build.force = true;
-			break;
-		case 'J':
-			ctx->json = true;
-			break;
-		case 'h':
-			command_usage(command_find("kernel"), stdout);
-			return -2;
-		default:
-			cmd_error(ctx, "kernel %s: unknown option '%s'", sub, argv[optind - 1]);
-			return -1;
-		}
-	}
-	return optind;
+	return cmd_options_parse(ctx, "kernel", sub, OPTS_FIRST, argc, argv, o);
 }
 
 /* The variants named on the command line, or those of -e EXPERIMENT. */
@@ -206,6 +173,39 @@ static size_t print_config_diff(const struct lab_ctx *ctx, const struct kartifac
 	return n;
 }
 
+/* The table of what kernel build or check did. */
+static void print_built(const struct kartifact *arts, size_t n, bool check)
+{
+	static const char *const cols[] = { "VARIANT:variant", "RELEASE:release", "SECONDS:seconds", "OBJECTS:objects",
+					    "STATE:state", NULL };
+	_cleanup_table_ struct table *t = table_new(cols);
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+
+	for (size_t k = 0; k < n; k++) {
+		_cleanup_free_ char *secs = xasprintf("%.1f", arts[k].seconds);
+
+		table_add_string(t, arts[k].name);
+		table_add_string(t, arts[k].release);
+		table_add_string(t, check ? "-" : secs);
+		table_add_uint(t, check ? arts[k].checked.n : arts[k].compiled);
+		table_add_string(t, check ? "compiled touched objects" : arts[k].cached ? "cached" : "built");
+	}
+	table_format_text(t, &out);
+	cmd_write(&out);
+}
+
+/* kernel config's text: the fragments in merge order and every require result. */
+static void config_text(const char *name, const struct kvariant *v, const struct kartifact *a, struct strbuf *text)
+{
+	strbuf_addf(text, "# %s: fragments, in merge order\n", name);
+	for (size_t f = 0; f < v->configs.n; f++)
+		strbuf_addf(text, "#   %s\n", v->configs.v[f]);
+	for (size_t c = 0; c < a->nchecks; c++)
+		strbuf_addf(text, "%s %s=%s (final: %s)\n", a->checks[c].ok ? "ok  " : "FAIL", a->checks[c].req->symbol,
+			    a->checks[c].req->value, a->checks[c].actual);
+	strbuf_addf(text, "# final .config: %s\n", a->config);
+}
+
 static int kernel_build_cmd(struct lab_ctx *ctx, int argc, char **argv, bool check, bool config)
 {
 	const char *sub = check ? "check" : config ? "config" : "build";
@@ -246,16 +246,8 @@ static int kernel_build_cmd(struct lab_ctx *ctx, int argc, char **argv, bool che
 		if (tty(ctx))
 			fprintf(stderr, "\r\033[K");
 		built++;
-		if (config) {
-			strbuf_addf(&text, "# %s: fragments, in merge order\n", names.v[k]);
-			for (size_t f = 0; f < vars[k].configs.n; f++)
-				strbuf_addf(&text, "#   %s\n", vars[k].configs.v[f]);
-			for (size_t c = 0; c < arts[k].nchecks; c++)
-				strbuf_addf(&text, "%s %s=%s (final: %s)\n", arts[k].checks[c].ok ? "ok  " : "FAIL",
-					    arts[k].checks[c].req->symbol, arts[k].checks[c].req->value,
-					    arts[k].checks[c].actual);
-			strbuf_addf(&text, "# final .config: %s\n", arts[k].config);
-		}
+		if (config)
+			config_text(names.v[k], &vars[k], &arts[k], &text);
 		json_artifact(&j, &arts[k]);
 	}
 	json_array_end(&j);
@@ -271,22 +263,7 @@ static int kernel_build_cmd(struct lab_ctx *ctx, int argc, char **argv, bool che
 	} else if (config) {
 		cmd_write(&text);
 	} else if (built) {
-		static const char *const cols[] = { "VARIANT:variant", "RELEASE:release", "SECONDS:seconds",
-						    "OBJECTS:objects", "STATE:state", NULL };
-		_cleanup_table_ struct table *t = table_new(cols);
-		_cleanup_strbuf_ struct strbuf tout = STRBUF_INIT;
-
-		for (size_t k = 0; k < built; k++) {
-			_cleanup_free_ char *secs = xasprintf("%.1f", arts[k].seconds);
-
-			table_add_string(t, arts[k].name);
-			table_add_string(t, arts[k].release);
-			table_add_string(t, check ? "-" : secs);
-			table_add_uint(t, check ? arts[k].checked.n : arts[k].compiled);
-			table_add_string(t, check ? "compiled touched objects" : arts[k].cached ? "cached" : "built");
-		}
-		table_format_text(t, &tout);
-		cmd_write(&tout);
+		print_built(arts, built, check);
 	}
 	for (size_t k = 0; k < names.n; k++) {
 		kartifact_release(&arts[k]);

@@ -6,7 +6,6 @@
  * RUN_A's runs against RUN_B's (the same statistics; A is the baseline). lab ls: the stored runs from the index (--reindex in lab gc
  * rebuilds it).
  */
-#include <getopt.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,48 +21,37 @@
 #include "util/table.h"
 #include "util/banned.h"
 
-/* The options report and compare share; the index of the first operand, -1 (usage) or -2 (help shown). */
-static int report_options(struct lab_ctx *ctx, const char *noun, int argc, char **argv, const char **format,
-			  struct report_opts *ro, bool html)
+/* The options report and compare share. */
+struct ropts {
+	const char *format;
+	bool all;
+};
+
+const struct lab_option report_options[] = {
+	OPT(struct ropts, format, OPT_CHOICE, 0, "format", "FORMAT", "text, md, html or json (default text, json with --json)",
+	    .choices = "text|md|html|json"),
+	OPT(struct ropts, all, OPT_FLAG, 0, "all", NULL, "every row, not only the significant changes"),
+	{ 0 },
+};
+
+const struct lab_option compare_options[] = {
+	OPT(struct ropts, format, OPT_CHOICE, 0, "format", "FORMAT", "text, md or json (default text, json with --json)",
+	    .choices = "text|md|json"),
+	OPT(struct ropts, all, OPT_FLAG, 0, "all", NULL, "every row, not only the significant changes"),
+	{ 0 },
+};
+
+/* The index of the first operand, -1 (usage) or -2 (help shown). */
+static int parse_report_options(struct lab_ctx *ctx, const char *noun, int argc, char **argv, const char **format,
+				struct report_opts *ro)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
+	struct ropts o = { 0 };
+	int first = cmd_options_parse(ctx, noun, NULL, OPTS_ANYWHERE, argc, argv, &o);
 
 	/* the global --json is the default format; --format still chooses */
-	*format = ctx->json ? "json" : "text";
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			*format = optarg;
-			break;
-		case 'a':
-			ro->all = true;
-			break;
-		case 'J':
-			*format = "json";
-			break;
-		case 'h':
-			command_usage(command_find(noun), stdout);
-			return -2;
-		default:
-			cmd_error(ctx, "%s: unknown option '%s'", noun, argv[optind - 1]);
-			return -1;
-		}
-	}
-	if (!streq(*format, "text") && !streq(*format, "md") && !streq(*format, "json") &&
-	    !(html && streq(*format, "html"))) {
-		cmd_error(ctx, "%s: --format is text, md, %sor json, not '%s'", noun, html ? "html " : "", *format);
-		return -1;
-	}
-	return optind;
+	*format = o.format ? o.format : ctx->json ? "json" : "text";
+	ro->all = o.all;
+	return first;
 }
 
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
@@ -75,7 +63,7 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_diags_ struct diags d = { 0 };
 	struct report_opts ro = { 0 };
 	const char *format;
-	int first = report_options(ctx, "report", argc, argv, &format, &ro, true);
+	int first = parse_report_options(ctx, "report", argc, argv, &format, &ro);
 
 	if (first < 0)
 		return first == -2 ? EXIT_OK : EXIT_USAGE;
@@ -186,7 +174,7 @@ int cmd_compare(struct lab_ctx *ctx, int argc, char **argv)
 	struct report_opts ro = { 0 };
 	const char *format;
 	size_t shared = 0;
-	int first = report_options(ctx, "compare", argc, argv, &format, &ro, false);
+	int first = parse_report_options(ctx, "compare", argc, argv, &format, &ro);
 
 	if (first < 0)
 		return first == -2 ? EXIT_OK : EXIT_USAGE;

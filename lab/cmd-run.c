@@ -1150,53 +1150,33 @@ static int resume_set(struct lab_ctx *ctx, const char *dir, struct spec **s)
 	return cmd_load_spec(ctx, ctx->file, s);
 }
 
+struct run_opts {
+	const char *resume;
+	unsigned jobs;
+	bool oversubscribe;
+};
+
+const struct lab_option run_options[] = {
+	OPT(struct run_opts, jobs, OPT_UINT, 'j', "jobs", "N", "guests at a time (default: from the host's CPUs)",
+	    .min = 1, .max = 256, .what = "a number of guests at a time (1-256)"),
+	OPT(struct run_opts, oversubscribe, OPT_FLAG, 0, "oversubscribe", NULL, "allow more vCPUs than host CPUs"),
+	OPT(struct run_opts, resume, OPT_STRING, 0, "resume", "RUN_ID", "run the runs a stored run still has pending"),
+	{ 0 },
+};
+
 int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "resume", required_argument, NULL, 'r' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "oversubscribe", no_argument, NULL, 'O' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'J' },
-		{ 0 },
-	};
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_free_ char *resume = NULL, *state = paths_state();
-	const char *resume_id = NULL;
-	struct jobs_opts jo = { 0 };
+	struct run_opts o = { 0 };
+	int first = cmd_options_parse(ctx, "run", NULL, OPTS_FIRST, argc, argv, &o);
+	const char *resume_id = o.resume;
+	struct jobs_opts jo = { .jobs = o.jobs, .oversubscribe = o.oversubscribe };
 	bool failed = false;
-	int c, rc = EXIT_OK;
+	int rc = EXIT_OK;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+hj:", opts, NULL)) != -1) {
-		uint64_t v;
-
-		switch (c) {
-		case 'r':
-			resume_id = optarg;
-			break;
-		case 'j':
-			if (parse_uint(optarg, 256, &v) < 0 || !v) {
-				cmd_error(ctx, "run: --jobs is a number of guests at a time (1-256), not '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			jo.jobs = (unsigned)v;
-			break;
-		case 'O':
-			jo.oversubscribe = true;
-			break;
-		case 'J':
-			ctx->json = true;
-			break;
-		case 'h':
-			command_usage(command_find("run"), stdout);
-			return EXIT_OK;
-		default:
-			cmd_error(ctx, "run: unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
+	if (first < 0)
+		return first == -2 ? EXIT_OK : EXIT_USAGE;
 	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
 		return EXIT_USAGE;
 	{
@@ -1215,7 +1195,7 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 		_cleanup_diags_ struct diags d = { 0 };
 		const struct spec_experiment *e;
 
-		if (optind < argc) {
+		if (first < argc) {
 			cmd_error(ctx, "run: --resume takes the experiment from the stored run; name no experiment");
 			return EXIT_USAGE;
 		}
@@ -1241,7 +1221,7 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 			rc = EXIT_FAILED;
 		return rc != EXIT_OK ? rc : failed ? EXIT_FAILED : EXIT_OK;
 	}
-	if (optind == argc) {
+	if (first == argc) {
 		cmd_error(ctx, "run: name the experiments to run (lab plan lists them)");
 		return EXIT_USAGE;
 	}
@@ -1251,17 +1231,17 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 		_cleanup_plan_ struct plan *p = NULL;
 		_cleanup_diags_ struct diags d = { 0 };
 
-		for (int i = optind; i < argc; i++)
+		for (int i = first; i < argc; i++)
 			strv_push(&only, argv[i]);
 		if (plan_build(s, &only, &p, &d) < 0) {
 			cmd_report_diags(ctx, &d);
 			return EXIT_USAGE;
 		}
 	}
-	for (int i = optind; i < argc; i++)
+	for (int i = first; i < argc; i++)
 		if (check_jobs(ctx, s, spec_find_experiment(s, argv[i]), &jo) < 0)
 			return EXIT_USAGE;
-	for (int i = optind; i < argc; i++)
+	for (int i = first; i < argc; i++)
 		if (run_experiment(ctx, s, spec_find_experiment(s, argv[i]), NULL, &jo, &failed) < 0)
 			rc = EXIT_FAILED;
 	return rc != EXIT_OK ? rc : failed ? EXIT_FAILED : EXIT_OK;

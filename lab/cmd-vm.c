@@ -3,7 +3,6 @@
  * lab vm xml|up|ssh|console|down|ls: one VM on a topology, by hand.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +25,6 @@
 #include "util/banned.h"
 
 #define MAX_HOST_NODES_OPT 16
-#define HOST_CPUSET_BYTES 1024
 
 struct vopts {
 	const char *kernel;
@@ -38,8 +36,7 @@ struct vopts {
 	const char *cmdline;
 	const char *host_cpus;
 	const char *cpuset;
-	const char *host_nodes[MAX_HOST_NODES_OPT];
-	unsigned nhost_nodes;
+	struct strv host_nodes;
 	unsigned port;
 	uint64_t timeout_usec;
 	bool follow;
@@ -47,95 +44,40 @@ struct vopts {
 	bool reboot_restarts;
 };
 
+const struct lab_option vm_options[] = {
+	OPT(struct vopts, kernel, OPT_STRING, 'k', "kernel", "VARIANT", "the built kernel variant to boot"),
+	OPT(struct vopts, image, OPT_STRING, 'i', "image", "NAME", "the guest image (default minimal)"),
+	OPT(struct vopts, name, OPT_STRING, 'n', "name", "NAME", "the VM's name (default: the topology's)"),
+	OPT(struct vopts, experiment, OPT_STRING, 'e', "experiment", "EXPERIMENT", "apply the experiment's sysctls and cgroups"),
+	OPT(struct vopts, accel, OPT_CHOICE, 0, "accel", "ACCEL", "kvm or tcg (default: kvm when it works)",
+	    .choices = "kvm|tcg"),
+	OPT(struct vopts, cmdline, OPT_STRING, 0, "cmdline", "ARGS", "more kernel command line"),
+	OPT(struct vopts, host, OPT_STRING, 0, "host", "HOST", "a libvirt host of lab.yaml (default local)"),
+	OPT(struct vopts, host_cpus, OPT_STRING, 0, "host-cpus", "LIST", "the host CPUs to place the guest on"),
+	OPT(struct vopts, host_nodes, OPT_LIST, 0, "host-node", "LIST", "a host NUMA node's CPUs; repeat per node",
+	    .max = MAX_HOST_NODES_OPT),
+	OPT(struct vopts, cpuset, OPT_CPULIST, 0, "cpuset", "LIST", "pin every vCPU and QEMU thread inside these host CPUs"),
+	OPT(struct vopts, reboot_restarts, OPT_FLAG, 0, "reboot-restarts", NULL,
+	    "a guest reboot restarts the VM into the same kernel"),
+	OPT(struct vopts, port, OPT_UINT, 0, "port", "PORT", "the host port forwarded to the guest's ssh", .min = 1,
+	    .max = 65535),
+	OPT(struct vopts, timeout_usec, OPT_DURATION, 0, "timeout", "DURATION", "how long the boot may take"),
+	OPT(struct vopts, follow, OPT_FLAG, 'f', "follow", NULL, "keep printing the console"),
+	OPT(struct vopts, all, OPT_FLAG, 'a', "all", NULL, "every VM"),
+	{ 0 },
+};
+
+const char *const vm_subs[] = { "xml", "up", "ssh", "cp", "console", "reset", "down", "ls", NULL };
+
+static void vopts_release(struct vopts *o)
+{
+	strv_release(&o->host_nodes);
+}
+
 static int parse(struct lab_ctx *ctx, int argc, char **argv, struct vopts *o, const char *sub)
 {
-	static const struct option opts[] = {
-		{ "kernel", required_argument, NULL, 'k' },
-		{ "image", required_argument, NULL, 'i' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "experiment", required_argument, NULL, 'e' },
-		{ "accel", required_argument, NULL, 'A' },
-		{ "cmdline", required_argument, NULL, 'c' },
-		{ "host", required_argument, NULL, 'H' },
-		{ "host-cpus", required_argument, NULL, 'C' },
-		{ "host-node", required_argument, NULL, 'N' },
-		{ "cpuset", required_argument, NULL, 'S' },
-		{ "reboot-restarts", no_argument, NULL, 'R' },
-		{ "port", required_argument, NULL, 'P' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "follow", no_argument, NULL, 'f' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
-	optind = 0; /* 0: GNU getopt re-reads the ordering (main's parse stopped at the command) */
-	opterr = 0;
 	/* options anywhere, but `vm ssh NAME CMD...` passes CMD's options through */
-	while ((c = getopt_long(argc, argv, streq(sub, "ssh") ? "+k:i:n:e:fah" : "k:i:n:e:fah", opts, NULL)) != -1) {
-		uint64_t v;
-
-		switch (c) {
-		case 'k': o->kernel = optarg; break;
-		case 'i': o->image = optarg; break;
-		case 'n': o->name = optarg; break;
-		case 'e': o->experiment = optarg; break;
-		case 'A':
-			if (!streq(optarg, "kvm") && !streq(optarg, "tcg")) {
-				cmd_error(ctx, "vm %s: --accel is kvm or tcg, not '%s'", sub, optarg);
-				return -1;
-			}
-			o->accel = optarg;
-			break;
-		case 'c': o->cmdline = optarg; break;
-		case 'H': o->host = optarg; break;
-		case 'C': o->host_cpus = optarg; break;
-		case 'S': {
-			uint8_t bits[HOST_CPUSET_BYTES];
-			size_t max;
-
-			if (parse_cpulist(optarg, bits, sizeof(bits) * 8, &max) < 0) {
-				cmd_error(ctx, "vm %s: --cpuset is a host cpu list such as 2-3, not '%s'", sub, optarg);
-				return -1;
-			}
-			o->cpuset = optarg;
-			break;
-		}
-		case 'N':
-			if (o->nhost_nodes == MAX_HOST_NODES_OPT) {
-				cmd_error(ctx, "vm %s: at most %d --host-node", sub, MAX_HOST_NODES_OPT);
-				return -1;
-			}
-			o->host_nodes[o->nhost_nodes++] = optarg;
-			break;
-		case 'P':
-			if (parse_uint(optarg, 65535, &v) < 0 || !v) {
-				cmd_error(ctx, "vm %s: --port must be 1-65535, not '%s'", sub, optarg);
-				return -1;
-			}
-			o->port = (unsigned)v;
-			break;
-		case 'T':
-			if (parse_duration(optarg, &o->timeout_usec) < 0) {
-				cmd_error(ctx, "vm %s: --timeout must be a duration such as 5m, not '%s'", sub, optarg);
-				return -1;
-			}
-			break;
-		case 'f': o->follow = true; break;
-		case 'R': o->reboot_restarts = true; break;
-		case 'a': o->all = true; break;
-		case 'J': ctx->json = true; break;
-		case 'h':
-			command_usage(command_find("vm"), stdout);
-			return -2;
-		default:
-			cmd_error(ctx, "vm %s: unknown option '%s'", sub, argv[optind - 1]);
-			return -1;
-		}
-	}
-	return optind;
+	return cmd_options_parse(ctx, "vm", sub, streq(sub, "ssh") ? OPTS_FIRST : OPTS_ANYWHERE, argc, argv, o);
 }
 
 static const struct spec_topology *topology(const struct lab_ctx *ctx, const struct spec *s, const char *name)
@@ -204,6 +146,21 @@ static int lookup_kernel(const struct lab_ctx *ctx, const struct spec *s, const 
 	return r;
 }
 
+/* The host placement vm xml shows: as --host-cpus and --host-node give it, else as probed. */
+static void xml_host(const struct vopts *o, struct domain_host *host, char **hoststore)
+{
+	if (!o->host_cpus && !o->host_nodes.n) {
+		vm_probe_host(host, hoststore);
+		return;
+	}
+	memset(host, 0, sizeof(*host));
+	host->cpus = o->host_cpus;
+	host->ncpus = 1;
+	host->nnodes = (unsigned)o->host_nodes.n;
+	for (size_t k = 0; k < o->host_nodes.n; k++)
+		host->node_cpus[k] = o->host_nodes.v[k];
+}
+
 static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
@@ -216,7 +173,7 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 	struct domain_config dc;
 	struct kvariant v = { 0 };
 	struct kartifact a = { 0 };
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	const char *name;
 	int i = parse(ctx, argc, argv, &o, "xml");
 
@@ -248,16 +205,7 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		kpath = xstrdup("/unbuilt/kernels/KERNEL/bzImage");
 		cmdline = domain_cmdline(NULL);
 	}
-	if (o.host_cpus || o.nhost_nodes) {
-		memset(&host, 0, sizeof(host));
-		host.cpus = o.host_cpus;
-		host.ncpus = 1;
-		host.nnodes = o.nhost_nodes;
-		for (unsigned k = 0; k < o.nhost_nodes; k++)
-			host.node_cpus[k] = o.host_nodes[k];
-	} else {
-		vm_probe_host(&host, &hoststore);
-	}
+	xml_host(&o, &host, &hoststore);
 	{
 		_cleanup_free_ char *vdir = paths_vm(state, name);
 
@@ -287,7 +235,10 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		.reboot_restarts = o.reboot_restarts,
 	};
 	domain_format_xml(&dc, &out);
-	cmd_write(&out);
+	if (ctx->json)
+		cmd_json_strings("name", name, "domain", dname, "xml", out.buf, NULL);
+	else
+		cmd_write(&out);
 	kartifact_release(&a);
 	kvariant_release(&v);
 	return EXIT_OK;
@@ -326,27 +277,82 @@ static void print_vm(const struct lab_ctx *ctx, const struct vm *v, struct strbu
 	strbuf_addf(out, "  lab vm down %s\n", v->name);
 }
 
+/* What vm up boots: the built kernel and image; an exit code (the artifacts filled on EXIT_OK only). */
+static int up_artifacts(struct lab_ctx *ctx, const struct spec *s, const struct vopts *o, struct image_opts *io,
+			struct kvariant *kv, struct kartifact *ka, struct image_artifact *ia)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	const struct spec_image *im = cmd_find_image(ctx, s, o->image ? o->image : "minimal");
+	int r;
+
+	if (!im)
+		return EXIT_USAGE;
+	r = lookup_kernel(ctx, s, o->kernel, kv, ka);
+	if (r < 0)
+		return EXIT_USAGE;
+	if (r == 1) {
+		cmd_error(ctx, "kernel '%s' is not built (lab kernel build %s)", o->kernel, o->kernel);
+		kvariant_release(kv);
+		return EXIT_FAILED;
+	}
+	r = image_lookup(s, im, io, ia, &d);
+	if (r == -ENOENT)
+		cmd_error(ctx, "image '%s' is not built (lab image build %s)", im->name, im->name);
+	else if (r < 0)
+		cmd_report_diags(ctx, &d);
+	if (r < 0) {
+		kartifact_release(ka);
+		kvariant_release(kv);
+		return r == -ENOENT ? EXIT_FAILED : EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* Boot through vo (on the remote host rh when there is one); print the VM. */
+static int up_boot(struct lab_ctx *ctx, const char *state, const struct spec_host *rh, struct vm_opts *vo)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	struct host remote = { 0 };
+	struct vm v = { 0 };
+	int r;
+
+	if (rh) {
+		if (host_open(state, vo->cache, rh, &remote, &d) < 0) {
+			cmd_report_diags(ctx, &d);
+			return EXIT_USAGE;
+		}
+		vo->remote = &remote;
+	}
+	r = vm_up(state, vo, &v, &d);
+	if (rh)
+		host_close(&remote);
+	if (r < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_FAILED;
+	}
+	print_vm(ctx, &v, &out);
+	cmd_write(&out);
+	vm_release(&v);
+	return EXIT_OK;
+}
+
 static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_free_ char *state = paths_state(), *cache = NULL, *layer = lab_layer_dir(), *extra = NULL;
-	_cleanup_diags_ struct diags d = { 0 };
-	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	const struct spec_topology *t;
-	const struct spec_image *im;
 	const struct spec_experiment *e = NULL;
 	struct kvariant kv = { 0 };
 	struct kartifact ka = { 0 };
 	struct image_artifact ia = { 0 };
 	struct image_opts io = { .layer = layer };
 	struct vm_progress p = { .step = on_step, .userdata = ctx };
-	struct vm_opts vo = { 0 };
-	struct vm v = { 0 };
-	struct vopts o = { 0 };
+	struct vm_opts vo;
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	const char *uri = NULL;
 	const struct spec_host *rh = NULL;
-	struct host remote = { 0 };
-	int i = parse(ctx, argc, argv, &o, "up"), r, ret = EXIT_OK;
+	int i = parse(ctx, argc, argv, &o, "up"), ret;
 
 	if (i < 0)
 		return i == -2 ? EXIT_OK : EXIT_USAGE;
@@ -364,27 +370,8 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	if (host_uri(ctx, s, o.host, &uri, &rh) < 0)
 		return EXIT_USAGE;
-	if (!(im = cmd_find_image(ctx, s, o.image ? o.image : "minimal")))
-		return EXIT_USAGE;
-	r = lookup_kernel(ctx, s, o.kernel, &kv, &ka);
-	if (r < 0)
-		return EXIT_USAGE;
-	if (r == 1) {
-		cmd_error(ctx, "kernel '%s' is not built (lab kernel build %s)", o.kernel, o.kernel);
-		kvariant_release(&kv);
-		return EXIT_FAILED;
-	}
-	r = image_lookup(s, im, &io, &ia, &d);
-	if (r == -ENOENT) {
-		cmd_error(ctx, "image '%s' is not built (lab image build %s)", im->name, im->name);
-		ret = EXIT_FAILED;
-		goto out;
-	}
-	if (r < 0) {
-		cmd_report_diags(ctx, &d);
-		ret = EXIT_USAGE;
-		goto out;
-	}
+	if ((ret = up_artifacts(ctx, s, &o, &io, &kv, &ka, &ia)) != EXIT_OK)
+		return ret;
 	cache = lab_cache_dir(s);
 	extra = kv.cmdline && o.cmdline ? xasprintf("%s %s", kv.cmdline, o.cmdline)
 					: xstrdup(kv.cmdline ? kv.cmdline : o.cmdline ? o.cmdline : "");
@@ -404,26 +391,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		.reboot_restarts = o.reboot_restarts,
 		.progress = &p,
 	};
-	if (rh) {
-		if (host_open(state, cache, rh, &remote, &d) < 0) {
-			cmd_report_diags(ctx, &d);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-		vo.remote = &remote;
-	}
-	r = vm_up(state, &vo, &v, &d);
-	if (rh)
-		host_close(&remote);
-	if (r < 0) {
-		cmd_report_diags(ctx, &d);
-		ret = EXIT_FAILED;
-		goto out;
-	}
-	print_vm(ctx, &v, &out);
-	cmd_write(&out);
-	vm_release(&v);
-out:
+	ret = up_boot(ctx, state, rh, &vo);
 	image_artifact_release(&ia);
 	kartifact_release(&ka);
 	kvariant_release(&kv);
@@ -452,7 +420,7 @@ static int vm_ssh_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_command_ struct command c = { 0 };
 	struct ssh_target t;
 	struct vm v = { 0 };
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "ssh"), r;
 
 	if (i < 0)
@@ -481,7 +449,7 @@ static int vm_cp_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_diags_ struct diags d = { 0 };
 	struct ssh_target t;
 	struct vm v = { 0 };
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "cp"), r;
 
 	if (i < 0)
@@ -500,6 +468,8 @@ static int vm_cp_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_report_diags(ctx, &d);
 		return EXIT_FAILED;
 	}
+	if (ctx->json)
+		cmd_json_strings("vm", argv[i], "source", argv[i + 1], "destination", argv[i + 2], NULL);
 	return EXIT_OK;
 }
 
@@ -508,7 +478,7 @@ static int vm_console_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_free_ char *state = paths_state();
 	_cleanup_diags_ struct diags d = { 0 };
 	struct vm v = { 0 };
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "console");
 	FILE *f;
 	char buf[8192];
@@ -529,6 +499,17 @@ static int vm_console_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		vm_release(&v);
 		return EXIT_FAILED;
 	}
+	if (ctx->json) {
+		/* the console so far, as a record; --follow is for a terminal */
+		_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			strbuf_add(&text, buf, n);
+		cmd_json_strings("vm", v.name, "console", v.console, "text", text.buf ? text.buf : "", NULL);
+		fclose(f);
+		vm_release(&v);
+		return EXIT_OK;
+	}
 	for (;;) {
 		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
 			fwrite(buf, 1, n, stdout);
@@ -547,7 +528,7 @@ static int vm_reset_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_free_ char *state = paths_state();
 	_cleanup_diags_ struct diags d = { 0 };
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "reset");
 
 	if (i < 0)
@@ -560,13 +541,37 @@ static int vm_reset_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_report_diags(ctx, &d);
 		return EXIT_FAILED;
 	}
+	if (ctx->json)
+		cmd_json_strings("reset", argv[i], NULL);
 	return EXIT_OK;
+}
+
+/* {"removed": [...]}: what vm down took down */
+static void print_removed(const struct lab_ctx *ctx, const struct strv *removed)
+{
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	struct json j;
+
+	if (!ctx->json)
+		return;
+	json_init(&j, &out, true);
+	json_object_begin(&j);
+	json_key(&j, "removed");
+	json_array_begin(&j);
+	for (size_t k = 0; k < removed->n; k++)
+		json_string(&j, removed->v[k]);
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+	cmd_write(&out);
 }
 
 static int vm_down_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_free_ char *state = paths_state();
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
+	_cleanup_strv_ struct strv names = STRV_INIT, removed = STRV_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
 	int i = parse(ctx, argc, argv, &o, "down"), ret = EXIT_OK;
 
 	if (i < 0)
@@ -577,30 +582,27 @@ static int vm_down_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		size_t n = 0;
 
 		vm_list(state, &v, &alive, &n);
-		for (size_t k = 0; k < n; k++) {
-			_cleanup_diags_ struct diags d = { 0 };
-
-			if (vm_down(state, v[k].name, &d) < 0) {
-				cmd_report_diags(ctx, &d);
-				ret = EXIT_FAILED;
-			}
-		}
+		for (size_t k = 0; k < n; k++)
+			strv_push(&names, v[k].name);
 		vms_free(v, n);
 		free(alive);
-		return ret;
-	}
-	if (argc - i < 1) {
+	} else if (argc - i < 1) {
 		cmd_error(ctx, "vm down: name a VM (or --all)");
 		return EXIT_USAGE;
 	}
-	for (int k = i; k < argc; k++) {
-		_cleanup_diags_ struct diags d = { 0 };
-
-		if (vm_down(state, argv[k], &d) < 0) {
-			cmd_report_diags(ctx, &d);
+	for (int k = i; k < argc && !o.all; k++)
+		strv_push(&names, argv[k]);
+	/* every failure in one report: with --json, one error object */
+	for (size_t k = 0; k < names.n; k++) {
+		if (vm_down(state, names.v[k], &d) < 0)
 			ret = EXIT_FAILED;
-		}
+		else
+			strv_push(&removed, names.v[k]);
 	}
+	if (ret != EXIT_OK)
+		cmd_report_diags(ctx, &d);
+	else
+		print_removed(ctx, &removed);
 	return ret;
 }
 
@@ -614,7 +616,7 @@ static int vm_ls_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	struct vm *v = NULL;
 	bool *alive = NULL;
 	size_t n = 0;
-	struct vopts o = { 0 };
+	_cleanup_(vopts_release) struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "ls");
 
 	if (i < 0)

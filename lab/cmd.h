@@ -7,6 +7,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 #include "util/diag.h"
 #include "util/strbuf.h"
 #include "util/strv.h"
@@ -27,16 +29,68 @@ struct lab_ctx {
 	struct strv kernels; /* --kernels: the variants experiments are cut down to */
 };
 
+/*
+ * Options are declared once, in a table per command (git's parse-options):
+ * cmd_options_parse() parses argv with it, `--help`, `lab help --options`
+ * (from which docs/lab.1's OPTIONS and the bash completion are generated)
+ * print it. Each entry says where its value goes: `offset` into the
+ * command's own options struct, whose type the entry's type fixes.
+ */
+enum lab_option_type {
+	OPT_END = 0,
+	OPT_FLAG,     /* bool: true */
+	OPT_STRING,   /* const char *: the argument, the last one given */
+	OPT_UINT,     /* unsigned: a number from min to max */
+	OPT_SIZE,     /* uint64_t: bytes (16G), at least min */
+	OPT_DURATION, /* uint64_t: microseconds (10m), at least min */
+	OPT_CHOICE,   /* const char *: one of `choices` ("kvm|tcg") */
+	OPT_CPULIST,  /* const char *: a host cpu list (2-3,8) */
+	OPT_LIST,     /* struct strv: each use appends; at most max uses when max */
+	OPT_CSV,      /* struct strv: comma-separated values, appended */
+	OPT_COUNT,    /* int: += 1 */
+	OPT_SET_INT,  /* int: = min */
+	OPT_JSON,     /* the global --json, also accepted after the command: ctx->json */
+};
+
+struct lab_option {
+	const char *long_name; /* without "--"; NULL when there is only a short name */
+	char short_name;       /* 0: none */
+	enum lab_option_type type;
+	size_t offset;
+	const char *arg_name; /* NULL for options without an argument */
+	const char *help;
+	const char *subs;     /* the subcommands it goes with, space-separated; NULL: all */
+	long min, max;
+	const char *choices;
+	const char *what; /* what a value is, for errors ("a number of guests at a time"); NULL: from the type */
+};
+
+#define OPT(st, field, type_, short_, long_, arg_, help_, ...)                                                   \
+	{ .long_name = long_, .short_name = short_, .type = type_, .offset = offsetof(st, field), .arg_name = arg_, \
+	  .help = help_, __VA_ARGS__ }
+#define OPT_JSON_ENTRY { .long_name = "json", .type = OPT_JSON, .help = "the global --json, given after the command" }
+
+/* Options only before the first operand (later ones are operands), else anywhere (GNU getopt's order). */
+enum { OPTS_ANYWHERE = 0, OPTS_FIRST = 1 };
+
 struct cli_command {
 	const char *name;
 	int (*fn)(struct lab_ctx *ctx, int argc, char **argv);
 	int min_args, max_args; /* positional arguments; -1: unlimited */
 	const char *args;       /* synopsis after the name */
 	const char *summary;
+	const struct lab_option *options; /* ends with { 0 }; NULL: only --json and --help */
+	const char *const *subs;          /* subcommand names, NULL-terminated; NULL: none */
 };
 
 extern const struct cli_command commands[];
 extern const size_t ncommands;
+extern const struct lab_option global_options[];
+
+/* The options tables of the commands (lab/cmd-*.c). */
+extern const struct lab_option init_options[], kernel_options[], image_options[], vm_options[], host_options[],
+	run_options[], report_options[], compare_options[], bundle_options[], fetch_options[], gc_options[];
+extern const char *const kernel_subs[], *const image_subs[], *const vm_subs[], *const host_subs[];
 
 int cmd_init(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_validate(struct lab_ctx *ctx, int argc, char **argv);
@@ -66,8 +120,26 @@ void cmd_error(const struct lab_ctx *ctx, const char *fmt, ...) _printf_(2, 3);
 /* Print sorted diagnostics: stderr as text, or a JSON error object on stdout. */
 void cmd_report_diags(const struct lab_ctx *ctx, struct diags *d);
 void cmd_write(const struct strbuf *sb);
-/* Parse the common per-command options (--json, -h); returns the index of the first operand or -1. */
+/* Print {"KEY": "VALUE", ...} (a NULL value: null) for KEY, VALUE, ..., NULL: a command's summary under --json. */
+void cmd_json_strings(const char *key, ...) __attribute__((sentinel));
+/*
+ * Parse argv[1..argc) with the options table of `noun` (`sub`: its
+ * subcommand or NULL) into `values`; every command also takes --json and
+ * -h/--help. Operands are moved, in order, to the end of argv. Returns the
+ * index of the first operand; -1 after a reported error (exit 2); -2 after
+ * --help was printed (exit 0).
+ */
+int cmd_options_parse(struct lab_ctx *ctx, const char *noun, const char *sub, unsigned flags, int argc, char **argv,
+		      void *values);
+/* The same with a table of one's own (main's global options): errors say "lab". */
+int options_parse(struct lab_ctx *ctx, const char *who, const struct lab_option *opts, const char *sub,
+		  unsigned flags, int argc, char **argv, void *values);
+/* cmd_options_parse for commands without options of their own and the table's argument counts. */
 int cmd_parse_options(struct lab_ctx *ctx, const struct cli_command *cmd, int argc, char **argv);
+/* "  -e, --experiment EXPERIMENT  help" lines of cmd's options (with --json and -h), NULL: the global ones. */
+void options_format_help(const struct cli_command *cmd, struct strbuf *out);
+/* Every table (global first) as text lines or, json, as one JSON array: `lab help --options`. */
+void options_format_all(bool json, struct strbuf *out);
 const struct cli_command *command_find(const char *name);
 void command_usage(const struct cli_command *cmd, FILE *out);
 /* Load ctx->file; on failure the errors are already reported. */

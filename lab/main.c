@@ -6,7 +6,6 @@
  * keeps them in sync).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,164 +21,170 @@
 #endif
 
 const struct cli_command commands[] = {
-	{ "init", cmd_init, 0, 1, "[--force] [DIR]", "Write a commented lab.yaml and the folders it uses into DIR" },
+	{ "init", cmd_init, 0, 1, "[--force] [DIR]", "Write a commented lab.yaml and the folders it uses into DIR", init_options, NULL },
 	{ "validate", cmd_validate, 0, 1, "[FILE]", "Check lab.yaml: prints nothing and exits 0 when valid" },
 	{ "plan", cmd_plan, 0, -1, "[EXPERIMENT...]", "List the runs experiments expand to, in execution order" },
 	{ "kernel", cmd_kernel, 0, -1, "build|check|config|list|show [-e EXPERIMENT] [--jobs N] [--force] [VARIANT...]",
-	  "Build, check and inspect kernel variants" },
+	  "Build, check and inspect kernel variants", kernel_options, kernel_subs },
 	{ "image", cmd_image, 0, -1, "build|list|show|instance [--refresh] [--packages] [NAME...] [DIR]",
-	  "Build, list and inspect guest images; prepare a VM's overlay and seed" },
+	  "Build, list and inspect guest images; prepare a VM's overlay and seed", image_options, image_subs },
 	{ "vm", cmd_vm, 0, -1, "up|ssh|cp|console|reset|down|ls|xml [--kernel VARIANT] [--image NAME] [--name NAME] [-e EXPERIMENT] ...",
-	  "Boot a kernel variant on a topology and drive it (libvirt)" },
+	  "Boot a kernel variant on a topology and drive it (libvirt)", vm_options, vm_subs },
 	{ "host", cmd_host, 0, -1, "trust|check|facts|restore HOST, boot HOST VARIANT [--via kexec|grub] [--cmdline ARGS] [--timeout T]",
-	  "Bare-metal hosts over SSH: pin the key, check what lab needs, read CPUs and NUMA nodes, kexec a variant" },
+	  "Bare-metal hosts over SSH: pin the key, check what lab needs, read CPUs and NUMA nodes, kexec a variant", host_options, host_subs },
 	{ "run", cmd_run, 0, -1, "[-j N] [--oversubscribe] [--resume RUN_ID] [EXPERIMENT...]",
-	  "Run experiments (N guests at a time, each on its own host CPUs) and store results" },
+	  "Run experiments (N guests at a time, each on its own host CPUs) and store results", run_options, NULL },
 	{ "ls", cmd_ls, 0, 0, "", "List stored runs (from the result index)" },
-	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|html|json] [--all]", "Compare the variants of a stored run" },
+	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|html|json] [--all]", "Compare the variants of a stored run", report_options, NULL },
 	{ "compare", cmd_compare, 0, -1, "RUN_A RUN_B [--format text|md|json] [--all]",
-	  "Compare two stored runs, kernel by kernel (RUN_A is the baseline)" },
-	{ "bundle", cmd_bundle, 0, -1, "RUN_ID [-o FILE]", "Pack a stored run, its reports and a MANIFEST into a .tar.zst" },
+	  "Compare two stored runs, kernel by kernel (RUN_A is the baseline)", compare_options, NULL },
+	{ "bundle", cmd_bundle, 0, -1, "RUN_ID [-o FILE]", "Pack a stored run, its reports and a MANIFEST into a .tar.zst", bundle_options, NULL },
 	{ "fetch", cmd_fetch, 0, -1, "RUN_ID|PATH|-|ssh://HOST/RUN_ID [-o DIR] [--replace] [--max-size SIZE]",
-	  "Bring a bundle in, check every checksum, unpack it safely and index it" },
+	  "Bring a bundle in, check every checksum, unpack it safely and index it", fetch_options, NULL },
 	{ "doctor", cmd_doctor, 0, -1, "",
 	  "Check this machine for what lab needs (KVM or TCG, libvirt, QEMU, build and image tools, disk, cgroup v2)" },
 	{ "gc", cmd_gc, 0, -1, "[--dry-run] [--reindex]",
-	  "Remove what a killed lab left behind (VMs, unfinished image builds); --reindex rebuilds the result index" },
+	  "Remove what a killed lab left behind (VMs, unfinished image builds); --reindex rebuilds the result index", gc_options, NULL },
 };
 const size_t ncommands = ELEMENTSOF(commands);
 
+/* What main() parses before the command; ctx is what the commands get. */
+struct globals {
+	struct lab_ctx ctx;
+	struct strv dirs; /* -C, in order */
+	bool help, version;
+};
+
+const struct lab_option global_options[] = {
+	OPT(struct globals, ctx.file, OPT_STRING, 'f', "file", "FILE", "experiment file (default: ./lab.yaml)"),
+	OPT(struct globals, dirs, OPT_LIST, 'C', NULL, "DIR", "run as if started in DIR"),
+	OPT(struct globals, ctx.set, OPT_LIST, 0, "set", "NAME=VALUE", "give a variable of lab.yaml's vars: another value"),
+	OPT(struct globals, ctx.kernels, OPT_CSV, 0, "kernels", "A,B,...",
+	    "experiments compare only these variants (or sweep steps NAME@N)"),
+	{ .long_name = "json", .type = OPT_JSON, .help = "machine-readable output; errors as {\"error\": ...}" },
+	OPT(struct globals, ctx.verbosity, OPT_COUNT, 'v', "verbose", NULL, "more detail"),
+	OPT(struct globals, ctx.verbosity, OPT_SET_INT, 'q', "quiet", NULL, "only errors", .min = -1),
+	OPT(struct globals, help, OPT_FLAG, 'h', "help", NULL, "this help"),
+	OPT(struct globals, version, OPT_FLAG, 0, "version", NULL, "print the version"),
+	{ 0 },
+};
+
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: lab [-f FILE] [-C DIR] [--set NAME=VALUE] [--kernels LIST] [--json] [-v|-q] <command> [args]\n"
-		"       lab --help | --version | help <command>\n"
-		"\n"
-		"Global options:\n"
-		"  -f, --file FILE   experiment file (default: ./lab.yaml)\n"
-		"  -C DIR            run as if started in DIR\n"
-		"      --set NAME=VALUE  give a variable of lab.yaml's vars: another value\n"
-		"      --kernels A,B,...  experiments compare only these variants (or sweep steps NAME@N)\n"
-		"      --json        machine-readable output; errors as {\"error\": ...}\n"
-		"  -v, --verbose     more detail\n"
-		"  -q, --quiet       only errors\n"
-		"  -h, --help        this help\n"
-		"      --version     print the version\n"
-		"\n"
-		"Commands:\n");
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, "usage: lab [-f FILE] [-C DIR] [--set NAME=VALUE] [--kernels LIST] [--json] [-v|-q] <command> [args]\n"
+			   "       lab --help | --version | help [--options] [<command>]\n"
+			   "\n"
+			   "Global options:\n");
+	options_format_help(NULL, &sb);
+	strbuf_addstr(&sb, "\nCommands:\n");
 	for (size_t i = 0; i < ncommands; i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out,
-		"\n"
-		"Exit status: 0 ok, 1 a run failed or an expectation was not met, 2 bad input or usage.\n"
-		"See lab(1) for lab.yaml and the commands.\n");
+		strbuf_addf(&sb, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	strbuf_addstr(&sb, "\n"
+			   "Exit status: 0 ok, 1 a run failed or an expectation was not met, 2 bad input or usage.\n"
+			   "See lab(1) for lab.yaml and the commands; 'lab help --options' lists every command's options.\n");
+	fwrite(sb.buf, 1, sb.len, out);
 }
 
-static void ctx_release(struct lab_ctx *ctx)
+static void globals_release(struct globals *g)
 {
-	strv_release(&ctx->set);
-	strv_release(&ctx->kernels);
+	strv_release(&g->ctx.set);
+	strv_release(&g->ctx.kernels);
+	strv_release(&g->dirs);
+}
+
+/* -1 and the index of the command in *ret_cmd, or main's exit code when it is done. */
+static int parse_globals(struct globals *g, int argc, char **argv, int *ret_cmd)
+{
+	int i = options_parse(&g->ctx, NULL, global_options, NULL, OPTS_FIRST, argc, argv, g);
+
+	if (i < 0)
+		return EXIT_USAGE;
+	if (g->help) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (g->version) {
+		printf("lab %s\n", LAB_VERSION);
+		return EXIT_OK;
+	}
+	g->ctx.file_given = g->ctx.file != NULL;
+	if (!g->ctx.file)
+		g->ctx.file = "lab.yaml";
+	for (size_t k = 0; k < g->dirs.n; k++)
+		if (chdir(g->dirs.v[k]) < 0) {
+			cmd_error(&g->ctx, "cannot change to '%s': %s", g->dirs.v[k], strerror(errno));
+			return EXIT_USAGE;
+		}
+	if (i >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	*ret_cmd = i;
+	return -1;
+}
+
+/* lab help [--options] [COMMAND] */
+static int help_cmd(struct lab_ctx *ctx, int argc, char **argv)
+{
+	const struct cli_command *cmd;
+
+	/* --json: the tables are what help has as a record */
+	if ((argc > 1 && streq(argv[1], "--options")) || ctx->json) {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+		options_format_all(ctx->json, &sb);
+		cmd_write(&sb);
+		return EXIT_OK;
+	}
+	if (argc > 1 && (cmd = command_find(argv[1]))) {
+		command_usage(cmd, stdout);
+		return EXIT_OK;
+	}
+	if (argc > 1) {
+		cmd_error(ctx, "no command '%s'", argv[1]);
+		return EXIT_USAGE;
+	}
+	usage(stdout);
+	return EXIT_OK;
+}
+
+static int no_command(const struct lab_ctx *ctx, const char *name)
+{
+	const char *names[ELEMENTSOF(commands)];
+	const char *hint;
+
+	for (size_t i = 0; i < ncommands; i++)
+		names[i] = commands[i].name;
+	hint = str_suggest(name, names, ncommands);
+	if (hint)
+		cmd_error(ctx, "no command '%s' (did you mean '%s'?)", name, hint);
+	else
+		cmd_error(ctx, "no command '%s' (see 'lab --help')", name);
+	return EXIT_USAGE;
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "file", required_argument, NULL, 'f' },
-		{ "set", required_argument, NULL, 's' },
-		{ "kernels", required_argument, NULL, 'k' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
-	};
-	_cleanup_(ctx_release) struct lab_ctx ctx = { .file = "lab.yaml" };
+	_cleanup_(globals_release) struct globals g = { 0 };
 	const struct cli_command *cmd;
-	const char *name;
-	int c;
+	int i = 0, r;
 
-	opterr = 0;
 	/* a closed pipe must not kill lab in the middle of a teardown: writes fail instead */
 	signal(SIGPIPE, SIG_IGN);
-	while ((c = getopt_long(argc, argv, "+f:C:vqh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			ctx.file = optarg;
-			ctx.file_given = true;
-			break;
-		case 's':
-			strv_push(&ctx.set, optarg);
-			break;
-		case 'k':
-			strv_split(&ctx.kernels, optarg, ',');
-			break;
-		case 'C':
-			if (chdir(optarg) < 0) {
-				cmd_error(&ctx, "cannot change to '%s': %s", optarg, strerror(errno));
-				return EXIT_USAGE;
-			}
-			break;
-		case 'j':
-			ctx.json = true;
-			break;
-		case 'v':
-			ctx.verbosity++;
-			break;
-		case 'q':
-			ctx.verbosity = -1;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		case 'V':
-			printf("lab %s\n", LAB_VERSION);
-			return EXIT_OK;
-		case ':':
-			cmd_error(&ctx, "option '%s' needs an argument", argv[optind - 1]);
-			return EXIT_USAGE;
-		default:
-			cmd_error(&ctx, "unknown option '%s' (see 'lab --help')", argv[optind - 1]);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	name = argv[optind];
-	if (streq(name, "help")) {
-		if (optind + 1 < argc && (cmd = command_find(argv[optind + 1]))) {
-			command_usage(cmd, stdout);
-			return EXIT_OK;
-		}
-		if (optind + 1 < argc) {
-			cmd_error(&ctx, "no command '%s'", argv[optind + 1]);
-			return EXIT_USAGE;
-		}
-		usage(stdout);
-		return EXIT_OK;
-	}
-	cmd = command_find(name);
-	if (!cmd) {
-		const char *names[ELEMENTSOF(commands)];
-		const char *hint;
-
-		for (size_t i = 0; i < ncommands; i++)
-			names[i] = commands[i].name;
-		hint = str_suggest(name, names, ncommands);
-		if (hint)
-			cmd_error(&ctx, "no command '%s' (did you mean '%s'?)", name, hint);
-		else
-			cmd_error(&ctx, "no command '%s' (see 'lab --help')", name);
-		return EXIT_USAGE;
-	}
+	if ((r = parse_globals(&g, argc, argv, &i)) >= 0)
+		return r;
+	if (streq(argv[i], "help"))
+		return help_cmd(&g.ctx, argc - i, argv + i);
+	if (!(cmd = command_find(argv[i])))
+		return no_command(&g.ctx, argv[i]);
 	/* without a home, the cache and the state have no private place: no /tmp fallback */
 	if (!paths_have_home()) {
-		cmd_error(&ctx, "HOME is not set and uid %u has no home in the passwd database: set HOME, "
-				"or XDG_CACHE_HOME and XDG_STATE_HOME",
+		cmd_error(&g.ctx, "HOME is not set and uid %u has no home in the passwd database: set HOME, "
+				  "or XDG_CACHE_HOME and XDG_STATE_HOME",
 			  (unsigned)geteuid());
 		return EXIT_USAGE;
 	}
-	return cmd->fn(&ctx, argc - optind, argv + optind);
+	return cmd->fn(&g.ctx, argc - i, argv + i);
 }
