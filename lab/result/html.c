@@ -8,7 +8,6 @@
  */
 #include <math.h>
 #include <string.h>
-#include <gsl/gsl_cdf.h>
 #include "../util/alloc.h"
 #include "../util/xml.h"
 #include "report.h"
@@ -155,7 +154,7 @@ static void chart(struct xml *x, const struct comparison *c, const struct cmp_gr
 			xml_close(x);
 		}
 		if (s->n > 1) {
-			double hw = gsl_cdf_tdist_Qinv(0.025, (double)(s->n - 1)) * s->stddev / sqrt((double)s->n);
+			double hw = stats_mean_halfwidth(s, c->conf);
 
 			xml_open(x, "line");
 			xml_attrf(x, "x1", "%.1f", cx);

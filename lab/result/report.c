@@ -490,6 +490,141 @@ static void json_delta(struct json *j, const struct cmp_delta *d)
 	json_object_end(j);
 }
 
+static void json_strings(struct json *j, const char *key, const char *const *v, size_t n)
+{
+	json_key(j, key);
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++)
+		json_string(j, v[i]);
+	json_array_end(j);
+}
+
+/* A number, or null when there is none. */
+static void json_kv_double_or_null(struct json *j, const char *key, bool have, double v)
+{
+	json_key(j, key);
+	if (have)
+		json_double(j, v);
+	else
+		json_null(j);
+}
+
+static void json_runs(struct json *j, const struct result_set *rs)
+{
+	json_key(j, "runs");
+	json_array_begin(j);
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+
+		json_object_begin(j);
+		json_kv_string(j, "id", r->id);
+		json_kv_string(j, "variant", r->variant);
+		json_kv_string(j, "group", r->group);
+		json_kv_uint(j, "repeat", r->repeat);
+		json_kv_string(j, "status", run_status_name(r->status));
+		json_kv_string(j, "release", r->release);
+		json_kv_string(j, "error", r->error);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+/* One metric of a group: each variant's figures, each compared one's delta. */
+static void json_row(struct json *j, const struct comparison *c, const struct cmp_row *r)
+{
+	const struct result_set *rs = c->rs;
+
+	json_object_begin(j);
+	json_kv_string(j, "metric", r->metric);
+	json_key(j, "noisy");
+	json_bool(j, r->noisy);
+	json_key(j, "variants");
+	json_object_begin(j);
+	for (size_t v = 0; v < c->nvariants; v++) {
+		json_key(j, rs->variants.v[v]);
+		json_stats(j, &r->s[v]);
+	}
+	json_object_end(j);
+	json_key(j, "against_baseline");
+	json_object_begin(j);
+	for (size_t v = 1; v < c->nvariants; v++) {
+		json_key(j, rs->variants.v[v]);
+		if (r->d[v].have)
+			json_delta(j, &r->d[v]);
+		else
+			json_null(j);
+	}
+	json_object_end(j);
+	json_object_end(j);
+}
+
+static void json_groups(struct json *j, const struct comparison *c)
+{
+	json_key(j, "groups");
+	json_array_begin(j);
+	for (size_t g = 0; g < c->ngroups; g++) {
+		const struct cmp_group *gr = &c->groups[g];
+
+		json_object_begin(j);
+		json_kv_string(j, "name", gr->name);
+		json_key(j, "metrics");
+		json_array_begin(j);
+		for (size_t i = 0; i < gr->nrows; i++)
+			json_row(j, c, &gr->rows[i]);
+		json_array_end(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void json_verdicts(struct json *j, const struct comparison *c)
+{
+	json_key(j, "verdicts");
+	json_array_begin(j);
+	for (size_t i = 0; i < c->nverdicts; i++) {
+		const struct cmp_verdict *v = &c->verdicts[i];
+
+		json_object_begin(j);
+		json_kv_string(j, "verdict", verdict_name(v->v));
+		json_kv_string(j, "variant", v->variant);
+		json_kv_string(j, "metric", v->metric);
+		json_kv_string(j, "group", v->group);
+		json_kv_string(j, "expected", dir_names[v->expect->dir]);
+		json_kv_double_or_null(j, "effect", v->expect->has_effect, v->expect->effect);
+		json_kv_uint(j, "n_baseline", v->na);
+		json_kv_uint(j, "n_compared", v->nb);
+		json_kv_string(j, "why", v->why);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void json_observation(struct json *j, const struct cmp_observation *x)
+{
+	_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
+
+	report_observation_evidence(x, &ev);
+	json_object_begin(j);
+	json_kv_string(j, "state", x->state == OBS_HOLDS ? "holds" : x->state == OBS_FAILS ? "fails" : "missing");
+	json_kv_string(j, "variant", x->variant);
+	json_kv_string(j, "metric", x->o->metric);
+	json_kv_string(j, "check", observe_rel_name(x->o->rel));
+	json_kv_double_or_null(j, "value", x->o->rel < OBS_HIGHER, x->o->value);
+	json_kv_string(j, "says", x->o->says);
+	json_kv_string(j, "group", x->group);
+	json_kv_uint(j, "n", x->s.n);
+	if (x->s.n) {
+		json_kv_double_or_null(j, "min", true, x->s.min);
+		json_kv_double_or_null(j, "max", true, x->s.max);
+	}
+	if (x->base.n) {
+		json_kv_double_or_null(j, "baseline_min", true, x->base.min);
+		json_kv_double_or_null(j, "baseline_max", true, x->base.max);
+	}
+	json_kv_string(j, "seen", ev.buf ? ev.buf : "");
+	json_object_end(j);
+}
+
 void report_format_json(const struct comparison *c, struct strbuf *out)
 {
 	const struct result_set *rs = c->rs;
@@ -500,136 +635,15 @@ void report_format_json(const struct comparison *c, struct strbuf *out)
 	json_kv_string(&j, "run", rs->id);
 	json_kv_string(&j, "experiment", rs->experiment);
 	json_num(&j, "confidence", c->conf);
-	json_key(&j, "variants");
-	json_array_begin(&j);
-	for (size_t v = 0; v < c->nvariants; v++)
-		json_string(&j, rs->variants.v[v]);
-	json_array_end(&j);
-	json_key(&j, "mechanism");
-	json_array_begin(&j);
-	for (size_t i = 0; i < rs->mechanism.n; i++)
-		json_string(&j, rs->mechanism.v[i]);
-	json_array_end(&j);
-	json_key(&j, "runs");
-	json_array_begin(&j);
-	for (size_t i = 0; i < rs->n; i++) {
-		const struct result_run *r = &rs->runs[i];
-
-		json_object_begin(&j);
-		json_kv_string(&j, "id", r->id);
-		json_kv_string(&j, "variant", r->variant);
-		json_kv_string(&j, "group", r->group);
-		json_kv_uint(&j, "repeat", r->repeat);
-		json_kv_string(&j, "status", run_status_name(r->status));
-		json_kv_string(&j, "release", r->release);
-		json_kv_string(&j, "error", r->error);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	json_key(&j, "groups");
-	json_array_begin(&j);
-	for (size_t g = 0; g < c->ngroups; g++) {
-		const struct cmp_group *gr = &c->groups[g];
-
-		json_object_begin(&j);
-		json_kv_string(&j, "name", gr->name);
-		json_key(&j, "metrics");
-		json_array_begin(&j);
-		for (size_t i = 0; i < gr->nrows; i++) {
-			const struct cmp_row *r = &gr->rows[i];
-
-			json_object_begin(&j);
-			json_kv_string(&j, "metric", r->metric);
-			json_key(&j, "noisy");
-			json_bool(&j, r->noisy);
-			json_key(&j, "variants");
-			json_object_begin(&j);
-			for (size_t v = 0; v < c->nvariants; v++) {
-				json_key(&j, rs->variants.v[v]);
-				json_stats(&j, &r->s[v]);
-			}
-			json_object_end(&j);
-			json_key(&j, "against_baseline");
-			json_object_begin(&j);
-			for (size_t v = 1; v < c->nvariants; v++) {
-				json_key(&j, rs->variants.v[v]);
-				if (r->d[v].have)
-					json_delta(&j, &r->d[v]);
-				else
-					json_null(&j);
-			}
-			json_object_end(&j);
-			json_object_end(&j);
-		}
-		json_array_end(&j);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	json_key(&j, "verdicts");
-	json_array_begin(&j);
-	for (size_t i = 0; i < c->nverdicts; i++) {
-		const struct cmp_verdict *v = &c->verdicts[i];
-
-		json_object_begin(&j);
-		json_kv_string(&j, "verdict", verdict_name(v->v));
-		json_kv_string(&j, "variant", v->variant);
-		json_kv_string(&j, "metric", v->metric);
-		json_kv_string(&j, "group", v->group);
-		json_kv_string(&j, "expected", dir_names[v->expect->dir]);
-		json_key(&j, "effect");
-		if (v->expect->has_effect)
-			json_double(&j, v->expect->effect);
-		else
-			json_null(&j);
-		json_kv_uint(&j, "n_baseline", v->na);
-		json_kv_uint(&j, "n_compared", v->nb);
-		json_kv_string(&j, "why", v->why);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
+	json_strings(&j, "variants", (const char *const *)rs->variants.v, c->nvariants);
+	json_strings(&j, "mechanism", (const char *const *)rs->mechanism.v, rs->mechanism.n);
+	json_runs(&j, rs);
+	json_groups(&j, c);
+	json_verdicts(&j, c);
 	json_key(&j, "observations");
 	json_array_begin(&j);
-	for (size_t i = 0; i < c->nobs; i++) {
-		const struct cmp_observation *x = &c->obs[i];
-		_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
-
-		report_observation_evidence(x, &ev);
-		json_object_begin(&j);
-		json_kv_string(&j, "state", x->state == OBS_HOLDS ? "holds" : x->state == OBS_FAILS ? "fails" : "missing");
-		json_kv_string(&j, "variant", x->variant);
-		json_kv_string(&j, "metric", x->o->metric);
-		json_kv_string(&j, "check", observe_rel_name(x->o->rel));
-		json_key(&j, "value");
-		if (x->o->rel < OBS_HIGHER)
-			json_double(&j, x->o->value);
-		else
-			json_null(&j);
-		json_key(&j, "says");
-		if (x->o->says)
-			json_string(&j, x->o->says);
-		else
-			json_null(&j);
-		json_key(&j, "group");
-		if (x->group)
-			json_string(&j, x->group);
-		else
-			json_null(&j);
-		json_kv_uint(&j, "n", x->s.n);
-		if (x->s.n) {
-			json_key(&j, "min");
-			json_double(&j, x->s.min);
-			json_key(&j, "max");
-			json_double(&j, x->s.max);
-		}
-		if (x->base.n) {
-			json_key(&j, "baseline_min");
-			json_double(&j, x->base.min);
-			json_key(&j, "baseline_max");
-			json_double(&j, x->base.max);
-		}
-		json_kv_string(&j, "seen", ev.buf ? ev.buf : "");
-		json_object_end(&j);
-	}
+	for (size_t i = 0; i < c->nobs; i++)
+		json_observation(&j, &c->obs[i]);
 	json_array_end(&j);
 	json_object_end(&j);
 	json_finish(&j);

@@ -382,9 +382,10 @@ static int read_run(struct rd *x, struct result_set *rs, struct strmap *ids, con
 	static const char *const known[] = { "id", "status", "variant", "job", "repeat", "group", "release",
 					     "error", "boot", "boot_pos", "guest", NULL };
 	static const char *const status[] = { [RUN_PENDING] = "pending", [RUN_OK] = "ok", [RUN_FAILED] = "failed" };
-	const char *id, *variant, *group, *release, *error, *boot, *guest;
-	unsigned long long job, repeat, boot_pos;
-	unsigned st;
+	const char *id = NULL, *variant = NULL, *group = NULL, *release = NULL, *error = NULL, *boot = NULL,
+		   *guest = NULL;
+	unsigned long long job = 0, repeat = 0, boot_pos = 0;
+	unsigned st = 0;
 	struct result_run *r;
 	size_t one;
 
@@ -418,11 +419,11 @@ static int read_run(struct rd *x, struct result_set *rs, struct strmap *ids, con
 static int read_expect(struct rd *x, struct result_set *rs, const struct json_doc *o)
 {
 	static const char *const known[] = { "job", "metric", "direction", "effect", NULL };
-	unsigned long long job;
-	const char *metric;
-	unsigned dir;
-	bool has_effect;
-	double effect;
+	unsigned long long job = 0;
+	const char *metric = NULL;
+	unsigned dir = 0;
+	bool has_effect = false;
+	double effect = 0;
 
 	if (object(x, o, known) < 0 || member_uint(x, o, "job", UINT_MAX, &job) < 0 ||
 	    member_string(x, o, "metric", false, &metric) < 0 ||
@@ -443,10 +444,10 @@ static int read_observe(struct rd *x, struct result_set *rs, const struct json_d
 	static const char *const known[] = { "metric", "rel", "value", "kernels", "says", NULL };
 	static const char *const rels[] = { "==", "<", "<=", ">", ">=", "higher", "lower", "differs", "same" };
 	_cleanup_strv_ struct strv ks = STRV_INIT;
-	const char *metric, *says;
-	unsigned rel;
-	bool set;
-	double value;
+	const char *metric = NULL, *says = NULL;
+	unsigned rel = 0;
+	bool set = false;
+	double value = 0;
 
 	if (object(x, o, known) < 0 || member_string(x, o, "metric", false, &metric) < 0 ||
 	    member_enum(x, o, "rel", rels, ELEMENTSOF(rels), "==, <, <=, >, >=, higher, lower, differs or same",
@@ -496,8 +497,8 @@ int store_parse(const char *id, const char *text, size_t len, const char *file, 
 	_cleanup_free_ char *err = NULL;
 	struct rd x = { .file = file, .d = d };
 	struct pos pos = { .file = file };
-	unsigned long long format;
-	const char *experiment;
+	unsigned long long format = 0;
+	const char *experiment = NULL;
 
 	if (!str_is_name(id))
 		return bad(&x, "'%s' is not a run id", id);
