@@ -255,6 +255,87 @@ static void table(struct xml *x, const struct comparison *c, const struct cmp_gr
 	xml_close(x);
 }
 
+static void verdicts_html(struct xml *x, const struct comparison *c)
+{
+	if (!c->nverdicts)
+		return;
+	xml_element(x, "h2", "Expectations");
+	xml_open(x, "table");
+	xml_open(x, "tr");
+	head_cell(x, NULL, "verdict");
+	head_cell(x, "m", "variant");
+	head_cell(x, "m", "metric");
+	head_cell(x, "m", "group");
+	head_cell(x, "m", "why");
+	xml_close(x);
+	for (size_t i = 0; i < c->nverdicts; i++) {
+		const struct cmp_verdict *v = &c->verdicts[i];
+
+		xml_open(x, "tr");
+		cell(x, verdict_name(v->v), "%s", verdict_name(v->v));
+		cell(x, "m", "%s", v->variant);
+		cell(x, "m", "%s", v->metric);
+		cell(x, "m", "%s", v->group);
+		cell(x, "m", "%s", v->why);
+		xml_close(x);
+	}
+	xml_close(x);
+}
+
+static void observations_html(struct xml *x, const struct comparison *c)
+{
+	if (!c->nobs)
+		return;
+	xml_element(x, "h2", "Mechanism checks");
+	xml_open(x, "table");
+	xml_open(x, "tr");
+	head_cell(x, NULL, "check");
+	head_cell(x, "m", "kernel");
+	head_cell(x, "m", "metric");
+	head_cell(x, "m", "expected");
+	head_cell(x, "m", "group");
+	head_cell(x, "m", "seen");
+	xml_close(x);
+	for (size_t i = 0; i < c->nobs; i++) {
+		const struct cmp_observation *ob = &c->obs[i];
+		_cleanup_free_ char *rel = observe_describe(ob->o);
+		_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
+
+		report_observation_seen(ob, &ev);
+		xml_open(x, "tr");
+		cell(x, ob->state == OBS_HOLDS ? "improved" : ob->state == OBS_FAILS ? "regressed" : "inconclusive",
+		     "%s", obs_state_name(ob->state));
+		cell(x, "m", "%s", ob->variant);
+		cell(x, "m", "%s", ob->o->metric);
+		cell(x, "m", "%s", rel);
+		cell(x, "m", "%s", ob->group ? ob->group : "-");
+		cell(x, "m", "%s", ev.buf);
+		xml_close(x);
+	}
+	xml_close(x);
+}
+
+/* A group's table, then its charts: the expected metrics, then the significant ones. */
+static void group_html(struct xml *x, const struct comparison *c, const struct cmp_group *g,
+		       const struct report_opts *o)
+{
+	size_t charts = 0;
+
+	xml_element(x, "h2", g->name);
+	table(x, c, g, o);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < g->nrows && charts < MAX_CHARTS; i++) {
+			const struct cmp_row *r = &g->rows[i];
+			bool want = pass == 0 ? cmp_is_expected(c, g, r->metric)
+					      : (!cmp_is_expected(c, g, r->metric) && (r->significant || c->nvariants < 2));
+
+			if (!want)
+				continue;
+			chart(x, c, g, r);
+			charts++;
+		}
+}
+
 void report_format_html(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
 {
 	const struct result_set *rs = c->rs;
@@ -276,77 +357,10 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 		xml_element(&x, "p", rs->mechanism.v[i]);
 	xml_element(&x, "p", "Welch's t-test at 95% confidence (p); R: the min-max ranges are apart (the kernel test "
 			     "robot's rule); noisy: %stddev >= 20%. perf-profile and *_pct rows change in points.");
-	if (c->nverdicts) {
-		xml_element(&x, "h2", "Expectations");
-		xml_open(&x, "table");
-		xml_open(&x, "tr");
-		head_cell(&x, NULL, "verdict");
-		head_cell(&x, "m", "variant");
-		head_cell(&x, "m", "metric");
-		head_cell(&x, "m", "group");
-		head_cell(&x, "m", "why");
-		xml_close(&x);
-		for (size_t i = 0; i < c->nverdicts; i++) {
-			const struct cmp_verdict *v = &c->verdicts[i];
-
-			xml_open(&x, "tr");
-			cell(&x, verdict_name(v->v), "%s", verdict_name(v->v));
-			cell(&x, "m", "%s", v->variant);
-			cell(&x, "m", "%s", v->metric);
-			cell(&x, "m", "%s", v->group);
-			cell(&x, "m", "%s", v->why);
-			xml_close(&x);
-		}
-		xml_close(&x);
-	}
-	if (c->nobs) {
-		xml_element(&x, "h2", "Mechanism checks");
-		xml_open(&x, "table");
-		xml_open(&x, "tr");
-		head_cell(&x, NULL, "check");
-		head_cell(&x, "m", "kernel");
-		head_cell(&x, "m", "metric");
-		head_cell(&x, "m", "expected");
-		head_cell(&x, "m", "group");
-		head_cell(&x, "m", "seen");
-		xml_close(&x);
-		for (size_t i = 0; i < c->nobs; i++) {
-			const struct cmp_observation *ob = &c->obs[i];
-			_cleanup_free_ char *rel = observe_describe(ob->o);
-			_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
-
-			report_observation_seen(ob, &ev);
-			xml_open(&x, "tr");
-			cell(&x, ob->state == OBS_HOLDS ? "improved" : ob->state == OBS_FAILS ? "regressed" : "inconclusive",
-			     "%s", obs_state_name(ob->state));
-			cell(&x, "m", "%s", ob->variant);
-			cell(&x, "m", "%s", ob->o->metric);
-			cell(&x, "m", "%s", rel);
-			cell(&x, "m", "%s", ob->group ? ob->group : "-");
-			cell(&x, "m", "%s", ev.buf);
-			xml_close(&x);
-		}
-		xml_close(&x);
-	}
-	for (size_t gi = 0; gi < c->ngroups; gi++) {
-		const struct cmp_group *g = &c->groups[gi];
-		size_t charts = 0;
-
-		xml_element(&x, "h2", g->name);
-		table(&x, c, g, o);
-		/* charts: the expected metrics, then the significant ones */
-		for (int pass = 0; pass < 2; pass++)
-			for (size_t i = 0; i < g->nrows && charts < MAX_CHARTS; i++) {
-				const struct cmp_row *r = &g->rows[i];
-				bool want = pass == 0 ? cmp_is_expected(c, g, r->metric)
-						      : (!cmp_is_expected(c, g, r->metric) && (r->significant || c->nvariants < 2));
-
-				if (!want)
-					continue;
-				chart(&x, c, g, r);
-				charts++;
-			}
-	}
+	verdicts_html(&x, c);
+	observations_html(&x, c);
+	for (size_t gi = 0; gi < c->ngroups; gi++)
+		group_html(&x, c, &c->groups[gi], o);
 	xml_close(&x); /* body */
 	xml_close(&x); /* html */
 	strbuf_addch(out, '\n');

@@ -254,83 +254,86 @@ static void observations_text(const struct comparison *c, struct strbuf *out)
 	}
 }
 
-void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
+/* The robot's table of one group: heads, then one row per metric shown. */
+static void group_text(const struct comparison *c, const struct cmp_group *gr, const struct report_opts *o,
+		       struct strbuf *out)
 {
-	size_t nv = c->nvariants;
+	size_t nv = c->nvariants, shown = 0;
 
-	header_text(c, out);
-	for (size_t g = 0; g < c->ngroups; g++) {
-		const struct cmp_group *gr = &c->groups[g];
-		size_t shown = 0;
+	strbuf_addstr(out, "\n=== ");
+	term_escape(out, gr->name);
+	strbuf_addstr(out, "\n\n");
+	/* column heads: one per variant */
+	put_padded(out, 16, c->rs->variants.v[0]);
+	for (size_t v = 1; v < nv; v++) {
+		strbuf_addch(out, ' ');
+		put_padded(out, 27, c->rs->variants.v[v]);
+	}
+	strbuf_addstr(out, "\n----------------");
+	for (size_t v = 1; v < nv; v++)
+		strbuf_addstr(out, " ---------------------------");
+	strbuf_addf(out, "\n%16s", "%stddev");
+	for (size_t v = 1; v < nv; v++)
+		strbuf_addf(out, " %11s %15s", "%change", "%stddev");
+	strbuf_addf(out, "\n%16s", "\\");
+	for (size_t v = 1; v < nv; v++)
+		strbuf_addf(out, " %11s %15s", "|", "\\");
+	strbuf_addch(out, '\n');
+	for (size_t i = 0; i < gr->nrows; i++) {
+		const struct cmp_row *r = &gr->rows[i];
 
-		strbuf_addstr(out, "\n=== ");
-		term_escape(out, gr->name);
-		strbuf_addstr(out, "\n\n");
-		/* column heads: one per variant */
-		put_padded(out, 16, c->rs->variants.v[0]);
+		/* one variant: nothing to compare, every row */
+		if (!o->all && nv > 1 && !r->significant)
+			continue;
+		shown++;
+		fmt_mean(out, &r->s[0]);
 		for (size_t v = 1; v < nv; v++) {
 			strbuf_addch(out, ' ');
-			put_padded(out, 27, c->rs->variants.v[v]);
-		}
-		strbuf_addstr(out, "\n----------------");
-		for (size_t v = 1; v < nv; v++)
-			strbuf_addstr(out, " ---------------------------");
-		strbuf_addf(out, "\n%16s", "%stddev");
-		for (size_t v = 1; v < nv; v++)
-			strbuf_addf(out, " %11s %15s", "%change", "%stddev");
-		strbuf_addf(out, "\n%16s", "\\");
-		for (size_t v = 1; v < nv; v++)
-			strbuf_addf(out, " %11s %15s", "|", "\\");
-		strbuf_addch(out, '\n');
-		for (size_t i = 0; i < gr->nrows; i++) {
-			const struct cmp_row *r = &gr->rows[i];
-
-			/* one variant: nothing to compare, every row */
-			if (!o->all && nv > 1 && !r->significant)
-				continue;
-			shown++;
-			fmt_mean(out, &r->s[0]);
-			for (size_t v = 1; v < nv; v++) {
-				strbuf_addch(out, ' ');
-				fmt_change(out, &r->d[v]);
-				strbuf_addch(out, ' ');
-				fmt_mean(out, &r->s[v]);
-			}
-			strbuf_addstr(out, "  ");
-			term_escape(out, r->metric);
-			fmt_basis(out, r, nv);
-			strbuf_addch(out, '\n');
-		}
-		if (!shown)
-			strbuf_addf(out, "(no significant change among %zu metrics; --all lists them)\n", gr->nrows);
-		else if (!o->all && shown < gr->nrows)
-			strbuf_addf(out, "(%zu more metrics without a significant change; --all lists them)\n",
-				    gr->nrows - shown);
-		if (nv >= 3)
-			sweep_table(c, gr, out);
-	}
-	if (c->nverdicts) {
-		strbuf_addstr(out, "\nExpectations\n");
-		for (size_t i = 0; i < c->nverdicts; i++) {
-			const struct cmp_verdict *v = &c->verdicts[i];
-
-			strbuf_addf(out, "  %-12s ", verdict_name(v->v));
-			term_escape(out, v->variant);
+			fmt_change(out, &r->d[v]);
 			strbuf_addch(out, ' ');
-			term_escape(out, v->metric);
-			strbuf_addf(out, ": %s", dir_names[v->expect->dir]);
-			if (v->expect->has_effect)
-				strbuf_addf(out, " %g%%", v->expect->effect * 100);
-			strbuf_addstr(out, " [");
-			term_escape(out, v->group);
-			strbuf_addstr(out, "]\n      ");
-			term_escape(out, v->why);
-			strbuf_addch(out, '\n');
+			fmt_mean(out, &r->s[v]);
 		}
+		strbuf_addstr(out, "  ");
+		term_escape(out, r->metric);
+		fmt_basis(out, r, nv);
+		strbuf_addch(out, '\n');
 	}
-	observations_text(c, out);
-	for (size_t i = 0, first = 1; i < c->rs->n; i++) {
-		const struct result_run *r = &c->rs->runs[i];
+	if (!shown)
+		strbuf_addf(out, "(no significant change among %zu metrics; --all lists them)\n", gr->nrows);
+	else if (!o->all && shown < gr->nrows)
+		strbuf_addf(out, "(%zu more metrics without a significant change; --all lists them)\n",
+			    gr->nrows - shown);
+	if (nv >= 3)
+		sweep_table(c, gr, out);
+}
+
+static void verdicts_text(const struct comparison *c, struct strbuf *out)
+{
+	if (!c->nverdicts)
+		return;
+	strbuf_addstr(out, "\nExpectations\n");
+	for (size_t i = 0; i < c->nverdicts; i++) {
+		const struct cmp_verdict *v = &c->verdicts[i];
+
+		strbuf_addf(out, "  %-12s ", verdict_name(v->v));
+		term_escape(out, v->variant);
+		strbuf_addch(out, ' ');
+		term_escape(out, v->metric);
+		strbuf_addf(out, ": %s", dir_names[v->expect->dir]);
+		if (v->expect->has_effect)
+			strbuf_addf(out, " %g%%", v->expect->effect * 100);
+		strbuf_addstr(out, " [");
+		term_escape(out, v->group);
+		strbuf_addstr(out, "]\n      ");
+		term_escape(out, v->why);
+		strbuf_addch(out, '\n');
+	}
+}
+
+static void failed_runs_text(const struct result_set *rs, struct strbuf *out)
+{
+	for (size_t i = 0, first = 1; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
 
 		if (r->status != RUN_FAILED)
 			continue;
@@ -347,99 +350,123 @@ void report_format_text(const struct comparison *c, const struct report_opts *o,
 	}
 }
 
-void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
+void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
+{
+	header_text(c, out);
+	for (size_t g = 0; g < c->ngroups; g++)
+		group_text(c, &c->groups[g], o, out);
+	verdicts_text(c, out);
+	observations_text(c, out);
+	failed_runs_text(c->rs, out);
+}
+
+static void verdicts_md(const struct comparison *c, struct strbuf *out)
+{
+	if (!c->nverdicts)
+		return;
+	strbuf_addstr(out, "| verdict | variant | metric | expected | group | why |\n|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < c->nverdicts; i++) {
+		const struct cmp_verdict *v = &c->verdicts[i];
+
+		strbuf_addf(out, "| **%s** | ", verdict_name(v->v));
+		md_escape(out, v->variant);
+		strbuf_addstr(out, " | ");
+		md_code(out, v->metric);
+		strbuf_addf(out, " | %s | ", dir_names[v->expect->dir]);
+		md_escape(out, v->group);
+		strbuf_addstr(out, " | ");
+		md_escape(out, v->why);
+		strbuf_addstr(out, " |\n");
+	}
+}
+
+static void observations_md(const struct comparison *c, struct strbuf *out)
+{
+	if (!c->nobs)
+		return;
+	strbuf_addstr(out, "\n| mechanism | kernel | metric | check | group | seen |\n|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < c->nobs; i++) {
+		const struct cmp_observation *x = &c->obs[i];
+		_cleanup_free_ char *rel = observe_describe(x->o);
+		_cleanup_strbuf_ struct strbuf seen = STRBUF_INIT;
+
+		strbuf_addf(out, "| **%s** | ", obs_state_name(x->state));
+		md_escape(out, x->variant);
+		strbuf_addstr(out, " | ");
+		md_code(out, x->o->metric);
+		strbuf_addstr(out, " | ");
+		md_escape(out, rel);
+		strbuf_addstr(out, " | ");
+		if (x->group)
+			md_escape(out, x->group);
+		else
+			strbuf_addch(out, '-');
+		strbuf_addstr(out, " | ");
+		report_observation_seen(x, &seen);
+		md_escape(out, seen.buf);
+		strbuf_addstr(out, " |\n");
+	}
+}
+
+static void row_md(const struct comparison *c, const struct cmp_row *r, struct strbuf *out)
+{
+	strbuf_addstr(out, "| ");
+	md_code(out, r->metric);
+	strbuf_addstr(out, r->noisy ? " (noisy) | " : " | ");
+	fmt_value(out, r->s[0].mean);
+	strbuf_addf(out, " ±%.1f%% |", r->s[0].rsd_pct);
+	for (size_t v = 1; v < c->nvariants; v++) {
+		const struct cmp_delta *d = &r->d[v];
+
+		if (d->have && isfinite(d->change))
+			strbuf_addf(out, " %+.1f%s | ", d->change, d->points ? "" : "%");
+		else
+			strbuf_addstr(out, " | ");
+		fmt_value(out, r->s[v].mean);
+		strbuf_addf(out, " ±%.1f%% | ", r->s[v].rsd_pct);
+		if (d->w.ok)
+			strbuf_addf(out, "%.2g |", d->w.p);
+		else
+			strbuf_addstr(out, "n/a |");
+	}
+	strbuf_addch(out, '\n');
+}
+
+static void group_md(const struct comparison *c, const struct cmp_group *gr, const struct report_opts *o,
+		     struct strbuf *out)
 {
 	size_t nv = c->nvariants;
 
+	strbuf_addstr(out, "\n## ");
+	md_escape(out, gr->name);
+	strbuf_addstr(out, "\n\n| metric | ");
+	md_escape(out, c->rs->variants.v[0]);
+	strbuf_addstr(out, " |");
+	for (size_t v = 1; v < nv; v++) {
+		strbuf_addstr(out, " %change | ");
+		md_escape(out, c->rs->variants.v[v]);
+		strbuf_addstr(out, " | p |");
+	}
+	strbuf_addstr(out, "\n|---|---:|");
+	for (size_t v = 1; v < nv; v++)
+		strbuf_addstr(out, "---:|---:|---:|");
+	strbuf_addch(out, '\n');
+	for (size_t i = 0; i < gr->nrows; i++)
+		if (o->all || gr->rows[i].significant)
+			row_md(c, &gr->rows[i], out);
+}
+
+void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
+{
 	strbuf_addstr(out, "# ");
 	md_escape(out, c->rs->experiment);
 	strbuf_addstr(out, ": ");
 	md_escape(out, c->rs->id);
 	strbuf_addstr(out, "\n\n");
-	if (c->nverdicts) {
-		strbuf_addstr(out, "| verdict | variant | metric | expected | group | why |\n|---|---|---|---|---|---|\n");
-		for (size_t i = 0; i < c->nverdicts; i++) {
-			const struct cmp_verdict *v = &c->verdicts[i];
-
-			strbuf_addf(out, "| **%s** | ", verdict_name(v->v));
-			md_escape(out, v->variant);
-			strbuf_addstr(out, " | ");
-			md_code(out, v->metric);
-			strbuf_addf(out, " | %s | ", dir_names[v->expect->dir]);
-			md_escape(out, v->group);
-			strbuf_addstr(out, " | ");
-			md_escape(out, v->why);
-			strbuf_addstr(out, " |\n");
-		}
-	}
-	if (c->nobs) {
-		strbuf_addstr(out, "\n| mechanism | kernel | metric | check | group | seen |\n|---|---|---|---|---|---|\n");
-		for (size_t i = 0; i < c->nobs; i++) {
-			const struct cmp_observation *x = &c->obs[i];
-			_cleanup_free_ char *rel = observe_describe(x->o);
-			_cleanup_strbuf_ struct strbuf seen = STRBUF_INIT;
-
-			strbuf_addf(out, "| **%s** | ", obs_state_name(x->state));
-			md_escape(out, x->variant);
-			strbuf_addstr(out, " | ");
-			md_code(out, x->o->metric);
-			strbuf_addstr(out, " | ");
-			md_escape(out, rel);
-			strbuf_addstr(out, " | ");
-			if (x->group)
-				md_escape(out, x->group);
-			else
-				strbuf_addch(out, '-');
-			strbuf_addstr(out, " | ");
-			report_observation_seen(x, &seen);
-			md_escape(out, seen.buf);
-			strbuf_addstr(out, " |\n");
-		}
-	}
-	for (size_t g = 0; g < c->ngroups; g++) {
-		const struct cmp_group *gr = &c->groups[g];
-
-		strbuf_addstr(out, "\n## ");
-		md_escape(out, gr->name);
-		strbuf_addstr(out, "\n\n| metric | ");
-		md_escape(out, c->rs->variants.v[0]);
-		strbuf_addstr(out, " |");
-		for (size_t v = 1; v < nv; v++) {
-			strbuf_addstr(out, " %change | ");
-			md_escape(out, c->rs->variants.v[v]);
-			strbuf_addstr(out, " | p |");
-		}
-		strbuf_addstr(out, "\n|---|---:|");
-		for (size_t v = 1; v < nv; v++)
-			strbuf_addstr(out, "---:|---:|---:|");
-		strbuf_addch(out, '\n');
-		for (size_t i = 0; i < gr->nrows; i++) {
-			const struct cmp_row *r = &gr->rows[i];
-
-			if (!o->all && !r->significant)
-				continue;
-			strbuf_addstr(out, "| ");
-			md_code(out, r->metric);
-			strbuf_addstr(out, r->noisy ? " (noisy) | " : " | ");
-			fmt_value(out, r->s[0].mean);
-			strbuf_addf(out, " ±%.1f%% |", r->s[0].rsd_pct);
-			for (size_t v = 1; v < nv; v++) {
-				const struct cmp_delta *d = &r->d[v];
-
-				if (d->have && isfinite(d->change))
-					strbuf_addf(out, " %+.1f%s | ", d->change, d->points ? "" : "%");
-				else
-					strbuf_addstr(out, " | ");
-				fmt_value(out, r->s[v].mean);
-				strbuf_addf(out, " ±%.1f%% | ", r->s[v].rsd_pct);
-				if (d->w.ok)
-					strbuf_addf(out, "%.2g |", d->w.p);
-				else
-					strbuf_addstr(out, "n/a |");
-			}
-			strbuf_addch(out, '\n');
-		}
-	}
+	verdicts_md(c, out);
+	observations_md(c, out);
+	for (size_t g = 0; g < c->ngroups; g++)
+		group_md(c, &c->groups[g], o, out);
 }
 
 static void json_num(struct json *j, const char *k, double v)
