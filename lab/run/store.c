@@ -226,7 +226,6 @@ int store_load_metrics(const char *dir, struct result_run *r, struct diags *d)
 	return 1;
 }
 
-
 /* ---- reading run.json ---- */
 
 /* One reading: the file named in errors, and where in the document we are. */
@@ -243,13 +242,12 @@ _printf_(2, 3) static int bad(struct rd *x, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = xvasprintf(fmt, ap);
 	va_end(ap);
 	if (*x->where)
-		diags_add(x->d, &pos, "%s: %s", x->where, msg ? msg : "out of memory");
+		diags_add(x->d, &pos, "%s: %s", x->where, msg);
 	else
-		diags_add(x->d, &pos, "%s", msg ? msg : "out of memory");
+		diags_add(x->d, &pos, "%s", msg);
 	return -EINVAL;
 }
 
