@@ -8,7 +8,6 @@
  */
 #include <math.h>
 #include <string.h>
-#include <gsl/gsl_cdf.h>
 #include "../util/alloc.h"
 #include "../util/xml.h"
 #include "report.h"
@@ -75,109 +74,138 @@ static void values(const struct comparison *c, const struct cmp_group *g, const 
 	}
 }
 
-static void chart(struct xml *x, const struct comparison *c, const struct cmp_group *g, const struct cmp_row *row)
-{
-	size_t nv = c->nvariants;
-	double **v = xcalloc(nv, sizeof(*v)), lo = INFINITY, hi = -INFINITY;
-	size_t *n = xcalloc(nv, sizeof(*n));
-	const double left = 60, right = 10, top = 10, bottom = 40;
-	double pw = CHART_W - left - right, ph = CHART_H - top - bottom;
+/* A chart's plot area and value range: where a value goes on the y axis. */
+struct plot {
+	double left, top, pw, ph; /* the plot area inside the SVG */
+	double lo, hi;            /* the values at its bottom and top */
+};
 
-	values(c, g, row->metric, v, n);
+static double plot_y(const struct plot *p, double val)
+{
+	return p->top + p->ph * (1 - (val - p->lo) / (p->hi - p->lo));
+}
+
+/* The range of every value, padded; false when there is none. */
+static bool plot_range(struct plot *p, double *const *v, const size_t *n, size_t nv)
+{
+	double lo = INFINITY, hi = -INFINITY, pad;
+
 	for (size_t i = 0; i < nv; i++)
 		for (size_t k = 0; k < n[i]; k++) {
 			lo = fmin(lo, v[i][k]);
 			hi = fmax(hi, v[i][k]);
 		}
 	if (!isfinite(lo))
-		goto out;
+		return false;
 	if (hi == lo) {
 		hi += fabs(hi) * 0.05 + 1;
 		lo -= fabs(lo) * 0.05 + 1;
 	}
-	{
-		double pad = (hi - lo) * 0.08;
+	pad = (hi - lo) * 0.08;
+	p->lo = lo - pad;
+	p->hi = hi + pad;
+	return true;
+}
 
-		lo -= pad;
-		hi += pad;
-	}
-#define Y(val) (top + ph * (1 - ((val) - lo) / (hi - lo)))
-	xml_open(x, "figure");
-	xml_open(x, "svg");
-	xml_attr(x, "xmlns", "http://www.w3.org/2000/svg");
-	xml_attrf(x, "width", "%d", CHART_W);
-	xml_attrf(x, "height", "%d", CHART_H);
-	xml_attrf(x, "viewBox", "0 0 %d %d", CHART_W, CHART_H);
+/* The SVG's frame: background, the two axes and five y labels. */
+static void plot_axes(struct xml *x, const struct plot *p)
+{
 	xml_empty(x, "rect", "x", "0", "y", "0", "width", "100%", "height", "100%", "fill", "#fff", NULL);
 	{
-		_cleanup_free_ char *y0 = xasprintf("%.1f", top), *y1 = xasprintf("%.1f", top + ph);
-		_cleanup_free_ char *xl = xasprintf("%.1f", left), *xr = xasprintf("%.1f", left + pw);
+		_cleanup_free_ char *y0 = xasprintf("%.1f", p->top), *y1 = xasprintf("%.1f", p->top + p->ph);
+		_cleanup_free_ char *xl = xasprintf("%.1f", p->left), *xr = xasprintf("%.1f", p->left + p->pw);
 
 		xml_empty(x, "line", "x1", xl, "y1", y1, "x2", xr, "y2", y1, "stroke", "#888", NULL);
 		xml_empty(x, "line", "x1", xl, "y1", y0, "x2", xl, "y2", y1, "stroke", "#888", NULL);
 	}
 	for (int t = 0; t <= 4; t++) {
-		double val = lo + (hi - lo) * t / 4;
+		double val = p->lo + (p->hi - p->lo) * t / 4;
 		_cleanup_free_ char *label = xasprintf("%.4g", val);
 
 		xml_open(x, "text");
-		xml_attrf(x, "x", "%.1f", left - 4);
-		xml_attrf(x, "y", "%.1f", Y(val) + 4);
+		xml_attrf(x, "x", "%.1f", p->left - 4);
+		xml_attrf(x, "y", "%.1f", plot_y(p, val) + 4);
 		xml_attr(x, "font-size", "10");
 		xml_attr(x, "text-anchor", "end");
 		xml_text(x, label);
 		xml_close(x);
 	}
-	for (size_t i = 0; i < nv; i++) {
-		double cx = left + pw * (i + 0.5) / nv, half = pw / nv * 0.3;
-		const struct sample_stats *s = &row->s[i];
+}
 
-		for (size_t k = 0; k < n[i]; k++) {
-			/* a fixed spread, so points of equal value stay visible */
-			double jx = cx + half * 0.6 * ((double)(k % 7) / 3.0 - 1);
+/* A horizontal or vertical black line from (x1, y1) to (x2, y2). */
+static void plot_line(struct xml *x, double x1, double x2, double y1, double y2, const char *width)
+{
+	xml_open(x, "line");
+	xml_attrf(x, "x1", "%.1f", x1);
+	xml_attrf(x, "x2", "%.1f", x2);
+	xml_attrf(x, "y1", "%.1f", y1);
+	xml_attrf(x, "y2", "%.1f", y2);
+	xml_attr(x, "stroke", "#000");
+	if (width)
+		xml_attr(x, "stroke-width", width);
+	xml_close(x);
+}
 
-			xml_open(x, "circle");
-			xml_attrf(x, "cx", "%.1f", jx);
-			xml_attrf(x, "cy", "%.1f", Y(v[i][k]));
-			xml_attr(x, "r", "3");
-			xml_attr(x, "fill", i ? "#c33" : "#36c");
-			xml_attr(x, "fill-opacity", "0.6");
-			xml_close(x);
-		}
-		if (s->n) {
-			xml_open(x, "line");
-			xml_attrf(x, "x1", "%.1f", cx - half);
-			xml_attrf(x, "x2", "%.1f", cx + half);
-			xml_attrf(x, "y1", "%.1f", Y(s->mean));
-			xml_attrf(x, "y2", "%.1f", Y(s->mean));
-			xml_attr(x, "stroke", "#000");
-			xml_attr(x, "stroke-width", "2");
-			xml_close(x);
-		}
-		if (s->n > 1) {
-			double hw = gsl_cdf_tdist_Qinv(0.025, (double)(s->n - 1)) * s->stddev / sqrt((double)s->n);
+/* One variant's column: its runs' values as points, its mean as a bar, the
+ * mean's interval (from stats.c) as a whisker, its name below. */
+static void plot_variant(struct xml *x, const struct plot *p, const struct comparison *c, size_t i, size_t nv,
+			 const double *v, size_t n, const struct sample_stats *s)
+{
+	double cx = p->left + p->pw * (i + 0.5) / nv, half = p->pw / nv * 0.3;
 
-			xml_open(x, "line");
-			xml_attrf(x, "x1", "%.1f", cx);
-			xml_attrf(x, "x2", "%.1f", cx);
-			xml_attrf(x, "y1", "%.1f", Y(fmax(lo, s->mean - hw)));
-			xml_attrf(x, "y2", "%.1f", Y(fmin(hi, s->mean + hw)));
-			xml_attr(x, "stroke", "#000");
-			xml_close(x);
-		}
-		xml_open(x, "text");
-		xml_attrf(x, "x", "%.1f", cx);
-		xml_attrf(x, "y", "%.1f", top + ph + 16);
-		xml_attr(x, "font-size", "11");
-		xml_attr(x, "text-anchor", "middle");
-		xml_text(x, c->rs->variants.v[i]);
+	for (size_t k = 0; k < n; k++) {
+		/* a fixed spread, so points of equal value stay visible */
+		double jx = cx + half * 0.6 * ((double)(k % 7) / 3.0 - 1);
+
+		xml_open(x, "circle");
+		xml_attrf(x, "cx", "%.1f", jx);
+		xml_attrf(x, "cy", "%.1f", plot_y(p, v[k]));
+		xml_attr(x, "r", "3");
+		xml_attr(x, "fill", i ? "#c33" : "#36c");
+		xml_attr(x, "fill-opacity", "0.6");
 		xml_close(x);
 	}
-#undef Y
-	xml_close(x); /* svg */
-	xml_element(x, "figcaption", row->metric);
-	xml_close(x); /* figure */
-out:
+	if (s->n)
+		plot_line(x, cx - half, cx + half, plot_y(p, s->mean), plot_y(p, s->mean), "2");
+	if (s->n > 1) {
+		double hw = stats_mean_halfwidth(s, c->conf);
+
+		plot_line(x, cx, cx, plot_y(p, fmax(p->lo, s->mean - hw)), plot_y(p, fmin(p->hi, s->mean + hw)), NULL);
+	}
+	xml_open(x, "text");
+	xml_attrf(x, "x", "%.1f", cx);
+	xml_attrf(x, "y", "%.1f", p->top + p->ph + 16);
+	xml_attr(x, "font-size", "11");
+	xml_attr(x, "text-anchor", "middle");
+	xml_text(x, c->rs->variants.v[i]);
+	xml_close(x);
+}
+
+static void chart(struct xml *x, const struct comparison *c, const struct cmp_group *g, const struct cmp_row *row)
+{
+	size_t nv = c->nvariants;
+	double **v = xcalloc(nv, sizeof(*v));
+	size_t *n = xcalloc(nv, sizeof(*n));
+	const double right = 10, bottom = 40;
+	struct plot p = { .left = 60, .top = 10 };
+
+	p.pw = CHART_W - p.left - right;
+	p.ph = CHART_H - p.top - bottom;
+	values(c, g, row->metric, v, n);
+	if (plot_range(&p, v, n, nv)) {
+		xml_open(x, "figure");
+		xml_open(x, "svg");
+		xml_attr(x, "xmlns", "http://www.w3.org/2000/svg");
+		xml_attrf(x, "width", "%d", CHART_W);
+		xml_attrf(x, "height", "%d", CHART_H);
+		xml_attrf(x, "viewBox", "0 0 %d %d", CHART_W, CHART_H);
+		plot_axes(x, &p);
+		for (size_t i = 0; i < nv; i++)
+			plot_variant(x, &p, c, i, nv, v[i], n[i], &row->s[i]);
+		xml_close(x); /* svg */
+		xml_element(x, "figcaption", row->metric);
+		xml_close(x); /* figure */
+	}
 	for (size_t i = 0; i < nv; i++)
 		free(v[i]);
 	free(v);
@@ -227,6 +255,87 @@ static void table(struct xml *x, const struct comparison *c, const struct cmp_gr
 	xml_close(x);
 }
 
+static void verdicts_html(struct xml *x, const struct comparison *c)
+{
+	if (!c->nverdicts)
+		return;
+	xml_element(x, "h2", "Expectations");
+	xml_open(x, "table");
+	xml_open(x, "tr");
+	head_cell(x, NULL, "verdict");
+	head_cell(x, "m", "variant");
+	head_cell(x, "m", "metric");
+	head_cell(x, "m", "group");
+	head_cell(x, "m", "why");
+	xml_close(x);
+	for (size_t i = 0; i < c->nverdicts; i++) {
+		const struct cmp_verdict *v = &c->verdicts[i];
+
+		xml_open(x, "tr");
+		cell(x, verdict_name(v->v), "%s", verdict_name(v->v));
+		cell(x, "m", "%s", v->variant);
+		cell(x, "m", "%s", v->metric);
+		cell(x, "m", "%s", v->group);
+		cell(x, "m", "%s", v->why);
+		xml_close(x);
+	}
+	xml_close(x);
+}
+
+static void observations_html(struct xml *x, const struct comparison *c)
+{
+	if (!c->nobs)
+		return;
+	xml_element(x, "h2", "Mechanism checks");
+	xml_open(x, "table");
+	xml_open(x, "tr");
+	head_cell(x, NULL, "check");
+	head_cell(x, "m", "kernel");
+	head_cell(x, "m", "metric");
+	head_cell(x, "m", "expected");
+	head_cell(x, "m", "group");
+	head_cell(x, "m", "seen");
+	xml_close(x);
+	for (size_t i = 0; i < c->nobs; i++) {
+		const struct cmp_observation *ob = &c->obs[i];
+		_cleanup_free_ char *rel = observe_describe(ob->o);
+		_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
+
+		report_observation_seen(ob, &ev);
+		xml_open(x, "tr");
+		cell(x, ob->state == OBS_HOLDS ? "improved" : ob->state == OBS_FAILS ? "regressed" : "inconclusive",
+		     "%s", obs_state_name(ob->state));
+		cell(x, "m", "%s", ob->variant);
+		cell(x, "m", "%s", ob->o->metric);
+		cell(x, "m", "%s", rel);
+		cell(x, "m", "%s", ob->group ? ob->group : "-");
+		cell(x, "m", "%s", ev.buf);
+		xml_close(x);
+	}
+	xml_close(x);
+}
+
+/* A group's table, then its charts: the expected metrics, then the significant ones. */
+static void group_html(struct xml *x, const struct comparison *c, const struct cmp_group *g,
+		       const struct report_opts *o)
+{
+	size_t charts = 0;
+
+	xml_element(x, "h2", g->name);
+	table(x, c, g, o);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < g->nrows && charts < MAX_CHARTS; i++) {
+			const struct cmp_row *r = &g->rows[i];
+			bool want = pass == 0 ? cmp_is_expected(c, g, r->metric)
+					      : (!cmp_is_expected(c, g, r->metric) && (r->significant || c->nvariants < 2));
+
+			if (!want)
+				continue;
+			chart(x, c, g, r);
+			charts++;
+		}
+}
+
 void report_format_html(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
 {
 	const struct result_set *rs = c->rs;
@@ -248,77 +357,10 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 		xml_element(&x, "p", rs->mechanism.v[i]);
 	xml_element(&x, "p", "Welch's t-test at 95% confidence (p); R: the min-max ranges are apart (the kernel test "
 			     "robot's rule); noisy: %stddev >= 20%. perf-profile and *_pct rows change in points.");
-	if (c->nverdicts) {
-		xml_element(&x, "h2", "Expectations");
-		xml_open(&x, "table");
-		xml_open(&x, "tr");
-		head_cell(&x, NULL, "verdict");
-		head_cell(&x, "m", "variant");
-		head_cell(&x, "m", "metric");
-		head_cell(&x, "m", "group");
-		head_cell(&x, "m", "why");
-		xml_close(&x);
-		for (size_t i = 0; i < c->nverdicts; i++) {
-			const struct cmp_verdict *v = &c->verdicts[i];
-
-			xml_open(&x, "tr");
-			cell(&x, verdict_name(v->v), "%s", verdict_name(v->v));
-			cell(&x, "m", "%s", v->variant);
-			cell(&x, "m", "%s", v->metric);
-			cell(&x, "m", "%s", v->group);
-			cell(&x, "m", "%s", v->why);
-			xml_close(&x);
-		}
-		xml_close(&x);
-	}
-	if (c->nobs) {
-		xml_element(&x, "h2", "Mechanism checks");
-		xml_open(&x, "table");
-		xml_open(&x, "tr");
-		head_cell(&x, NULL, "check");
-		head_cell(&x, "m", "kernel");
-		head_cell(&x, "m", "metric");
-		head_cell(&x, "m", "expected");
-		head_cell(&x, "m", "group");
-		head_cell(&x, "m", "seen");
-		xml_close(&x);
-		for (size_t i = 0; i < c->nobs; i++) {
-			const struct cmp_observation *ob = &c->obs[i];
-			_cleanup_free_ char *rel = observe_describe(ob->o);
-			_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
-
-			report_observation_seen(ob, &ev);
-			xml_open(&x, "tr");
-			cell(&x, ob->state == OBS_HOLDS ? "improved" : ob->state == OBS_FAILS ? "regressed" : "inconclusive",
-			     "%s", obs_state_name(ob->state));
-			cell(&x, "m", "%s", ob->variant);
-			cell(&x, "m", "%s", ob->o->metric);
-			cell(&x, "m", "%s", rel);
-			cell(&x, "m", "%s", ob->group ? ob->group : "-");
-			cell(&x, "m", "%s", ev.buf);
-			xml_close(&x);
-		}
-		xml_close(&x);
-	}
-	for (size_t gi = 0; gi < c->ngroups; gi++) {
-		const struct cmp_group *g = &c->groups[gi];
-		size_t charts = 0;
-
-		xml_element(&x, "h2", g->name);
-		table(&x, c, g, o);
-		/* charts: the expected metrics, then the significant ones */
-		for (int pass = 0; pass < 2; pass++)
-			for (size_t i = 0; i < g->nrows && charts < MAX_CHARTS; i++) {
-				const struct cmp_row *r = &g->rows[i];
-				bool want = pass == 0 ? cmp_is_expected(c, g, r->metric)
-						      : (!cmp_is_expected(c, g, r->metric) && (r->significant || c->nvariants < 2));
-
-				if (!want)
-					continue;
-				chart(&x, c, g, r);
-				charts++;
-			}
-	}
+	verdicts_html(&x, c);
+	observations_html(&x, c);
+	for (size_t gi = 0; gi < c->ngroups; gi++)
+		group_html(&x, c, &c->groups[gi], o);
 	xml_close(&x); /* body */
 	xml_close(&x); /* html */
 	strbuf_addch(out, '\n');

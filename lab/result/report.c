@@ -254,83 +254,86 @@ static void observations_text(const struct comparison *c, struct strbuf *out)
 	}
 }
 
-void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
+/* The robot's table of one group: heads, then one row per metric shown. */
+static void group_text(const struct comparison *c, const struct cmp_group *gr, const struct report_opts *o,
+		       struct strbuf *out)
 {
-	size_t nv = c->nvariants;
+	size_t nv = c->nvariants, shown = 0;
 
-	header_text(c, out);
-	for (size_t g = 0; g < c->ngroups; g++) {
-		const struct cmp_group *gr = &c->groups[g];
-		size_t shown = 0;
+	strbuf_addstr(out, "\n=== ");
+	term_escape(out, gr->name);
+	strbuf_addstr(out, "\n\n");
+	/* column heads: one per variant */
+	put_padded(out, 16, c->rs->variants.v[0]);
+	for (size_t v = 1; v < nv; v++) {
+		strbuf_addch(out, ' ');
+		put_padded(out, 27, c->rs->variants.v[v]);
+	}
+	strbuf_addstr(out, "\n----------------");
+	for (size_t v = 1; v < nv; v++)
+		strbuf_addstr(out, " ---------------------------");
+	strbuf_addf(out, "\n%16s", "%stddev");
+	for (size_t v = 1; v < nv; v++)
+		strbuf_addf(out, " %11s %15s", "%change", "%stddev");
+	strbuf_addf(out, "\n%16s", "\\");
+	for (size_t v = 1; v < nv; v++)
+		strbuf_addf(out, " %11s %15s", "|", "\\");
+	strbuf_addch(out, '\n');
+	for (size_t i = 0; i < gr->nrows; i++) {
+		const struct cmp_row *r = &gr->rows[i];
 
-		strbuf_addstr(out, "\n=== ");
-		term_escape(out, gr->name);
-		strbuf_addstr(out, "\n\n");
-		/* column heads: one per variant */
-		put_padded(out, 16, c->rs->variants.v[0]);
+		/* one variant: nothing to compare, every row */
+		if (!o->all && nv > 1 && !r->significant)
+			continue;
+		shown++;
+		fmt_mean(out, &r->s[0]);
 		for (size_t v = 1; v < nv; v++) {
 			strbuf_addch(out, ' ');
-			put_padded(out, 27, c->rs->variants.v[v]);
-		}
-		strbuf_addstr(out, "\n----------------");
-		for (size_t v = 1; v < nv; v++)
-			strbuf_addstr(out, " ---------------------------");
-		strbuf_addf(out, "\n%16s", "%stddev");
-		for (size_t v = 1; v < nv; v++)
-			strbuf_addf(out, " %11s %15s", "%change", "%stddev");
-		strbuf_addf(out, "\n%16s", "\\");
-		for (size_t v = 1; v < nv; v++)
-			strbuf_addf(out, " %11s %15s", "|", "\\");
-		strbuf_addch(out, '\n');
-		for (size_t i = 0; i < gr->nrows; i++) {
-			const struct cmp_row *r = &gr->rows[i];
-
-			/* one variant: nothing to compare, every row */
-			if (!o->all && nv > 1 && !r->significant)
-				continue;
-			shown++;
-			fmt_mean(out, &r->s[0]);
-			for (size_t v = 1; v < nv; v++) {
-				strbuf_addch(out, ' ');
-				fmt_change(out, &r->d[v]);
-				strbuf_addch(out, ' ');
-				fmt_mean(out, &r->s[v]);
-			}
-			strbuf_addstr(out, "  ");
-			term_escape(out, r->metric);
-			fmt_basis(out, r, nv);
-			strbuf_addch(out, '\n');
-		}
-		if (!shown)
-			strbuf_addf(out, "(no significant change among %zu metrics; --all lists them)\n", gr->nrows);
-		else if (!o->all && shown < gr->nrows)
-			strbuf_addf(out, "(%zu more metrics without a significant change; --all lists them)\n",
-				    gr->nrows - shown);
-		if (nv >= 3)
-			sweep_table(c, gr, out);
-	}
-	if (c->nverdicts) {
-		strbuf_addstr(out, "\nExpectations\n");
-		for (size_t i = 0; i < c->nverdicts; i++) {
-			const struct cmp_verdict *v = &c->verdicts[i];
-
-			strbuf_addf(out, "  %-12s ", verdict_name(v->v));
-			term_escape(out, v->variant);
+			fmt_change(out, &r->d[v]);
 			strbuf_addch(out, ' ');
-			term_escape(out, v->metric);
-			strbuf_addf(out, ": %s", dir_names[v->expect->dir]);
-			if (v->expect->has_effect)
-				strbuf_addf(out, " %g%%", v->expect->effect * 100);
-			strbuf_addstr(out, " [");
-			term_escape(out, v->group);
-			strbuf_addstr(out, "]\n      ");
-			term_escape(out, v->why);
-			strbuf_addch(out, '\n');
+			fmt_mean(out, &r->s[v]);
 		}
+		strbuf_addstr(out, "  ");
+		term_escape(out, r->metric);
+		fmt_basis(out, r, nv);
+		strbuf_addch(out, '\n');
 	}
-	observations_text(c, out);
-	for (size_t i = 0, first = 1; i < c->rs->n; i++) {
-		const struct result_run *r = &c->rs->runs[i];
+	if (!shown)
+		strbuf_addf(out, "(no significant change among %zu metrics; --all lists them)\n", gr->nrows);
+	else if (!o->all && shown < gr->nrows)
+		strbuf_addf(out, "(%zu more metrics without a significant change; --all lists them)\n",
+			    gr->nrows - shown);
+	if (nv >= 3)
+		sweep_table(c, gr, out);
+}
+
+static void verdicts_text(const struct comparison *c, struct strbuf *out)
+{
+	if (!c->nverdicts)
+		return;
+	strbuf_addstr(out, "\nExpectations\n");
+	for (size_t i = 0; i < c->nverdicts; i++) {
+		const struct cmp_verdict *v = &c->verdicts[i];
+
+		strbuf_addf(out, "  %-12s ", verdict_name(v->v));
+		term_escape(out, v->variant);
+		strbuf_addch(out, ' ');
+		term_escape(out, v->metric);
+		strbuf_addf(out, ": %s", dir_names[v->expect->dir]);
+		if (v->expect->has_effect)
+			strbuf_addf(out, " %g%%", v->expect->effect * 100);
+		strbuf_addstr(out, " [");
+		term_escape(out, v->group);
+		strbuf_addstr(out, "]\n      ");
+		term_escape(out, v->why);
+		strbuf_addch(out, '\n');
+	}
+}
+
+static void failed_runs_text(const struct result_set *rs, struct strbuf *out)
+{
+	for (size_t i = 0, first = 1; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
 
 		if (r->status != RUN_FAILED)
 			continue;
@@ -347,99 +350,123 @@ void report_format_text(const struct comparison *c, const struct report_opts *o,
 	}
 }
 
-void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
+void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
+{
+	header_text(c, out);
+	for (size_t g = 0; g < c->ngroups; g++)
+		group_text(c, &c->groups[g], o, out);
+	verdicts_text(c, out);
+	observations_text(c, out);
+	failed_runs_text(c->rs, out);
+}
+
+static void verdicts_md(const struct comparison *c, struct strbuf *out)
+{
+	if (!c->nverdicts)
+		return;
+	strbuf_addstr(out, "| verdict | variant | metric | expected | group | why |\n|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < c->nverdicts; i++) {
+		const struct cmp_verdict *v = &c->verdicts[i];
+
+		strbuf_addf(out, "| **%s** | ", verdict_name(v->v));
+		md_escape(out, v->variant);
+		strbuf_addstr(out, " | ");
+		md_code(out, v->metric);
+		strbuf_addf(out, " | %s | ", dir_names[v->expect->dir]);
+		md_escape(out, v->group);
+		strbuf_addstr(out, " | ");
+		md_escape(out, v->why);
+		strbuf_addstr(out, " |\n");
+	}
+}
+
+static void observations_md(const struct comparison *c, struct strbuf *out)
+{
+	if (!c->nobs)
+		return;
+	strbuf_addstr(out, "\n| mechanism | kernel | metric | check | group | seen |\n|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < c->nobs; i++) {
+		const struct cmp_observation *x = &c->obs[i];
+		_cleanup_free_ char *rel = observe_describe(x->o);
+		_cleanup_strbuf_ struct strbuf seen = STRBUF_INIT;
+
+		strbuf_addf(out, "| **%s** | ", obs_state_name(x->state));
+		md_escape(out, x->variant);
+		strbuf_addstr(out, " | ");
+		md_code(out, x->o->metric);
+		strbuf_addstr(out, " | ");
+		md_escape(out, rel);
+		strbuf_addstr(out, " | ");
+		if (x->group)
+			md_escape(out, x->group);
+		else
+			strbuf_addch(out, '-');
+		strbuf_addstr(out, " | ");
+		report_observation_seen(x, &seen);
+		md_escape(out, seen.buf);
+		strbuf_addstr(out, " |\n");
+	}
+}
+
+static void row_md(const struct comparison *c, const struct cmp_row *r, struct strbuf *out)
+{
+	strbuf_addstr(out, "| ");
+	md_code(out, r->metric);
+	strbuf_addstr(out, r->noisy ? " (noisy) | " : " | ");
+	fmt_value(out, r->s[0].mean);
+	strbuf_addf(out, " ±%.1f%% |", r->s[0].rsd_pct);
+	for (size_t v = 1; v < c->nvariants; v++) {
+		const struct cmp_delta *d = &r->d[v];
+
+		if (d->have && isfinite(d->change))
+			strbuf_addf(out, " %+.1f%s | ", d->change, d->points ? "" : "%");
+		else
+			strbuf_addstr(out, " | ");
+		fmt_value(out, r->s[v].mean);
+		strbuf_addf(out, " ±%.1f%% | ", r->s[v].rsd_pct);
+		if (d->w.ok)
+			strbuf_addf(out, "%.2g |", d->w.p);
+		else
+			strbuf_addstr(out, "n/a |");
+	}
+	strbuf_addch(out, '\n');
+}
+
+static void group_md(const struct comparison *c, const struct cmp_group *gr, const struct report_opts *o,
+		     struct strbuf *out)
 {
 	size_t nv = c->nvariants;
 
+	strbuf_addstr(out, "\n## ");
+	md_escape(out, gr->name);
+	strbuf_addstr(out, "\n\n| metric | ");
+	md_escape(out, c->rs->variants.v[0]);
+	strbuf_addstr(out, " |");
+	for (size_t v = 1; v < nv; v++) {
+		strbuf_addstr(out, " %change | ");
+		md_escape(out, c->rs->variants.v[v]);
+		strbuf_addstr(out, " | p |");
+	}
+	strbuf_addstr(out, "\n|---|---:|");
+	for (size_t v = 1; v < nv; v++)
+		strbuf_addstr(out, "---:|---:|---:|");
+	strbuf_addch(out, '\n');
+	for (size_t i = 0; i < gr->nrows; i++)
+		if (o->all || gr->rows[i].significant)
+			row_md(c, &gr->rows[i], out);
+}
+
+void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
+{
 	strbuf_addstr(out, "# ");
 	md_escape(out, c->rs->experiment);
 	strbuf_addstr(out, ": ");
 	md_escape(out, c->rs->id);
 	strbuf_addstr(out, "\n\n");
-	if (c->nverdicts) {
-		strbuf_addstr(out, "| verdict | variant | metric | expected | group | why |\n|---|---|---|---|---|---|\n");
-		for (size_t i = 0; i < c->nverdicts; i++) {
-			const struct cmp_verdict *v = &c->verdicts[i];
-
-			strbuf_addf(out, "| **%s** | ", verdict_name(v->v));
-			md_escape(out, v->variant);
-			strbuf_addstr(out, " | ");
-			md_code(out, v->metric);
-			strbuf_addf(out, " | %s | ", dir_names[v->expect->dir]);
-			md_escape(out, v->group);
-			strbuf_addstr(out, " | ");
-			md_escape(out, v->why);
-			strbuf_addstr(out, " |\n");
-		}
-	}
-	if (c->nobs) {
-		strbuf_addstr(out, "\n| mechanism | kernel | metric | check | group | seen |\n|---|---|---|---|---|---|\n");
-		for (size_t i = 0; i < c->nobs; i++) {
-			const struct cmp_observation *x = &c->obs[i];
-			_cleanup_free_ char *rel = observe_describe(x->o);
-			_cleanup_strbuf_ struct strbuf seen = STRBUF_INIT;
-
-			strbuf_addf(out, "| **%s** | ", obs_state_name(x->state));
-			md_escape(out, x->variant);
-			strbuf_addstr(out, " | ");
-			md_code(out, x->o->metric);
-			strbuf_addstr(out, " | ");
-			md_escape(out, rel);
-			strbuf_addstr(out, " | ");
-			if (x->group)
-				md_escape(out, x->group);
-			else
-				strbuf_addch(out, '-');
-			strbuf_addstr(out, " | ");
-			report_observation_seen(x, &seen);
-			md_escape(out, seen.buf);
-			strbuf_addstr(out, " |\n");
-		}
-	}
-	for (size_t g = 0; g < c->ngroups; g++) {
-		const struct cmp_group *gr = &c->groups[g];
-
-		strbuf_addstr(out, "\n## ");
-		md_escape(out, gr->name);
-		strbuf_addstr(out, "\n\n| metric | ");
-		md_escape(out, c->rs->variants.v[0]);
-		strbuf_addstr(out, " |");
-		for (size_t v = 1; v < nv; v++) {
-			strbuf_addstr(out, " %change | ");
-			md_escape(out, c->rs->variants.v[v]);
-			strbuf_addstr(out, " | p |");
-		}
-		strbuf_addstr(out, "\n|---|---:|");
-		for (size_t v = 1; v < nv; v++)
-			strbuf_addstr(out, "---:|---:|---:|");
-		strbuf_addch(out, '\n');
-		for (size_t i = 0; i < gr->nrows; i++) {
-			const struct cmp_row *r = &gr->rows[i];
-
-			if (!o->all && !r->significant)
-				continue;
-			strbuf_addstr(out, "| ");
-			md_code(out, r->metric);
-			strbuf_addstr(out, r->noisy ? " (noisy) | " : " | ");
-			fmt_value(out, r->s[0].mean);
-			strbuf_addf(out, " ±%.1f%% |", r->s[0].rsd_pct);
-			for (size_t v = 1; v < nv; v++) {
-				const struct cmp_delta *d = &r->d[v];
-
-				if (d->have && isfinite(d->change))
-					strbuf_addf(out, " %+.1f%s | ", d->change, d->points ? "" : "%");
-				else
-					strbuf_addstr(out, " | ");
-				fmt_value(out, r->s[v].mean);
-				strbuf_addf(out, " ±%.1f%% | ", r->s[v].rsd_pct);
-				if (d->w.ok)
-					strbuf_addf(out, "%.2g |", d->w.p);
-				else
-					strbuf_addstr(out, "n/a |");
-			}
-			strbuf_addch(out, '\n');
-		}
-	}
+	verdicts_md(c, out);
+	observations_md(c, out);
+	for (size_t g = 0; g < c->ngroups; g++)
+		group_md(c, &c->groups[g], o, out);
 }
 
 static void json_num(struct json *j, const char *k, double v)
@@ -490,6 +517,141 @@ static void json_delta(struct json *j, const struct cmp_delta *d)
 	json_object_end(j);
 }
 
+static void json_strings(struct json *j, const char *key, const char *const *v, size_t n)
+{
+	json_key(j, key);
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++)
+		json_string(j, v[i]);
+	json_array_end(j);
+}
+
+/* A number, or null when there is none. */
+static void json_kv_double_or_null(struct json *j, const char *key, bool have, double v)
+{
+	json_key(j, key);
+	if (have)
+		json_double(j, v);
+	else
+		json_null(j);
+}
+
+static void json_runs(struct json *j, const struct result_set *rs)
+{
+	json_key(j, "runs");
+	json_array_begin(j);
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+
+		json_object_begin(j);
+		json_kv_string(j, "id", r->id);
+		json_kv_string(j, "variant", r->variant);
+		json_kv_string(j, "group", r->group);
+		json_kv_uint(j, "repeat", r->repeat);
+		json_kv_string(j, "status", run_status_name(r->status));
+		json_kv_string(j, "release", r->release);
+		json_kv_string(j, "error", r->error);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+/* One metric of a group: each variant's figures, each compared one's delta. */
+static void json_row(struct json *j, const struct comparison *c, const struct cmp_row *r)
+{
+	const struct result_set *rs = c->rs;
+
+	json_object_begin(j);
+	json_kv_string(j, "metric", r->metric);
+	json_key(j, "noisy");
+	json_bool(j, r->noisy);
+	json_key(j, "variants");
+	json_object_begin(j);
+	for (size_t v = 0; v < c->nvariants; v++) {
+		json_key(j, rs->variants.v[v]);
+		json_stats(j, &r->s[v]);
+	}
+	json_object_end(j);
+	json_key(j, "against_baseline");
+	json_object_begin(j);
+	for (size_t v = 1; v < c->nvariants; v++) {
+		json_key(j, rs->variants.v[v]);
+		if (r->d[v].have)
+			json_delta(j, &r->d[v]);
+		else
+			json_null(j);
+	}
+	json_object_end(j);
+	json_object_end(j);
+}
+
+static void json_groups(struct json *j, const struct comparison *c)
+{
+	json_key(j, "groups");
+	json_array_begin(j);
+	for (size_t g = 0; g < c->ngroups; g++) {
+		const struct cmp_group *gr = &c->groups[g];
+
+		json_object_begin(j);
+		json_kv_string(j, "name", gr->name);
+		json_key(j, "metrics");
+		json_array_begin(j);
+		for (size_t i = 0; i < gr->nrows; i++)
+			json_row(j, c, &gr->rows[i]);
+		json_array_end(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void json_verdicts(struct json *j, const struct comparison *c)
+{
+	json_key(j, "verdicts");
+	json_array_begin(j);
+	for (size_t i = 0; i < c->nverdicts; i++) {
+		const struct cmp_verdict *v = &c->verdicts[i];
+
+		json_object_begin(j);
+		json_kv_string(j, "verdict", verdict_name(v->v));
+		json_kv_string(j, "variant", v->variant);
+		json_kv_string(j, "metric", v->metric);
+		json_kv_string(j, "group", v->group);
+		json_kv_string(j, "expected", dir_names[v->expect->dir]);
+		json_kv_double_or_null(j, "effect", v->expect->has_effect, v->expect->effect);
+		json_kv_uint(j, "n_baseline", v->na);
+		json_kv_uint(j, "n_compared", v->nb);
+		json_kv_string(j, "why", v->why);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void json_observation(struct json *j, const struct cmp_observation *x)
+{
+	_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
+
+	report_observation_evidence(x, &ev);
+	json_object_begin(j);
+	json_kv_string(j, "state", x->state == OBS_HOLDS ? "holds" : x->state == OBS_FAILS ? "fails" : "missing");
+	json_kv_string(j, "variant", x->variant);
+	json_kv_string(j, "metric", x->o->metric);
+	json_kv_string(j, "check", observe_rel_name(x->o->rel));
+	json_kv_double_or_null(j, "value", x->o->rel < OBS_HIGHER, x->o->value);
+	json_kv_string(j, "says", x->o->says);
+	json_kv_string(j, "group", x->group);
+	json_kv_uint(j, "n", x->s.n);
+	if (x->s.n) {
+		json_kv_double_or_null(j, "min", true, x->s.min);
+		json_kv_double_or_null(j, "max", true, x->s.max);
+	}
+	if (x->base.n) {
+		json_kv_double_or_null(j, "baseline_min", true, x->base.min);
+		json_kv_double_or_null(j, "baseline_max", true, x->base.max);
+	}
+	json_kv_string(j, "seen", ev.buf ? ev.buf : "");
+	json_object_end(j);
+}
+
 void report_format_json(const struct comparison *c, struct strbuf *out)
 {
 	const struct result_set *rs = c->rs;
@@ -500,136 +662,15 @@ void report_format_json(const struct comparison *c, struct strbuf *out)
 	json_kv_string(&j, "run", rs->id);
 	json_kv_string(&j, "experiment", rs->experiment);
 	json_num(&j, "confidence", c->conf);
-	json_key(&j, "variants");
-	json_array_begin(&j);
-	for (size_t v = 0; v < c->nvariants; v++)
-		json_string(&j, rs->variants.v[v]);
-	json_array_end(&j);
-	json_key(&j, "mechanism");
-	json_array_begin(&j);
-	for (size_t i = 0; i < rs->mechanism.n; i++)
-		json_string(&j, rs->mechanism.v[i]);
-	json_array_end(&j);
-	json_key(&j, "runs");
-	json_array_begin(&j);
-	for (size_t i = 0; i < rs->n; i++) {
-		const struct result_run *r = &rs->runs[i];
-
-		json_object_begin(&j);
-		json_kv_string(&j, "id", r->id);
-		json_kv_string(&j, "variant", r->variant);
-		json_kv_string(&j, "group", r->group);
-		json_kv_uint(&j, "repeat", r->repeat);
-		json_kv_string(&j, "status", run_status_name(r->status));
-		json_kv_string(&j, "release", r->release);
-		json_kv_string(&j, "error", r->error);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	json_key(&j, "groups");
-	json_array_begin(&j);
-	for (size_t g = 0; g < c->ngroups; g++) {
-		const struct cmp_group *gr = &c->groups[g];
-
-		json_object_begin(&j);
-		json_kv_string(&j, "name", gr->name);
-		json_key(&j, "metrics");
-		json_array_begin(&j);
-		for (size_t i = 0; i < gr->nrows; i++) {
-			const struct cmp_row *r = &gr->rows[i];
-
-			json_object_begin(&j);
-			json_kv_string(&j, "metric", r->metric);
-			json_key(&j, "noisy");
-			json_bool(&j, r->noisy);
-			json_key(&j, "variants");
-			json_object_begin(&j);
-			for (size_t v = 0; v < c->nvariants; v++) {
-				json_key(&j, rs->variants.v[v]);
-				json_stats(&j, &r->s[v]);
-			}
-			json_object_end(&j);
-			json_key(&j, "against_baseline");
-			json_object_begin(&j);
-			for (size_t v = 1; v < c->nvariants; v++) {
-				json_key(&j, rs->variants.v[v]);
-				if (r->d[v].have)
-					json_delta(&j, &r->d[v]);
-				else
-					json_null(&j);
-			}
-			json_object_end(&j);
-			json_object_end(&j);
-		}
-		json_array_end(&j);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	json_key(&j, "verdicts");
-	json_array_begin(&j);
-	for (size_t i = 0; i < c->nverdicts; i++) {
-		const struct cmp_verdict *v = &c->verdicts[i];
-
-		json_object_begin(&j);
-		json_kv_string(&j, "verdict", verdict_name(v->v));
-		json_kv_string(&j, "variant", v->variant);
-		json_kv_string(&j, "metric", v->metric);
-		json_kv_string(&j, "group", v->group);
-		json_kv_string(&j, "expected", dir_names[v->expect->dir]);
-		json_key(&j, "effect");
-		if (v->expect->has_effect)
-			json_double(&j, v->expect->effect);
-		else
-			json_null(&j);
-		json_kv_uint(&j, "n_baseline", v->na);
-		json_kv_uint(&j, "n_compared", v->nb);
-		json_kv_string(&j, "why", v->why);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
+	json_strings(&j, "variants", (const char *const *)rs->variants.v, c->nvariants);
+	json_strings(&j, "mechanism", (const char *const *)rs->mechanism.v, rs->mechanism.n);
+	json_runs(&j, rs);
+	json_groups(&j, c);
+	json_verdicts(&j, c);
 	json_key(&j, "observations");
 	json_array_begin(&j);
-	for (size_t i = 0; i < c->nobs; i++) {
-		const struct cmp_observation *x = &c->obs[i];
-		_cleanup_strbuf_ struct strbuf ev = STRBUF_INIT;
-
-		report_observation_evidence(x, &ev);
-		json_object_begin(&j);
-		json_kv_string(&j, "state", x->state == OBS_HOLDS ? "holds" : x->state == OBS_FAILS ? "fails" : "missing");
-		json_kv_string(&j, "variant", x->variant);
-		json_kv_string(&j, "metric", x->o->metric);
-		json_kv_string(&j, "check", observe_rel_name(x->o->rel));
-		json_key(&j, "value");
-		if (x->o->rel < OBS_HIGHER)
-			json_double(&j, x->o->value);
-		else
-			json_null(&j);
-		json_key(&j, "says");
-		if (x->o->says)
-			json_string(&j, x->o->says);
-		else
-			json_null(&j);
-		json_key(&j, "group");
-		if (x->group)
-			json_string(&j, x->group);
-		else
-			json_null(&j);
-		json_kv_uint(&j, "n", x->s.n);
-		if (x->s.n) {
-			json_key(&j, "min");
-			json_double(&j, x->s.min);
-			json_key(&j, "max");
-			json_double(&j, x->s.max);
-		}
-		if (x->base.n) {
-			json_key(&j, "baseline_min");
-			json_double(&j, x->base.min);
-			json_key(&j, "baseline_max");
-			json_double(&j, x->base.max);
-		}
-		json_kv_string(&j, "seen", ev.buf ? ev.buf : "");
-		json_object_end(&j);
-	}
+	for (size_t i = 0; i < c->nobs; i++)
+		json_observation(&j, &c->obs[i]);
 	json_array_end(&j);
 	json_object_end(&j);
 	json_finish(&j);

@@ -82,3 +82,10 @@ bool stats_ranges_separate(const struct sample_stats *a, const struct sample_sta
 		return false;
 	return a->max < b->min || b->max < a->min;
 }
+
+double stats_mean_halfwidth(const struct sample_stats *s, double conf)
+{
+	if (s->n < 2)
+		return 0;
+	return gsl_cdf_tdist_Qinv((1 - conf) / 2, (double)(s->n - 1)) * s->stddev / sqrt((double)s->n);
+}

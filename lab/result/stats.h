@@ -36,3 +36,7 @@ void stats_welch(const struct sample_stats *a, const struct sample_stats *b, dou
 
 /* The robot's rule: the [min, max] ranges do not overlap. */
 bool stats_ranges_separate(const struct sample_stats *a, const struct sample_stats *b);
+
+/* Half the width of the confidence interval of s's mean at conf (Student's
+ * t with n - 1 degrees of freedom); 0 when n < 2. */
+double stats_mean_halfwidth(const struct sample_stats *s, double conf);

@@ -11,7 +11,13 @@
  * twice, and stops at the limits (bytes, members, ratio to the packed
  * size). Sparse members keep their full size. Every file must then match
  * the MANIFEST (no missing, extra or changed file) and the run must load
- * (journal, ids, metrics) before it takes the place of anything.
+ * (run.json or an older lab's journal, ids, metrics) before it takes the
+ * place of anything.
+ *
+ * The MANIFEST stays in sha256sum's own format, not JSON: `sha256sum -c
+ * MANIFEST` checks a bundle without lab, and its reader is a fixed-width,
+ * fuzzed line parser (64 lowercase hex digits, two spaces, a safe relative
+ * path, none twice), so one format serves old and new bundles alike.
  * Never prints.
  */
 #pragma once

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include <dirent.h>
-#include <math.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,13 +11,14 @@
 #include <unistd.h>
 #include "../util/alloc.h"
 #include "../util/fs.h"
+#include "../util/json.h"
+#include "../util/json-read.h"
 #include "../util/path.h"
 #include "../util/strbuf.h"
 #include "../util/strmap.h"
 #include "store.h"
+#include "store-v1.h"
 #include "../util/banned.h"
-
-#define JOURNAL_HEAD "# lab journal 1 experiment="
 
 static const char *const dir_names[] = { [DIR_INCREASE] = "increase", [DIR_DECREASE] = "decrease",
 					 [DIR_UNCHANGED] = "unchanged" };
@@ -66,13 +68,6 @@ int store_create(const char *root, char **ret_id, struct diags *d)
 	return -EEXIST;
 }
 
-/* One journal field: no tab, no newline. */
-static void field(struct strbuf *sb, const char *s)
-{
-	for (; s && *s; s++)
-		strbuf_addch(sb, *s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s);
-}
-
 static int write_file(const char *dir, const char *name, const struct strbuf *sb, struct diags *d)
 {
 	_cleanup_free_ char *p = path_join(dir, name);
@@ -84,107 +79,131 @@ static int write_file(const char *dir, const char *name, const struct strbuf *sb
 	return r;
 }
 
-static void journal_text(const struct result_set *rs, struct strbuf *j)
+
+/* ---- writing run.json ---- */
+
+static void json_kv_int(struct json *j, const char *k, unsigned long long v)
 {
-	strbuf_addstr(j, JOURNAL_HEAD);
-	field(j, rs->experiment);
-	strbuf_addch(j, '\n');
+	json_key(j, k);
+	json_uint(j, v);
+}
+
+static void json_strv(struct json *j, const char *k, const struct strv *v)
+{
+	json_key(j, k);
+	json_array_begin(j);
+	for (size_t i = 0; i < v->n; i++)
+		json_string(j, v->v[i]);
+	json_array_end(j);
+}
+
+static void runs_json(struct json *j, const struct result_set *rs)
+{
+	json_key(j, "runs");
+	json_array_begin(j);
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct result_run *r = &rs->runs[i];
 
-		field(j, r->id);
-		strbuf_addf(j, "\t%s\t", run_status_name(r->status));
-		field(j, r->variant);
-		strbuf_addf(j, "\t%zu\t%u\t", r->job, r->repeat);
-		field(j, r->group);
-		strbuf_addch(j, '\t');
-		field(j, r->release ? r->release : "-");
-		strbuf_addch(j, '\t');
-		field(j, r->error ? r->error : "-");
-		strbuf_addch(j, '\n');
+		json_object_begin(j);
+		json_kv_string(j, "id", r->id);
+		json_kv_string(j, "status", run_status_name(r->status));
+		json_kv_string(j, "variant", r->variant);
+		json_kv_int(j, "job", r->job);
+		json_kv_int(j, "repeat", r->repeat);
+		json_kv_string(j, "group", r->group);
+		json_kv_string(j, "release", r->release);
+		json_kv_string(j, "error", r->error);
+		json_kv_string(j, "boot", r->boot);
+		json_kv_int(j, "boot_pos", r->boot_pos);
+		json_kv_string(j, "guest", r->guest);
+		json_object_end(j);
 	}
+	json_array_end(j);
 }
 
-int store_save_journal(const char *dir, const struct result_set *rs, struct diags *d)
+static void expect_json(struct json *j, const struct result_set *rs)
 {
-	_cleanup_strbuf_ struct strbuf j = STRBUF_INIT;
+	json_key(j, "expect");
+	json_array_begin(j);
+	for (size_t i = 0; i < rs->nexpect; i++) {
+		const struct result_expect *x = &rs->expect[i];
 
-	journal_text(rs, &j);
-	return write_file(dir, "journal", &j, d) < 0 ? -EIO : 0;
+		json_object_begin(j);
+		json_kv_int(j, "job", x->job);
+		json_kv_string(j, "metric", x->metric);
+		json_kv_string(j, "direction", dir_names[x->dir]);
+		json_key(j, "effect");
+		if (x->has_effect)
+			json_double(j, x->effect);
+		else
+			json_null(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void observe_json(struct json *j, const struct result_set *rs)
+{
+	json_key(j, "observe");
+	json_array_begin(j);
+	for (size_t i = 0; i < rs->nobserve; i++) {
+		const struct result_observe *x = &rs->observe[i];
+
+		json_object_begin(j);
+		json_kv_string(j, "metric", x->metric);
+		json_kv_string(j, "rel", observe_rel_name(x->rel));
+		json_key(j, "value");
+		json_double(j, x->value);
+		json_strv(j, "kernels", &x->kernels);
+		json_kv_string(j, "says", x->says);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+void store_format(const struct result_set *rs, struct strbuf *out)
+{
+	struct json j;
+
+	json_init(&j, out, true);
+	json_object_begin(&j);
+	json_kv_int(&j, "format", STORE_FORMAT);
+	json_kv_string(&j, "experiment", rs->experiment);
+	json_strv(&j, "variants", &rs->variants);
+	json_strv(&j, "mechanism", &rs->mechanism);
+	expect_json(&j, rs);
+	observe_json(&j, rs);
+	runs_json(&j, rs);
+	json_object_end(&j);
+	json_finish(&j);
 }
 
 int store_save(const char *dir, const struct result_set *rs, struct diags *d)
 {
-	_cleanup_strbuf_ struct strbuf v = STRBUF_INIT, e = STRBUF_INIT, m = STRBUF_INIT;
-	_cleanup_strbuf_ struct strbuf o = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
-	for (size_t i = 0; i < rs->mechanism.n; i++) {
-		field(&m, rs->mechanism.v[i]);
-		strbuf_addch(&m, '\n');
-	}
-	for (size_t i = 0; i < rs->variants.n; i++)
-		strbuf_addf(&v, "%s\n", rs->variants.v[i]);
-	for (size_t i = 0; i < rs->nexpect; i++) {
-		const struct result_expect *x = &rs->expect[i];
-
-		strbuf_addf(&e, "%zu\t", x->job);
-		field(&e, x->metric);
-		strbuf_addf(&e, "\t%s\t", dir_names[x->dir]);
-		if (x->has_effect)
-			strbuf_addf(&e, "%.17g\n", x->effect);
-		else
-			strbuf_addstr(&e, "-\n");
-	}
-	for (size_t i = 0; i < rs->nobserve; i++) {
-		const struct result_observe *x = &rs->observe[i];
-
-		field(&o, x->metric);
-		strbuf_addf(&o, "\t%s\t%.17g\t", observe_rel_name(x->rel), x->value);
-		for (size_t k = 0; k < x->kernels.n; k++) {
-			strbuf_addstr(&o, k ? "," : "");
-			field(&o, x->kernels.v[k]);
-		}
-		strbuf_addstr(&o, x->kernels.n ? "\t" : "-\t");
-		field(&o, x->says ? x->says : "-");
-		strbuf_addch(&o, '\n');
-	}
-	if (write_file(dir, "variants", &v, d) < 0 || write_file(dir, "expect", &e, d) < 0 ||
-	    write_file(dir, "mechanism", &m, d) < 0 || write_file(dir, "observe", &o, d) < 0)
+	store_format(rs, &sb);
+	if (write_file(dir, STORE_FILE, &sb, d) < 0)
 		return -EIO;
-	/* the journal last: it is what --resume trusts */
-	return store_save_journal(dir, rs, d);
-}
+	/* a run stored before run.json is now in it: the old files go (run.json
+	 * wins over them should this stop half-way) */
+	for (size_t i = 0; store_v1_files[i]; i++) {
+		_cleanup_free_ char *p = path_join(dir, store_v1_files[i]);
 
-/* Split a line on tabs into exactly n fields (in place). */
-static bool split(char *line, char **f, size_t n)
-{
-	size_t k = 0;
+		if (unlink(p) < 0 && errno != ENOENT) {
+			struct pos pos = { .file = p };
 
-	for (char *p = line;; p++) {
-		if (*p == '\t' || !*p) {
-			bool end = !*p;
-
-			if (k == n)
-				return false;
-			f[k++] = line;
-			*p = '\0';
-			line = p + 1;
-			if (end)
-				break;
+			diags_add(d, &pos, "cannot remove: %s", strerror(errno));
+			return -EIO;
 		}
 	}
-	return k == n;
+	return 0;
 }
 
-static int parse_uint(const char *s, unsigned long *ret)
+int store_save_journal(const char *dir, const struct result_set *rs, struct diags *d)
 {
-	char *end;
-
-	errno = 0;
-	*ret = strtoul(s, &end, 10);
-	return errno || end == s || *end ? -EINVAL : 0;
+	return store_save(dir, rs, d);
 }
-
 int store_load_metrics(const char *dir, struct result_run *r, struct diags *d)
 {
 	_cleanup_free_ char *p = xasprintf("%s/runs/%s/metrics", dir, r->id);
@@ -207,219 +226,304 @@ int store_load_metrics(const char *dir, struct result_run *r, struct diags *d)
 	return 1;
 }
 
-/* Lines of a buffer, in place: each call returns the next (without '\n'). */
-static char *next_line(char **cur)
-{
-	char *l = *cur, *nl;
+/* ---- reading run.json ---- */
 
-	if (!l || !*l)
-		return NULL;
-	nl = strchr(l, '\n');
-	*cur = nl ? nl + 1 : l + strlen(l);
-	if (nl)
-		*nl = '\0';
-	return l;
+/* One reading: the file named in errors, and where in the document we are. */
+struct rd {
+	const char *file;
+	struct diags *d;
+	char where[64]; /* "runs[12]", "" at the top */
+};
+
+_printf_(2, 3) static int bad(struct rd *x, const char *fmt, ...)
+{
+	struct pos pos = { .file = x->file };
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	if (*x->where)
+		diags_add(x->d, &pos, "%s: %s", x->where, msg);
+	else
+		diags_add(x->d, &pos, "%s", msg);
+	return -EINVAL;
 }
 
-static bool is_number(const char *s, double *ret)
+/* The member `key` of obj, of type t (or null when nullable: *ret NULL). */
+static int member(struct rd *x, const struct json_doc *obj, const char *key, enum json_doc_type t, bool nullable,
+		  const struct json_doc **ret)
 {
-	char *end;
+	static const char *const want[] = {
+		[JSON_DOC_NULL] = "null", [JSON_DOC_BOOL] = "a boolean", [JSON_DOC_INTEGER] = "an integer",
+		[JSON_DOC_REAL] = "a number", [JSON_DOC_STRING] = "a string", [JSON_DOC_ARRAY] = "an array",
+		[JSON_DOC_OBJECT] = "an object",
+	};
+	const struct json_doc *v = json_doc_get(obj, key);
+	enum json_doc_type have;
 
-	errno = 0;
-	*ret = strtod(s, &end);
-	return !errno && end != s && !*end && isfinite(*ret);
-}
-
-static int parse_variants(struct result_set *rs, char *text, const char *file, struct diags *d)
-{
-	struct pos pos = { .file = file };
-
-	for (char *l; (l = next_line(&text));) {
-		pos.line++;
-		if (!str_is_name(l)) {
-			diags_add(d, &pos, "'%s' is not a kernel name", l);
-			return -EINVAL;
-		}
-		if (strv_index(&rs->variants, l) >= 0) {
-			diags_add(d, &pos, "kernel '%s' is listed twice", l);
-			return -EINVAL;
-		}
-		strv_push(&rs->variants, l);
+	if (!v)
+		return bad(x, "member '%s' is missing", key);
+	have = json_doc_type(v);
+	if (nullable && have == JSON_DOC_NULL) {
+		*ret = NULL;
+		return 0;
 	}
+	if (have != t && !(t == JSON_DOC_REAL && have == JSON_DOC_INTEGER))
+		return bad(x, "'%s' is %s, not %s%s", key, json_doc_type_name(v), want[t],
+			   nullable ? " or null" : "");
+	*ret = v;
 	return 0;
 }
 
-static int parse_journal(struct result_set *rs, char *text, const char *file, struct diags *d)
+static int member_string(struct rd *x, const struct json_doc *obj, const char *key, bool nullable, const char **ret)
+{
+	const struct json_doc *v;
+	int r = member(x, obj, key, JSON_DOC_STRING, nullable, &v);
+
+	if (r < 0)
+		return r;
+	*ret = v ? json_doc_string_value(v) : NULL;
+	return 0;
+}
+
+static int member_uint(struct rd *x, const struct json_doc *obj, const char *key, unsigned long long max,
+		       unsigned long long *ret)
+{
+	const struct json_doc *v;
+	long long n;
+	int r = member(x, obj, key, JSON_DOC_INTEGER, false, &v);
+
+	if (r < 0)
+		return r;
+	if (json_doc_int_value(v, 0, max > LLONG_MAX ? LLONG_MAX : (long long)max, &n) < 0)
+		return bad(x, "'%s' is out of range (0 to %llu)", key, max);
+	*ret = (unsigned long long)n;
+	return 0;
+}
+
+static int member_number(struct rd *x, const struct json_doc *obj, const char *key, bool nullable, bool *ret_set,
+			 double *ret)
+{
+	const struct json_doc *v;
+	int r = member(x, obj, key, JSON_DOC_REAL, nullable, &v);
+
+	if (r < 0)
+		return r;
+	*ret_set = v != NULL;
+	*ret = 0;
+	if (v)
+		json_doc_number_value(v, ret);
+	return 0;
+}
+
+/* A non-empty string from a fixed list: its index. */
+static int member_enum(struct rd *x, const struct json_doc *obj, const char *key, const char *const *names,
+		       size_t n, const char *hint, unsigned *ret)
+{
+	const char *s;
+	int r = member_string(x, obj, key, false, &s);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if (names[i] && streq(s, names[i])) {
+			*ret = (unsigned)i;
+			return 0;
+		}
+	return bad(x, "unknown %s '%s' (%s)", key, s, hint);
+}
+
+/* obj is an object with only the `known` members. */
+static int object(struct rd *x, const struct json_doc *obj, const char *const *known)
+{
+	const char *k;
+
+	if (json_doc_type(obj) != JSON_DOC_OBJECT)
+		return bad(x, "%s, not an object", json_doc_type_name(obj));
+	if ((k = json_doc_unknown_key(obj, known)))
+		return bad(x, "unknown member '%s'", k);
+	return 0;
+}
+
+/* An array of strings (names when `names`) into v, none twice when unique. */
+static int strings(struct rd *x, const struct json_doc *obj, const char *key, bool names, bool unique,
+		   struct strv *v)
+{
+	const struct json_doc *a;
+	int r = member(x, obj, key, JSON_DOC_ARRAY, false, &a);
+
+	for (size_t i = 0; r >= 0 && i < json_doc_array_size(a); i++) {
+		const char *s = json_doc_string_value(json_doc_array_get(a, i));
+
+		if (!s)
+			return bad(x, "%s[%zu] is %s, not a string", key, i, json_doc_type_name(json_doc_array_get(a, i)));
+		if (names && !str_is_name(s))
+			return bad(x, "%s[%zu]: '%s' is not a kernel name", key, i, s);
+		if (unique && strv_contains(v, s))
+			return bad(x, "%s[%zu]: '%s' is listed twice", key, i, s);
+		strv_push(v, s);
+	}
+	return r;
+}
+
+/* Element i of the array `key`, which errors now name. */
+static const struct json_doc *element(struct rd *x, const struct json_doc *a, const char *key, size_t i)
+{
+	snprintf(x->where, sizeof(x->where), "%s[%zu]", key, i);
+	return json_doc_array_get(a, i);
+}
+
+static int read_run(struct rd *x, struct result_set *rs, struct strmap *ids, const struct json_doc *o)
+{
+	static const char *const known[] = { "id", "status", "variant", "job", "repeat", "group", "release",
+					     "error", "boot", "boot_pos", "guest", NULL };
+	static const char *const status[] = { [RUN_PENDING] = "pending", [RUN_OK] = "ok", [RUN_FAILED] = "failed" };
+	const char *id = NULL, *variant = NULL, *group = NULL, *release = NULL, *error = NULL, *boot = NULL,
+		   *guest = NULL;
+	unsigned long long job = 0, repeat = 0, boot_pos = 0;
+	unsigned st = 0;
+	struct result_run *r;
+	size_t one;
+
+	if (object(x, o, known) < 0 || member_string(x, o, "id", false, &id) < 0 ||
+	    member_enum(x, o, "status", status, ELEMENTSOF(status), "pending, ok or failed", &st) < 0 ||
+	    member_string(x, o, "variant", false, &variant) < 0 || member_uint(x, o, "job", UINT_MAX, &job) < 0 ||
+	    member_uint(x, o, "repeat", UINT_MAX, &repeat) < 0 || member_string(x, o, "group", false, &group) < 0 ||
+	    member_string(x, o, "release", true, &release) < 0 || member_string(x, o, "error", true, &error) < 0 ||
+	    member_string(x, o, "boot", true, &boot) < 0 || member_uint(x, o, "boot_pos", UINT_MAX, &boot_pos) < 0 ||
+	    member_string(x, o, "guest", true, &guest) < 0)
+		return -EINVAL;
+	if (!str_is_name(id))
+		return bad(x, "'%s' is not a run id", id);
+	if (strmap_get(ids, id, &one))
+		return bad(x, "run '%s' is in the file twice", id);
+	if (!str_is_name(variant) || (rs->variants.n && strv_index(&rs->variants, variant) < 0))
+		return bad(x, "run '%s' names kernel '%s', which the run's variants do not list", id, variant);
+	if (boot && !str_is_name(boot))
+		return bad(x, "'%s' is not a boot id", boot);
+	r = result_add_run(rs, id, variant, group, job, (unsigned)repeat);
+	strmap_put(ids, r->id, 1); /* r->id lives as long as rs */
+	r->status = (enum run_status)st;
+	r->release = release ? xstrdup(release) : NULL;
+	r->error = error ? xstrdup(error) : NULL;
+	r->boot = boot ? xstrdup(boot) : NULL;
+	r->boot_pos = (unsigned)boot_pos;
+	r->guest = guest ? xstrdup(guest) : NULL;
+	return 0;
+}
+
+static int read_expect(struct rd *x, struct result_set *rs, const struct json_doc *o)
+{
+	static const char *const known[] = { "job", "metric", "direction", "effect", NULL };
+	unsigned long long job = 0;
+	const char *metric = NULL;
+	unsigned dir = 0;
+	bool has_effect = false;
+	double effect = 0;
+
+	if (object(x, o, known) < 0 || member_uint(x, o, "job", UINT_MAX, &job) < 0 ||
+	    member_string(x, o, "metric", false, &metric) < 0 ||
+	    member_enum(x, o, "direction", dir_names, ELEMENTSOF(dir_names), "increase, decrease or unchanged",
+			&dir) < 0 ||
+	    member_number(x, o, "effect", true, &has_effect, &effect) < 0)
+		return -EINVAL;
+	if (!*metric)
+		return bad(x, "an empty metric name");
+	if (effect < 0)
+		return bad(x, "effect %g is not >= 0", effect);
+	result_add_expect(rs, job, metric, (enum expect_direction)dir, effect, has_effect);
+	return 0;
+}
+
+static int read_observe(struct rd *x, struct result_set *rs, const struct json_doc *o)
+{
+	static const char *const known[] = { "metric", "rel", "value", "kernels", "says", NULL };
+	static const char *const rels[] = { "==", "<", "<=", ">", ">=", "higher", "lower", "differs", "same" };
+	_cleanup_strv_ struct strv ks = STRV_INIT;
+	const char *metric = NULL, *says = NULL;
+	unsigned rel = 0;
+	bool set = false;
+	double value = 0;
+
+	if (object(x, o, known) < 0 || member_string(x, o, "metric", false, &metric) < 0 ||
+	    member_enum(x, o, "rel", rels, ELEMENTSOF(rels), "==, <, <=, >, >=, higher, lower, differs or same",
+			&rel) < 0 ||
+	    member_number(x, o, "value", false, &set, &value) < 0 || strings(x, o, "kernels", false, false, &ks) < 0 ||
+	    member_string(x, o, "says", true, &says) < 0)
+		return -EINVAL;
+	if (!*metric)
+		return bad(x, "an empty metric name");
+	for (size_t i = 0; i < ks.n; i++)
+		if (!*ks.v[i])
+			return bad(x, "kernels[%zu] is empty", i);
+	result_add_observe(rs, metric, (enum observe_rel)rel, value, &ks, says);
+	return 0;
+}
+
+/* The arrays of objects: expect, observe, runs (after variants: runs are checked against them). */
+static int read_lists(struct rd *x, struct result_set *rs, const struct json_doc *top)
 {
 	_cleanup_strmap_ struct strmap ids = STRMAP_INIT;
-	struct pos pos = { .file = file, .line = 1 };
+	const struct json_doc *ex, *ob, *ru;
 
-	for (char *line; (line = next_line(&text));) {
-		size_t one;
-		char *f[8];
-		unsigned long job, rep;
-		struct result_run *r;
-		enum run_status st;
-
-		pos.line++;
-		if (!split(line, f, 8) || parse_uint(f[3], &job) < 0 || parse_uint(f[4], &rep) < 0 ||
-		    run_status_from_name(f[1], &st) < 0) {
-			diags_add(d, &pos, "malformed journal line (want 8 tab-separated fields: id, status, kernel, job, "
-					   "repeat, group, release, error)");
+	if (member(x, top, "expect", JSON_DOC_ARRAY, false, &ex) < 0 ||
+	    member(x, top, "observe", JSON_DOC_ARRAY, false, &ob) < 0 ||
+	    member(x, top, "runs", JSON_DOC_ARRAY, false, &ru) < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < json_doc_array_size(ex); i++)
+		if (read_expect(x, rs, element(x, ex, "expect", i)) < 0)
 			return -EINVAL;
-		}
-		if (!str_is_name(f[0])) {
-			diags_add(d, &pos, "'%s' is not a run id", f[0]);
+	for (size_t i = 0; i < json_doc_array_size(ob); i++)
+		if (read_observe(x, rs, element(x, ob, "observe", i)) < 0)
 			return -EINVAL;
-		}
-		if (strmap_get(&ids, f[0], &one)) {
-			diags_add(d, &pos, "run '%s' is in the journal twice", f[0]);
+	for (size_t i = 0; i < json_doc_array_size(ru); i++)
+		if (read_run(x, rs, &ids, element(x, ru, "runs", i)) < 0)
 			return -EINVAL;
-		}
-		if (!str_is_name(f[2]) || (rs->variants.n && strv_index(&rs->variants, f[2]) < 0)) {
-			diags_add(d, &pos, "run '%s' names kernel '%s', which the run's variants do not list", f[0], f[2]);
-			return -EINVAL;
-		}
-		strmap_put(&ids, f[0], 1); /* points into text, which outlives the map */
-		r = result_add_run(rs, f[0], f[2], f[5], job, rep);
-		r->status = st;
-		r->release = streq(f[6], "-") ? NULL : xstrdup(f[6]);
-		r->error = streq(f[7], "-") ? NULL : xstrdup(f[7]);
-	}
+	*x->where = '\0';
 	return 0;
 }
 
-static int parse_expect(struct result_set *rs, char *text, const char *file, struct diags *d)
+int store_parse(const char *id, const char *text, size_t len, const char *file, struct result_set **ret,
+		struct diags *d)
 {
-	struct pos pos = { .file = file };
-
-	for (char *l; (l = next_line(&text));) {
-		char *f[4];
-		unsigned long job;
-		size_t k;
-		double eff = 0;
-
-		pos.line++;
-		if (!split(l, f, 4) || parse_uint(f[0], &job) < 0 || !*f[1]) {
-			diags_add(d, &pos, "malformed expectation line (want job, metric, direction, effect)");
-			return -EINVAL;
-		}
-		for (k = 0; k < ELEMENTSOF(dir_names); k++)
-			if (streq(f[2], dir_names[k]))
-				break;
-		if (k == ELEMENTSOF(dir_names)) {
-			diags_add(d, &pos, "unknown direction '%s' (increase, decrease or unchanged)", f[2]);
-			return -EINVAL;
-		}
-		if (!streq(f[3], "-") && (!is_number(f[3], &eff) || eff < 0)) {
-			diags_add(d, &pos, "effect '%s' is not a number >= 0", f[3]);
-			return -EINVAL;
-		}
-		result_add_expect(rs, job, f[1], (enum expect_direction)k, eff, !streq(f[3], "-"));
-	}
-	return 0;
-}
-
-static int parse_observe(struct result_set *rs, char *text, const char *file, struct diags *d)
-{
-	struct pos pos = { .file = file };
-
-	for (char *l; (l = next_line(&text));) {
-		_cleanup_strv_ struct strv ks = STRV_INIT;
-		enum observe_rel rel;
-		char *f[5];
-		double val;
-
-		pos.line++;
-		if (!split(l, f, 5) || !*f[0] || observe_rel_from_name(f[1], &rel) < 0 || !is_number(f[2], &val)) {
-			diags_add(d, &pos, "malformed observe line");
-			return -EINVAL;
-		}
-		if (!streq(f[3], "-"))
-			for (char *s3 = NULL, *k = strtok_r(f[3], ",", &s3); k; k = strtok_r(NULL, ",", &s3))
-				strv_push(&ks, k);
-		result_add_observe(rs, f[0], rel, val, &ks, streq(f[4], "-") ? NULL : f[4]);
-	}
-	return 0;
-}
-
-int store_parse(const char *id, const struct store_text *t, struct result_set **ret, struct diags *d)
-{
+	static const char *const known[] = { "format", "experiment", "variants", "mechanism", "expect", "observe",
+					     "runs", NULL };
+	_cleanup_json_doc_ struct json_doc *doc = NULL;
 	_cleanup_result_set_ struct result_set *rs = NULL;
-	_cleanup_free_ char *j = xstrdup(t->journal), *v = xstrdup(t->variants), *e = xstrdup(t->expect);
-	_cleanup_free_ char *m = xstrdup(t->mechanism ? t->mechanism : ""), *o = xstrdup(t->observe ? t->observe : "");
-	struct pos pos = { .file = t->journal_file, .line = 1 };
-	char *cur = j, *head;
+	_cleanup_free_ char *err = NULL;
+	struct rd x = { .file = file, .d = d };
+	struct pos pos = { .file = file };
+	unsigned long long format = 0;
+	const char *experiment = NULL;
 
-	if (!str_is_name(id)) {
-		struct pos ip = { .file = t->journal_file };
-
-		diags_add(d, &ip, "'%s' is not a run id", id);
+	if (!str_is_name(id))
+		return bad(&x, "'%s' is not a run id", id);
+	if (json_doc_parse_at(text, len, &doc, &pos.line, &pos.col, &err) < 0) {
+		diags_add(d, &pos, "%s", err);
 		return -EINVAL;
 	}
-	head = next_line(&cur);
-	if (!head || !str_startswith(head, JOURNAL_HEAD)) {
-		diags_add(d, &pos, "not a lab journal (the first line must start with '%s')", JOURNAL_HEAD);
+	if (object(&x, (const struct json_doc *)doc, known) < 0 ||
+	    member_uint(&x, doc, "format", UINT_MAX, &format) < 0)
 		return -EINVAL;
-	}
-	rs = result_set_new(id, head + strlen(JOURNAL_HEAD));
-	if (parse_variants(rs, v, t->variants_file, d) < 0 || parse_journal(rs, cur, t->journal_file, d) < 0 ||
-	    parse_expect(rs, e, t->expect_file, d) < 0 || parse_observe(rs, o, t->observe_file, d) < 0)
+	if (format != STORE_FORMAT)
+		return bad(&x, "format %llu: this lab reads format %d (a newer lab wrote it?)", format, STORE_FORMAT);
+	if (member_string(&x, doc, "experiment", false, &experiment) < 0)
 		return -EINVAL;
-	cur = m;
-	for (char *l; (l = next_line(&cur));)
-		strv_push(&rs->mechanism, l);
+	rs = result_set_new(id, experiment);
+	if (strings(&x, doc, "variants", true, true, &rs->variants) < 0 ||
+	    strings(&x, doc, "mechanism", false, false, &rs->mechanism) < 0 || read_lists(&x, rs, doc) < 0)
+		return -EINVAL;
 	*ret = TAKE_PTR(rs);
 	return 0;
 }
 
-/* A run folder's file, or NULL when missing and optional (an error otherwise). */
-static int read_part(const char *dir, const char *shown, const char *name, bool optional, size_t max,
-		     struct strbuf *sb, char **ret_path, struct diags *d)
+
+/* Every ok run has its metrics file, read into it. */
+static int load_all_metrics(const char *dir, struct result_set *rs, const char *shown_file, unsigned first_line,
+			    struct diags *d)
 {
-	_cleanup_free_ char *p = path_join(dir, name), *sp = path_join(shown, name);
-	struct pos pos = { .file = sp };
-	int r = strbuf_read_file(sb, p, max);
-
-	if (r < 0 && !(optional && r == -ENOENT)) {
-		if (r == -ENOENT)
-			diags_add(d, &pos, "missing: not a lab run folder");
-		else
-			diags_add(d, &pos, "cannot read: %s", strerror(-r));
-		return r;
-	}
-	if (sb->buf && strlen(sb->buf) != sb->len) {
-		diags_add(d, &pos, "a NUL byte in a text file");
-		return -EINVAL;
-	}
-	*ret_path = TAKE_PTR(sp);
-	return 0;
-}
-
-int store_load_as(const char *dir, const char *id, const char *shown, struct result_set **ret, struct diags *d)
-{
-	_cleanup_strbuf_ struct strbuf j = STRBUF_INIT, v = STRBUF_INIT, e = STRBUF_INIT, m = STRBUF_INIT;
-	_cleanup_strbuf_ struct strbuf o = STRBUF_INIT;
-	_cleanup_free_ char *jp = NULL, *vp = NULL, *ep = NULL, *mp = NULL, *op = NULL;
-	_cleanup_result_set_ struct result_set *rs = NULL;
-	struct store_text t;
-
-	if (!shown)
-		shown = dir;
-	if (read_part(dir, shown, "journal", false, 64 << 20, &j, &jp, d) < 0 ||
-	    read_part(dir, shown, "variants", false, 1 << 20, &v, &vp, d) < 0 ||
-	    read_part(dir, shown, "expect", false, 1 << 20, &e, &ep, d) < 0 ||
-	    read_part(dir, shown, "mechanism", true, 1 << 20, &m, &mp, d) < 0 ||
-	    read_part(dir, shown, "observe", true, 1 << 20, &o, &op, d) < 0)
-		return -EINVAL;
-	t = (struct store_text){
-		.journal = j.buf ? j.buf : "", .journal_file = jp,
-		.variants = v.buf ? v.buf : "", .variants_file = vp,
-		.expect = e.buf ? e.buf : "", .expect_file = ep,
-		.mechanism = m.buf, .observe = o.buf, .observe_file = op,
-	};
-	if (store_parse(id, &t, &rs, d) < 0)
-		return -EINVAL;
 	for (size_t i = 0; i < rs->n; i++) {
 		struct result_run *r = &rs->runs[i];
 		int k;
@@ -429,12 +533,48 @@ int store_load_as(const char *dir, const char *id, const char *shown, struct res
 		if ((k = store_load_metrics(dir, r, d)) < 0)
 			return k;
 		if (k == 0) {
-			struct pos pos = { .file = jp, .line = (unsigned)i + 2 };
+			struct pos pos = { .file = shown_file, .line = first_line ? first_line + (unsigned)i : 0 };
 
 			diags_add(d, &pos, "run '%s' is ok but has no metrics file (runs/%s/metrics)", r->id, r->id);
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+int store_load_as(const char *dir, const char *id, const char *shown, struct result_set **ret, struct diags *d)
+{
+	_cleanup_free_ char *p = path_join(dir, STORE_FILE), *old = path_join(dir, STORE_V1_JOURNAL);
+	_cleanup_free_ char *sp = NULL;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_result_set_ struct result_set *rs = NULL;
+	unsigned first_line = 0;
+	int r;
+
+	if (!shown)
+		shown = dir;
+	if (access(p, F_OK) < 0 && errno == ENOENT && access(old, F_OK) == 0) {
+		/* stored before run.json: read as it is (store_save converts it) */
+		if (store_v1_load(dir, id, shown, &rs, &sp, d) < 0)
+			return -EINVAL;
+		first_line = 2;
+	} else {
+		struct pos pos;
+
+		sp = path_join(shown, STORE_FILE);
+		pos = (struct pos){ .file = sp };
+		if ((r = strbuf_read_file(&sb, p, 64 << 20)) < 0) {
+			if (r == -ENOENT)
+				diags_add(d, &pos, "missing: not a lab run folder");
+			else
+				diags_add(d, &pos, "cannot read: %s", strerror(-r));
+			return r;
+		}
+		if (store_parse(id, sb.buf ? sb.buf : "", sb.len, sp, &rs, d) < 0)
+			return -EINVAL;
+	}
+	if ((r = load_all_metrics(dir, rs, sp, first_line, d)) < 0)
+		return r;
 	*ret = TAKE_PTR(rs);
 	return 0;
 }
@@ -446,18 +586,25 @@ int store_load(const char *dir, struct result_set **ret, struct diags *d)
 	return store_load_as(dir, id, NULL, ret, d);
 }
 
+/* A run folder: it has run.json, or a journal from before it. */
+static bool is_run_folder(const char *dir)
+{
+	_cleanup_free_ char *j = path_join(dir, STORE_FILE), *o = path_join(dir, STORE_V1_JOURNAL);
+	struct stat st;
+
+	return stat(j, &st) == 0 || stat(o, &st) == 0;
+}
+
 char *store_find(const char *root, const char *id)
 {
-	_cleanup_free_ char *p = NULL, *j = NULL;
-	struct stat st;
+	_cleanup_free_ char *p = NULL;
 
 	if (strchr(id, '/')) {
 		p = xstrdup(id);
 	} else {
 		p = path_join(root, id);
 	}
-	j = path_join(p, "journal");
-	if (stat(j, &st) < 0)
+	if (!is_run_folder(p))
 		return NULL;
 	return TAKE_PTR(p);
 }
@@ -475,13 +622,12 @@ int store_list(const char *root, struct strv *ret)
 	if (!dh)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(dh))) {
-		_cleanup_free_ char *j = NULL;
-		struct stat st;
+		_cleanup_free_ char *dir = NULL;
 
 		if (!str_is_name(de->d_name))
 			continue; /* dot folders (fetches under way) and names lab never makes */
-		j = xasprintf("%s/%s/journal", root, de->d_name);
-		if (stat(j, &st) == 0)
+		dir = path_join(root, de->d_name);
+		if (is_run_folder(dir))
 			strv_push(ret, de->d_name);
 	}
 	closedir(dh);

@@ -5,14 +5,40 @@
  *
  *   <root>/<id>/lab.yaml      the lab.yaml snapshot
  *   <root>/<id>/plan.json     the resolved plan
- *   <root>/<id>/journal       one line per planned run (tab-separated: id,
- *                             status, variant, job, repeat, group, release,
- *                             error), rewritten atomically after each run;
- *                             its first line names the experiment
- *   <root>/<id>/variants      the compared kernels, baseline first
- *   <root>/<id>/expect        the expectations (job, metric, direction, effect)
- *   <root>/<id>/runs/<run>/   raw outputs, metrics, console, dmesg, config,
- *                             uname, packages, reproduce.sh
+ *   <root>/<id>/run.json      what the run is and how far it got (below),
+ *                             rewritten atomically after each run
+ *   <root>/<id>/runs/<run>/   raw outputs, metrics ("metric value" lines,
+ *                             the workload's parse script's output),
+ *                             console, dmesg, config, uname, packages,
+ *                             reproduce.sh
+ *
+ * run.json (written with the escaping JSON writer, read back through
+ * util/json-read only):
+ *
+ *   { "format": 2,
+ *     "experiment": "tg-load-avg",
+ *     "variants": ["base", "tg-ratelimit"],        compared kernels, baseline first
+ *     "mechanism": ["kernel base: ..."],           checks the report repeats
+ *     "expect": [{"job": 0, "metric": "sysbench.tps", "direction": "increase"
+ *                 (or "decrease", "unchanged"), "effect": 0.02 or null}],
+ *     "observe": [{"metric": "...", "rel": ">=" (observe_rel_name), "value": 1.5,
+ *                  "kernels": ["base"] ([]: every kernel), "says": "..." or null}],
+ *     "runs": [{"id": "tg-load-avg.0001", "status": "pending" | "ok" | "failed",
+ *               "variant": "base", "job": 0, "repeat": 1, "group": "pg-sysbench threads=100%",
+ *               "release": "6.1.192-lab-base-1" or null, "error": "..." or null,
+ *               "boot": "tg-load-avg.b1" or null, "boot_pos": 1 (0: unknown),
+ *               "guest": "lab-base-0" or null}] }
+ *
+ * Every member is required (null where shown); an unknown member, a
+ * missing one or one of another type is an error naming the file (and the
+ * line and column of a syntax error), and the element ("runs[3]").
+ *
+ * Runs stored before run.json (lab up to 480d661: journal, variants,
+ * expect, mechanism, observe; see store-v1.h) are read transparently, so
+ * old runs and bundles of them open unchanged; they are converted only
+ * when lab writes the run again (`lab run --resume`): store_save writes
+ * run.json atomically, then removes the old files, and run.json wins over
+ * them should that stop half-way. Reading never writes.
  *
  * Run ids sort by time: YYYYMMDD-HHMMSS-xxxx. Every file is written to a
  * temporary name, fsynced and renamed. The store never prints.
@@ -21,32 +47,34 @@
 
 #include "../result/result.h"
 #include "../util/diag.h"
+#include "../util/strbuf.h"
+
+#define STORE_FILE "run.json"
+#define STORE_FORMAT 2
 
 /* A fresh folder <root>/<id>; the id goes to *ret_id. */
 int store_create(const char *root, char **ret_id, struct diags *d);
-/* Write journal, variants and expect from the set (atomically each). */
+/* run.json from the set (pretty JSON, a trailing newline). */
+void store_format(const struct result_set *rs, struct strbuf *out);
+/* Write run.json atomically (and drop an old layout's files). */
 int store_save(const char *dir, const struct result_set *rs, struct diags *d);
-/* Only the journal (what changes after each run). */
+/* The same: what changes after each run is in run.json too. */
 int store_save_journal(const char *dir, const struct result_set *rs, struct diags *d);
 /*
- * Read a run folder back (journal, variants, expect, mechanism, observe,
- * each ok run's metrics), strictly: a folder may come from elsewhere, so
- * every line is checked (run ids and kernel names are names, no id twice,
- * known statuses and directions, finite numbers) and the first problem is
- * an error naming its file and line. The id is the folder's name.
+ * Read a run folder back (run.json, or the old layout, and each ok run's
+ * metrics), strictly: a folder may come from elsewhere, so everything is
+ * checked (run ids and kernel names are names, no id twice, known statuses
+ * and directions, finite numbers) and the first problem is an error naming
+ * its file. The id is the folder's name.
  */
 int store_load(const char *dir, struct result_set **ret, struct diags *d);
 /* The same for a folder whose name is not (yet) the run id; errors name
  * its files as in `shown` (NULL: dir). */
 int store_load_as(const char *dir, const char *id, const char *shown, struct result_set **ret, struct diags *d);
-/* The texts of a run folder's files (NUL-terminated; mechanism and observe
- * may be NULL) and the names to give in errors. */
-struct store_text {
-	const char *journal, *variants, *expect, *mechanism, *observe;
-	const char *journal_file, *variants_file, *expect_file, *observe_file;
-};
-/* store_load's checks on texts in memory, without the metrics files. */
-int store_parse(const char *id, const struct store_text *t, struct result_set **ret, struct diags *d);
+/* store_load's checks on a run.json text in memory (len bytes; `file` for
+ * errors), without the metrics files. */
+int store_parse(const char *id, const char *text, size_t len, const char *file, struct result_set **ret,
+		struct diags *d);
 /* One run's parsed metrics from <dir>/runs/<run>/metrics: 1 when read,
  * 0 when there is no such file (nothing added), or a negative errno. */
 int store_load_metrics(const char *dir, struct result_run *r, struct diags *d);

@@ -28,3 +28,35 @@ static inline void json_doc_freep(struct json_doc **d)
 	json_doc_free(*d);
 }
 #define _cleanup_json_doc_ __attribute__((cleanup(json_doc_freep)))
+
+/*
+ * Any value of a parsed document, for nested data (run.json): a member, an
+ * element, or the document itself (a struct json_doc is its top-level
+ * object). Values belong to the document and live as long as it does.
+ * Each accessor returns NULL / -EINVAL when the value has another type, so
+ * a reader can be strict: check the type, say what it found.
+ */
+enum json_doc_type {
+	JSON_DOC_NULL, JSON_DOC_BOOL, JSON_DOC_INTEGER, JSON_DOC_REAL, JSON_DOC_STRING, JSON_DOC_ARRAY,
+	JSON_DOC_OBJECT,
+};
+enum json_doc_type json_doc_type(const struct json_doc *v);
+/* "null", "a boolean", "an integer", "a number", "a string", "an array", "an object" */
+const char *json_doc_type_name(const struct json_doc *v);
+/* The member `key` of an object; NULL when missing or v is no object. */
+const struct json_doc *json_doc_get(const struct json_doc *v, const char *key);
+/* The first member of an object whose key is not in `known` (NULL-terminated); NULL if none. */
+const char *json_doc_unknown_key(const struct json_doc *v, const char *const *known);
+/* An array's length (0 for other values) and its element i (NULL past the end). */
+size_t json_doc_array_size(const struct json_doc *v);
+const struct json_doc *json_doc_array_get(const struct json_doc *v, size_t i);
+/* A string's text (no NUL inside: the parser refuses \u0000); NULL for other values. */
+const char *json_doc_string_value(const struct json_doc *v);
+/* An integer within [min, max]: 0, -EINVAL (not an integer) or -ERANGE. */
+int json_doc_int_value(const struct json_doc *v, long long min, long long max, long long *ret);
+/* A number (integer or real): 0 or -EINVAL. */
+int json_doc_number_value(const struct json_doc *v, double *ret);
+/* json_doc_parse with the position apart: *ret_line and *ret_col (1-based,
+ * 0 when jansson has none) and *ret_err the message alone (free it). */
+int json_doc_parse_at(const char *text, size_t len, struct json_doc **ret, unsigned *ret_line, unsigned *ret_col,
+		      char **ret_err);

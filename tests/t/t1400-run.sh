@@ -49,8 +49,8 @@ test_expect_success 'lab run: the good run is stored, the bad one fails with its
 	id=\$(ls proj/results | grep -v index) &&
 	echo \"\$id\" >id &&
 	test \$(echo \"\$id\" | wc -l) = 1 &&
-	grep -q '^smoke.0001	ok	base	0	1	stress-ng stressor=switch' proj/results/\$id/journal &&
-	grep -q '^smoke.0002	failed	base	1	1	stress-ng stressor=no-such-stressor.*the warm-up step failed' proj/results/\$id/journal &&
+	run_journal proj/results/\$id | grep -q '^smoke.0001	ok	base	0	1	stress-ng stressor=switch' &&
+	run_journal proj/results/\$id | grep -q '^smoke.0002	failed	base	1	1	stress-ng stressor=no-such-stressor.*the warm-up step failed' &&
 	grep -q 'smoke.0002 base FAILED' err &&
 	grep -q 'Failed runs' report
 "
@@ -102,22 +102,22 @@ test_expect_success 'kill -9 in the middle: gc and --resume lose nothing stored,
 	# the binary itself in the background (not the lab() wrapper): kill -9 must hit lab
 	\"\$LAB\" -C proj2 --set repeat=1 run smoke >/dev/null 2>&1 &
 	pid=\$! n=0
-	until grep -q '^smoke.0001	ok' proj2/results/*/journal 2>/dev/null; do
+	until run_journal proj2/results/* 2>/dev/null | grep -q '^smoke.0001	ok'; do
 		sleep 2; n=\$((n + 1)); test \$n -lt 300 || exit 1
 	done &&
 	kill -9 \$pid &&
 	sleep 1 &&
 	id=\$(ls proj2/results | grep -v index) &&
 	m1=\$(stat -c %Y proj2/results/\$id/runs/smoke.0001/metrics) &&
-	grep -q '^smoke.0002	pending' proj2/results/\$id/journal &&
+	run_journal proj2/results/\$id | grep -q '^smoke.0002	pending' &&
 	lab -C proj2 gc >gc &&
 	test \"\$(cat proj2/results/\$id/set)\" = repeat=1 &&
 	test_must_fail_with 2 lab -C proj2 --set repeat=2 run --resume \$id 2>err &&
 	grep -q 'resume takes the --set values the run was made with' err &&
 	test_must_fail_with 1 lab -C proj2 run --resume \$id >/dev/null 2>err &&
-	! grep -q 'not in the plan' proj2/results/\$id/journal &&
-	grep -q '^smoke.0001	ok' proj2/results/\$id/journal &&
-	grep -q '^smoke.0002	failed' proj2/results/\$id/journal &&
+	! run_journal proj2/results/\$id | grep -q 'not in the plan' &&
+	run_journal proj2/results/\$id | grep -q '^smoke.0001	ok' &&
+	run_journal proj2/results/\$id | grep -q '^smoke.0002	failed' &&
 	test \$(stat -c %Y proj2/results/\$id/runs/smoke.0001/metrics) = \$m1 &&
 	! grep -q 'smoke.0001 base: boot' err &&
 	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms &&

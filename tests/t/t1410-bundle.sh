@@ -248,6 +248,47 @@ test_expect_success 'lab compare: two stored runs, kernel by kernel, the first t
 	(cd src && test_must_fail_with 2 lab compare $ID 2>err) && grep -q 'name two stored runs' src/err
 "
 
+# a bundle made by lab at 480d661, before run.json: the run in the old
+# line layout (journal, variants, expect, mechanism, observe)
+V1=$TEST_DIRECTORY/data/store-v1
+test_expect_success 'a bundle of the old layout still fetches and reports as lab reported it then' "
+	mkdir -p oldb &&
+	lab fetch -o oldb '$V1/bundle-20261130-101500-ab12.tar.gz' >/dev/null &&
+	test -f oldb/20261130-101500-ab12/journal && ! test -e oldb/20261130-101500-ab12/run.json &&
+	lab report oldb/20261130-101500-ab12 >old.txt &&
+	test_cmp '$V1/report.txt' old.txt &&
+	lab report --format json oldb/20261130-101500-ab12 >old.json &&
+	test_cmp '$V1/report.json' old.json
+"
+
+NID=20261130-140000-cafe
+mkdir -p src/results/$NID/runs/e.0001 src/results/$NID/runs/e.0002
+cat >src/results/$NID/run.json <<'EOF'
+{"format": 2, "experiment": "e", "variants": ["base", "patched"], "mechanism": [],
+ "expect": [{"job": 0, "metric": "m.tps", "direction": "increase", "effect": 0.02}], "observe": [],
+ "runs": [{"id": "e.0001", "status": "ok", "variant": "base", "job": 0, "repeat": 1, "group": "w",
+           "release": "6.1-lab-base", "error": null, "boot": "e.b1", "boot_pos": 1, "guest": "lab-base-0"},
+          {"id": "e.0002", "status": "ok", "variant": "patched", "job": 0, "repeat": 1, "group": "w",
+           "release": "6.1-lab-patched", "error": null, "boot": "e.b2", "boot_pos": 1, "guest": "lab-patched-0"}]}
+EOF
+printf 'm.tps 10\n' >src/results/$NID/runs/e.0001/metrics
+printf 'm.tps 12\n' >src/results/$NID/runs/e.0002/metrics
+
+test_expect_success 'a run stored as run.json bundles, fetches and reports' "
+	(cd src && lab bundle $NID -o ../n.tar.zst >/dev/null) &&
+	tar --zstd -tf n.tar.zst >nlist &&
+	grep -qx '$NID/run.json' nlist && ! grep -q '/journal\$' nlist &&
+	mkdir -p ndst && lab fetch -o ndst n.tar.zst >/dev/null &&
+	cmp src/results/$NID/run.json ndst/$NID/run.json &&
+	lab report ndst/$NID --all >nrep && grep -q 'm.tps' nrep
+"
+
+test_expect_success 'a damaged run.json is refused, naming the file, line and column' "
+	mkdir -p bad/$NID/runs && printf '{\"format\": 2,\n \"experiment\": }\n' >bad/$NID/run.json &&
+	test_must_fail_with 1 lab report bad/$NID 2>err &&
+	grep -q '^bad/$NID/run.json:2:16: ' err
+"
+
 # a stand-in for ssh: after "--" comes the host, then the remote command,
 # run here in src/ (or, with FAKE_SSH_BUNDLE set, that file printed instead)
 mkdir -p fakebin

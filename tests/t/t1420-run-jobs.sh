@@ -124,8 +124,8 @@ test_expect_success TWO_CPUS 'lab run --jobs 2: two guests at once, each on its 
 	grep -A1 'holds    base stress-ng.switch.ops_per_sec > 0' report | grep -q 'the stressor switched; 2 runs: ' &&
 	id=\$(ls proj/results | grep -v index) && echo \"\$id\" >id &&
 	d=proj/results/\$id/runs &&
-	grep -q '^par.0001	ok' proj/results/\$id/journal &&
-	grep -q '^par.0002	ok' proj/results/\$id/journal &&
+	run_journal proj/results/\$id | grep -q '^par.0001	ok' &&
+	run_journal proj/results/\$id | grep -q '^par.0002	ok' &&
 	# each guest's vCPU thread may run on its slot's CPU only, and the slots differ
 	for r in par.0001 par.0002; do
 		cs=\$(sed -n '1s/^# slot [0-9]*, host cpus \\([0-9,]*\\)\$/\\1/p' \$d/\$r/placement) &&
@@ -145,9 +145,9 @@ test_expect_success 'boot: once: runs of a variant share a boot; a failed run ge
 	grep -q 'boot: once, a guest serves all the runs of a variant' err &&
 	id=\$(ls -t proj/results | grep -v index | head -1) &&
 	d=proj/results/\$id/runs &&
-	grep -q '^once.0001	ok' proj/results/\$id/journal &&
-	grep -q '^once.0002	failed.*the run step failed' proj/results/\$id/journal &&
-	grep -q '^once.0003	ok' proj/results/\$id/journal &&
+	run_journal proj/results/\$id | grep -q '^once.0001	ok' &&
+	run_journal proj/results/\$id | grep -q '^once.0002	failed.*the run step failed' &&
+	run_journal proj/results/\$id | grep -q '^once.0003	ok' &&
 	grep -qx 'count.n 1' \$d/once.0001/metrics &&
 	grep -qx 'n 2' \$d/once.0002/raw/count.raw &&
 	grep -qx 'count.n 1' \$d/once.0003/metrics &&
@@ -167,8 +167,8 @@ test_expect_success 'boot: side-by-side: a guest per variant, both up, the runs 
 	id=\$(ls -t proj/results | grep -v index | head -1) &&
 	d=proj/results/\$id/runs &&
 	# plan order, variants alternating: base, tg-ratelimit, base, tg-ratelimit
-	for r in 0001 0003; do grep -q \"^side.\$r	ok	base	\" proj/results/\$id/journal || exit 1; done &&
-	for r in 0002 0004; do grep -q \"^side.\$r	ok	tg-ratelimit	\" proj/results/\$id/journal || exit 1; done &&
+	for r in 0001 0003; do run_journal proj/results/\$id | grep -q \"^side.\$r	ok	base	\" || exit 1; done &&
+	for r in 0002 0004; do run_journal proj/results/\$id | grep -q \"^side.\$r	ok	tg-ratelimit	\" || exit 1; done &&
 	# each guest stayed up across the other's run: its second run counts 2
 	grep -qx 'count.n 1' \$d/side.0001/metrics && grep -qx 'count.n 1' \$d/side.0002/metrics &&
 	grep -qx 'count.n 2' \$d/side.0003/metrics && grep -qx 'count.n 2' \$d/side.0004/metrics &&
@@ -193,7 +193,7 @@ test_expect_success 'a boot that QEMU crashes is tried once more, with the evide
 	wait && test \"\$(cat rc)\" = 0 &&
 	grep -q 'QEMU crashed during the boot (boot-1.qemu.log): booting again' err &&
 	id=\$(ls -t proj/results | grep -v index | head -1) &&
-	grep -q '^crash.0001	ok	' proj/results/\$id/journal &&
+	run_journal proj/results/\$id | grep -q '^crash.0001	ok	' &&
 	d=proj/results/\$id/runs/crash.0001 &&
 	grep -q 'shutting down, reason=crashed' \$d/boot-1.qemu.log &&
 	grep -q 'Memory:' \$d/boot-1.console.log &&

@@ -107,8 +107,8 @@ test_expect_success 'lab run on the host: a kexec per variant, the same driver, 
 	lab -C proj run metal >report 2>err &&
 	id=\$(ls proj/results | grep -v index) &&
 	d=proj/results/\$id/runs &&
-	grep -q '^metal.0001	ok	base' proj/results/\$id/journal &&
-	grep -q '^metal.0002	ok	tg-ratelimit' proj/results/\$id/journal &&
+	run_journal proj/results/\$id | grep -q '^metal.0001	ok	base' &&
+	run_journal proj/results/\$id | grep -q '^metal.0002	ok	tg-ratelimit' &&
 	test \$(grep -c 'base: kexec\$\\|tg-ratelimit: kexec\$' err) = 2 &&
 	grep -q '^stress-ng.switch.ops_per_sec ' \$d/metal.0001/metrics &&
 	python3 -c 'import json,sys; f = json.load(open(sys.argv[1])); assert f[\"host\"] == \"box\" and f[\"nodes\"] == [\"0-1\", \"2-3\"] and \"lab-tg-ratelimit\" in f[\"release\"], f' \$d/metal.0002/host-facts.json &&

@@ -79,8 +79,8 @@ test_expect_success 'lab host trust pins the remote host key' "
 test_expect_success 'lab run: one repetition on each host, both measured' "
 	lab -C proj run spread >report 2>err &&
 	id=\$(ls proj/results | grep -v index) && echo \$id >id &&
-	grep -q '^spread.0001	ok' proj/results/\$id/journal &&
-	grep -q '^spread.0002	ok' proj/results/\$id/journal &&
+	run_journal proj/results/\$id | grep -q '^spread.0001	ok' &&
+	run_journal proj/results/\$id | grep -q '^spread.0002	ok' &&
 	for r in spread.0001 spread.0002; do
 		grep -q '^stress-ng.switch.ops_per_sec [0-9]' proj/results/\$id/runs/\$r/metrics &&
 		grep -q 'lab-base' proj/results/\$id/runs/\$r/raw/uname || exit 1

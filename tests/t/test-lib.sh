@@ -99,6 +99,22 @@ test_line_count() {
 		return 1
 	fi
 }
+# run_journal RUN_DIR...: each stored run's runs as tab-separated lines
+# (id, status, variant, job, repeat, group, release, error; "-" for none),
+# from run.json, for tests to grep
+run_journal() {
+	python3 - "$@" <<'PY'
+import json, sys
+for d in sys.argv[1:]:
+    try:
+        runs = json.load(open(d.rstrip("/") + "/run.json"))["runs"]
+    except OSError:
+        continue
+    for r in runs:
+        f = [r["id"], r["status"], r["variant"], r["job"], r["repeat"], r["group"], r["release"], r["error"]]
+        print("\t".join("-" if v is None else " ".join(str(v).split("\n")).replace("\t", " ") for v in f))
+PY
+}
 
 command -v valgrind >/dev/null 2>&1 && test_set_prereq VALGRIND
 command -v python3 >/dev/null 2>&1 && test_set_prereq PYTHON3

@@ -13,7 +13,10 @@
 #include "run/driver.h"
 #include "run/hostload.h"
 #include "run/index.h"
+#include "result/compare.h"
+#include "result/report.h"
 #include "run/store.h"
+#include "run/store-v1.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 #include "util/path.h"
@@ -58,6 +61,9 @@ static struct result_set *sample(void)
 	r = result_add_run(rs, "quick.0001", "base", "stress-ng stressor=switch", 0, 1);
 	r->status = RUN_OK;
 	r->release = xstrdup("6.1.192-lab-base-1");
+	r->boot = xstrdup("quick.b1");
+	r->boot_pos = 1;
+	r->guest = xstrdup("lab-base-0");
 	result_add_metric(r, "stress-ng.switch.ops_per_sec", 9308.92);
 	r = result_add_run(rs, "quick.0002", "tg-ratelimit", "stress-ng stressor=switch", 0, 1);
 	r->status = RUN_FAILED;
@@ -107,7 +113,14 @@ static void test_store_round_trip(void **state)
 	assert_int_equal(back->runs[0].nm, 1);
 	assert_string_equal(back->runs[0].release, "6.1.192-lab-base-1");
 	assert_int_equal(back->runs[1].status, RUN_FAILED);
-	assert_string_equal(back->runs[1].error, "the run step failed (exit 13); see raw/*.log");
+	assert_string_equal(back->runs[0].boot, "quick.b1");
+	assert_int_equal(back->runs[0].boot_pos, 1);
+	assert_string_equal(back->runs[0].guest, "lab-base-0");
+	assert_null(back->runs[1].boot);
+	assert_int_equal(back->runs[1].boot_pos, 0);
+	assert_null(back->runs[1].guest);
+	/* JSON keeps every character: tabs and newlines are not flattened any more */
+	assert_string_equal(back->runs[1].error, "the run step failed (exit 13);\tsee\nraw/*.log");
 	assert_int_equal(back->runs[2].status, RUN_PENDING);
 	assert_null(back->runs[2].release);
 	assert_int_equal(back->variants.n, 2);
@@ -121,7 +134,7 @@ static void test_store_round_trip(void **state)
 	assert_true(back->observe[0].value == 1.5);
 	assert_int_equal(back->observe[0].kernels.n, 2);
 	assert_string_equal(back->observe[0].kernels.v[1], "pcp-auto@7");
-	assert_non_null(strstr(back->observe[0].says, "pcp high moves"));
+	assert_string_equal(back->observe[0].says, "pcp high moves; tabs\there");
 	assert_int_equal(back->observe[1].rel, OBS_LOWER);
 	assert_int_equal(back->observe[1].kernels.n, 0);
 	assert_null(back->observe[1].says);
@@ -192,15 +205,17 @@ static void test_store_round_trip(void **state)
 			fs_remove_tree(bad);
 		}
 	}
-	/* a damaged journal is an error naming the line */
+	/* a damaged run.json is an error naming the line and column */
 	{
-		char *jp = path_join(dir, "journal");
-		const char bad[] = "# lab journal 1 experiment=quick\nquick.0001\tok\tbase\n";
+		char *jp = path_join(dir, STORE_FILE);
+		const char bad[] = "{\"format\": 2,\n \"experiment\": }\n";
 		struct result_set *x = NULL;
 
 		assert_int_equal(fs_write_atomic(jp, bad, sizeof(bad) - 1, 0644), 0);
 		assert_true(store_load(dir, &x, &d) < 0);
 		assert_int_equal(d.v[d.n - 1].line, 2);
+		assert_int_equal(d.v[d.n - 1].col, 16);
+		assert_non_null(strstr(d.v[d.n - 1].file, "/run.json"));
 		free(jp);
 	}
 	diags_release(&d);
@@ -236,13 +251,13 @@ static void test_store_strict(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-		struct store_text t = { .journal = cases[i].journal, .variants = cases[i].variants,
+		struct store_v1_text t = { .journal = cases[i].journal, .variants = cases[i].variants,
 					.expect = cases[i].expect, .observe = cases[i].observe, .journal_file = "J",
 					.variants_file = "V", .expect_file = "E", .observe_file = "O" };
 		struct result_set *rs = NULL;
 		struct diags d = { 0 };
 
-		assert_true(store_parse("20261201-000000-abcd", &t, &rs, &d) < 0);
+		assert_true(store_v1_parse("20261201-000000-abcd", &t, &rs, &d) < 0);
 		assert_null(rs);
 		assert_int_equal(d.n, 1);
 		assert_string_equal(d.v[0].file, cases[i].file);
@@ -253,13 +268,13 @@ static void test_store_strict(void **state)
 	}
 	{
 		/* the id itself, and a good text */
-		struct store_text t = { .journal = "# lab journal 1 experiment=e\na\tok\tbase\t0\t1\tw\t-\t-\n",
+		struct store_v1_text t = { .journal = "# lab journal 1 experiment=e\na\tok\tbase\t0\t1\tw\t-\t-\n",
 					.variants = "base\n", .expect = "0\tm\tunchanged\t0.02\n", .journal_file = "J" };
 		struct result_set *rs = NULL;
 		struct diags d = { 0 };
 
-		assert_true(store_parse("../up", &t, &rs, &d) < 0);
-		assert_int_equal(store_parse("20261201-000000-abcd", &t, &rs, &d), 1 - 1);
+		assert_true(store_v1_parse("../up", &t, &rs, &d) < 0);
+		assert_int_equal(store_v1_parse("20261201-000000-abcd", &t, &rs, &d), 1 - 1);
 		assert_int_equal(rs->n, 1);
 		assert_int_equal(rs->expect[0].dir, DIR_UNCHANGED);
 		result_set_free(rs);
@@ -284,7 +299,7 @@ static void test_store_ok_without_metrics(void **state)
 	e = path_join(dir, "expect");
 	assert_int_equal(path_mkdir_p(dir, 0755), 0);
 	assert_true(store_load(dir, &rs, &d) < 0);
-	assert_non_null(strstr(d.v[0].file, "/journal"));
+	assert_non_null(strstr(d.v[0].file, "/run.json"));
 	assert_non_null(strstr(d.v[0].msg, "missing"));
 	diags_release(&d);
 	assert_int_equal(fs_write_atomic(j, journal, sizeof(journal) - 1, 0644), 0);
@@ -297,6 +312,181 @@ static void test_store_ok_without_metrics(void **state)
 	assert_non_null(strstr(d.v[0].msg, "is ok but has no metrics file"));
 	assert_int_equal(d.v[0].line, 2);
 	diags_release(&d);
+	fs_remove_tree(tmpl);
+}
+
+#define RUN_REST "\"status\":\"ok\",\"variant\":\"base\",\"job\":0,\"repeat\":1,\"group\":\"w\"," \
+	 "\"release\":null,\"error\":null,\"boot\":null,\"boot_pos\":0,\"guest\":null}"
+#define RUN_A "{\"id\":\"a\"," RUN_REST
+#define DOC(variants, expect, observe, runs)                                                               \
+	"{\"format\":2,\"experiment\":\"e\",\"variants\":" variants ",\"mechanism\":[],\"expect\":" expect \
+	",\"observe\":" observe ",\"runs\":" runs "}"
+
+/* run.json from elsewhere: each damage is an error naming the file, the element and what is wrong. */
+static void test_store_json_strict(void **state)
+{
+	static const struct {
+		const char *text, *msg;
+		unsigned line;
+	} cases[] = {
+		{ DOC("[\"base\"]", "[]", "[]", "[{\"id\":\"../x\"," RUN_REST "]"), "runs[0]: '../x' is not a run id", 0 },
+		{ "{\"format\":2,\n\"experiment\": }", "unexpected token", 2 },
+		{ "[]", "not a JSON object", 1 },
+		{ "{\"format\":2,\"format\":2}", "duplicate object key", 1 },
+		{ "{\"format\":3}", "format 3: this lab reads format 2", 0 },
+		{ "{\"format\":2}", "member 'experiment' is missing", 0 },
+		{ "{\"format\":2,\"colour\":1}", "unknown member 'colour'", 0 },
+		{ "{\"format\":\"2\"}", "'format' is a string, not an integer", 0 },
+		{ DOC("[\"base\"]", "[]", "[]", "[" RUN_A "," RUN_A "]"), "runs[1]: run 'a' is in the file twice", 0 },
+		{ DOC("[\"other\"]", "[]", "[]", "[" RUN_A "]"), "runs[0]: run 'a' names kernel 'base'", 0 },
+		{ DOC("[\"base\",\"base\"]", "[]", "[]", "[]"), "variants[1]: 'base' is listed twice", 0 },
+		{ DOC("[\"../v\"]", "[]", "[]", "[]"), "variants[0]: '../v' is not a kernel name", 0 },
+		{ DOC("[1]", "[]", "[]", "[]"), "variants[0] is an integer, not a string", 0 },
+		{ DOC("[]", "[{\"job\":0,\"metric\":\"m\",\"direction\":\"sideways\",\"effect\":null}]", "[]", "[]"),
+		  "expect[0]: unknown direction 'sideways'", 0 },
+		{ DOC("[]", "[{\"job\":0,\"metric\":\"m\",\"direction\":\"increase\",\"effect\":-1}]", "[]", "[]"),
+		  "expect[0]: effect -1 is not >= 0", 0 },
+		{ DOC("[]", "[{\"job\":-1,\"metric\":\"m\",\"direction\":\"increase\",\"effect\":null}]", "[]", "[]"),
+		  "expect[0]: 'job' is out of range", 0 },
+		{ DOC("[]", "[{\"job\":0,\"metric\":\"m\",\"direction\":\"increase\",\"effect\":1e999}]", "[]", "[]"),
+		  "real number overflow", 1 },
+		{ DOC("[]", "[]", "[{\"metric\":\"m\",\"rel\":\"~\",\"value\":1,\"kernels\":[],\"says\":null}]", "[]"),
+		  "observe[0]: unknown rel '~'", 0 },
+		{ DOC("[]", "[]", "[{\"metric\":\"m\",\"rel\":\">\",\"value\":null,\"kernels\":[],\"says\":null}]", "[]"),
+		  "observe[0]: 'value' is null, not a number", 0 },
+		{ DOC("[]", "[]", "[]", "[{\"id\":\"a\"}]"), "runs[0]: member 'status' is missing", 0 },
+		{ DOC("[]", "[]", "[]", "[\"a\"]"), "runs[0]: a string, not an object", 0 },
+		{ DOC("[\"base\"]", "[]", "[]", "[{\"colour\":1,\"id\":\"a\"," RUN_REST "]"), "runs[0]: unknown member 'colour'", 0 },
+		{ DOC("[\"base\"]", "[]", "[]",
+		      "[{\"id\":\"a\",\"status\":\"ok\",\"variant\":\"base\",\"job\":0,\"repeat\":1,\"group\":\"w\","
+		      "\"release\":null,\"error\":null,\"boot\":\"../b\",\"boot_pos\":1,\"guest\":null}]"),
+		  "runs[0]: '../b' is not a boot id", 0 },
+		{ "{\"format\":2,\"experiment\":\"a\\u0000b\"}", "NUL", 1 },
+	};
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		struct result_set *rs = NULL;
+		struct diags d = { 0 };
+
+		assert_true(store_parse("20261201-000000-abcd", cases[i].text, strlen(cases[i].text), "J", &rs, &d) < 0);
+		assert_null(rs);
+		assert_int_equal(d.n, 1);
+		assert_string_equal(d.v[0].file, "J");
+		if (d.v[0].line != cases[i].line)
+			fail_msg("case %zu: line %u, not %u (%s)", i, d.v[0].line, cases[i].line, d.v[0].msg);
+		if (!strstr(d.v[0].msg, cases[i].msg))
+			fail_msg("case %zu: '%s' lacks '%s'", i, d.v[0].msg, cases[i].msg);
+		diags_release(&d);
+	}
+	{
+		static const char good[] = DOC("[\"base\"]", "[]", "[]", "[" RUN_A "]");
+		struct result_set *rs = NULL;
+		struct diags d = { 0 };
+
+		assert_true(store_parse("../up", good, strlen(good), "J", &rs, &d) < 0);
+		assert_int_equal(store_parse("20261201-000000-abcd", good, strlen(good), "J", &rs, &d), 0);
+		assert_int_equal(rs->n, 1);
+		assert_null(rs->runs[0].boot);
+		result_set_free(rs);
+		diags_release(&d);
+	}
+}
+
+/* Every report of a set, one after the other. */
+static char *all_reports(const struct result_set *rs)
+{
+	struct report_opts all = { .all = true }, some = { 0 };
+	struct comparison *c = compare_build(rs, 0.95);
+	struct strbuf sb = STRBUF_INIT;
+
+	report_format_text(c, &some, &sb);
+	report_format_text(c, &all, &sb);
+	report_format_md(c, &some, &sb);
+	report_format_json(c, &sb);
+	report_format_html(c, &some, &sb);
+	comparison_free(c);
+	return strbuf_detach(&sb, NULL);
+}
+
+#define V1_RUN "tests/data/store-v1/20261130-101500-ab12"
+
+/* A run stored by lab before run.json (made by store.c at 480d661) still
+ * opens, reports as it did then, and reports the same once saved again. */
+static void test_store_v1_run(void **state)
+{
+	char tmpl[] = "/tmp/lab-unit-v1.XXXXXX";
+	_cleanup_free_ char *dir = NULL, *before = NULL, *after = NULL, *golden = NULL;
+	struct result_set *rs = NULL, *back = NULL;
+	struct report_opts none = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	struct comparison *c;
+	struct diags d = { 0 };
+
+	(void)state;
+	assert_int_equal(store_load(V1_RUN, &rs, &d), 0);
+	assert_int_equal(rs->n, 14);
+	assert_null(rs->runs[0].boot);
+	assert_int_equal(rs->runs[0].boot_pos, 0);
+	assert_null(rs->runs[0].guest);
+	/* what `lab report` printed for it at 480d661, in each format */
+	c = compare_build(rs, 0.95);
+	report_format_text(c, &none, &sb);
+	assert_golden("tests/data/store-v1/report.txt", sb.buf);
+	strbuf_reset(&sb);
+	report_format_md(c, &none, &sb);
+	assert_golden("tests/data/store-v1/report.md", sb.buf);
+	strbuf_reset(&sb);
+	report_format_json(c, &sb);
+	assert_golden("tests/data/store-v1/report.json", sb.buf);
+	strbuf_reset(&sb);
+	report_format_html(c, &none, &sb);
+	assert_golden("tests/data/store-v1/report.html", sb.buf);
+	strbuf_release(&sb);
+	comparison_free(c);
+
+	/* saved again (as `lab run --resume` does): run.json, the old files gone, the same reports */
+	assert_non_null(mkdtemp(tmpl));
+	dir = path_join(tmpl, "20261130-101500-ab12");
+	for (size_t i = 0; i < rs->n; i++) {
+		_cleanup_free_ char *from = xasprintf("%s/runs/%s/metrics", V1_RUN, rs->runs[i].id);
+		_cleanup_free_ char *run = xasprintf("%s/runs/%s", dir, rs->runs[i].id);
+		_cleanup_free_ char *to = path_join(run, "metrics");
+		_cleanup_strbuf_ struct strbuf m = STRBUF_INIT;
+
+		assert_int_equal(path_mkdir_p(run, 0755), 0);
+		if (strbuf_read_file(&m, from, 1 << 20) == 0)
+			assert_int_equal(fs_write_atomic(to, m.buf ? m.buf : "", m.len, 0644), 0);
+	}
+	for (size_t i = 0; store_v1_files[i]; i++) {
+		_cleanup_free_ char *from = path_join(V1_RUN, store_v1_files[i]), *to = path_join(dir, store_v1_files[i]);
+		_cleanup_strbuf_ struct strbuf m = STRBUF_INIT;
+
+		assert_int_equal(strbuf_read_file(&m, from, 1 << 20), 0);
+		assert_int_equal(fs_write_atomic(to, m.buf ? m.buf : "", m.len, 0644), 0);
+	}
+	assert_int_equal(store_save(dir, rs, &d), 0);
+	for (size_t i = 0; store_v1_files[i]; i++) {
+		_cleanup_free_ char *p = path_join(dir, store_v1_files[i]);
+
+		assert_int_equal(access(p, F_OK), -1);
+	}
+	assert_int_equal(store_load(dir, &back, &d), 0);
+	before = all_reports(rs);
+	after = all_reports(back);
+	assert_string_equal(before, after);
+	{
+		/* and the texts are the same run.json */
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+		store_format(rs, &a);
+		store_format(back, &b);
+		assert_string_equal(a.buf, b.buf);
+		strbuf_release(&a);
+		strbuf_release(&b);
+	}
+	assert_int_equal(d.n, 0);
+	result_set_free(rs);
+	result_set_free(back);
 	fs_remove_tree(tmpl);
 }
 
@@ -484,6 +674,8 @@ int main(void)
 		cmocka_unit_test(test_store_round_trip),
 		cmocka_unit_test(test_store_strict),
 		cmocka_unit_test(test_store_ok_without_metrics),
+		cmocka_unit_test(test_store_json_strict),
+		cmocka_unit_test(test_store_v1_run),
 		cmocka_unit_test(test_write_atomic_planted_link),
 		cmocka_unit_test(test_safe_relative),
 		cmocka_unit_test(test_manifest_parse),
