@@ -189,7 +189,7 @@ test_expect_success 'a boot that QEMU crashes is tried once more, with the evide
 		test -n \"\$c\" && grep -q 'Memory:' \"\$c\" && break
 		sleep 0.2
 	done &&
-	pid=\$(pgrep -f 'guest=lab-run-' | head -1) && test -n \"\$pid\" && kill -SEGV \$pid &&
+	pid=\$(pgrep -f \"guest=lab-run-.*\$XDG_STATE_HOME/lab/vms/run-\" | head -1) && test -n \"\$pid\" && kill -SEGV \$pid &&
 	wait && test \"\$(cat rc)\" = 0 &&
 	grep -q 'QEMU crashed during the boot (boot-1.qemu.log): booting again' err &&
 	id=\$(ls -t proj/results | grep -v index | head -1) &&
