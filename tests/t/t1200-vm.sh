@@ -3,9 +3,10 @@
 # lab's base kernel boots on the 2-cell, 4-vCPU quick-2x2 topology, lab
 # reaches it over ssh with the pinned key, the guest sees the NUMA layout
 # lab.yaml gave it, hostile arguments cross ssh unchanged, and `vm down`
-# leaves no domain, process or file. An injected panic is a boot failure,
-# reported with the console and cleaned up. Uses the cache of t1100
-# (build/test-cache): the base kernel and the minimal image.
+# leaves no domain, process or file (t9990, on the suite's shared guest
+# this test boots). An injected panic is a boot failure, reported with the
+# console and cleaned up. Uses the cache of t1100 (build/test-cache): the
+# base kernel and the minimal image.
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -17,73 +18,68 @@ test_expect_success 'the base kernel and the minimal image are built (or cached)
 	python3 -c 'import json; print(json.load(open(\"kernel.json\"))[\"release\"])' >release
 "
 
+# The suite's shared guest (test_shared_vm): this test is the first to ask
+# for it in `make test`, so it boots it; t1300 reuses it, t9990 takes it
+# down and checks that `vm down` leaves nothing.
 test_expect_success 'vm up boots base on quick-2x2 and is ready (ssh + uname -r)' "
-	lab -C '$P' --json vm up quick-2x2 --kernel base --image minimal -e quick --name t1200 >up.json &&
+	test_shared_vm suite-minimal minimal &&
+	cp '$SUITE_STATE/suite-minimal.up.json' up.json &&
 	python3 -c '
 import json
 v = json.load(open(\"up.json\"))
-assert v[\"name\"] == \"t1200\" and v[\"domain\"] == \"lab-t1200\", v
+assert v[\"name\"] == \"suite-minimal\" and v[\"domain\"] == \"lab-suite-minimal\", v
 assert v[\"uri\"].startswith(\"qemu:///embed?root=\"), v
 assert v[\"boot_seconds\"] > 0, v
 ' &&
-	lab -C '$P' vm ls >ls &&
-	test_grep -q '^t1200  *running  *quick-2x2  *base  *minimal' ls
+	shared_lab -C '$P' vm ls >ls &&
+	test_grep -q '^suite-minimal  *running  *quick-2x2  *base  *minimal' ls
 "
 
 test_expect_success 'the guest runs the variant and sees the topology: 2 nodes, 2 vCPUs each' "
-	test \"\$(lab -C '$P' vm ssh t1200 uname -r)\" = \"\$(cat release)\" &&
-	test \"\$(lab -C '$P' vm ssh t1200 cat /sys/devices/system/node/node0/cpulist)\" = 0-1 &&
-	test \"\$(lab -C '$P' vm ssh t1200 cat /sys/devices/system/node/node1/cpulist)\" = 2-3 &&
-	test \"\$(lab -C '$P' vm ssh t1200 nproc)\" = 4 &&
-	lab -C '$P' vm ssh t1200 cat /sys/devices/system/node/node0/meminfo /sys/devices/system/node/node1/meminfo >mem &&
+	test \"\$(shared_lab -C '$P' vm ssh suite-minimal uname -r)\" = \"\$(cat release)\" &&
+	test \"\$(shared_lab -C '$P' vm ssh suite-minimal cat /sys/devices/system/node/node0/cpulist)\" = 0-1 &&
+	test \"\$(shared_lab -C '$P' vm ssh suite-minimal cat /sys/devices/system/node/node1/cpulist)\" = 2-3 &&
+	test \"\$(shared_lab -C '$P' vm ssh suite-minimal nproc)\" = 4 &&
+	shared_lab -C '$P' vm ssh suite-minimal cat /sys/devices/system/node/node0/meminfo /sys/devices/system/node/node1/meminfo >mem &&
 	python3 -c '
 import re
 kb = [int(m) for m in re.findall(r\"MemTotal:\\s+(\\d+) kB\", open(\"mem\").read())]
 # quick-2x2 gives each cell 2G; the kernel keeps some for itself
 assert len(kb) == 2 and all(1500000 < k <= 2097152 for k in kb), kb
 ' &&
-	lab -C '$P' vm ssh t1200 cat /sys/devices/system/node/node0/distance >dist &&
+	shared_lab -C '$P' vm ssh suite-minimal cat /sys/devices/system/node/node0/distance >dist &&
 	test \"\$(cat dist)\" = '10 20'
 "
 
 test_expect_success 'hostile arguments cross ssh unchanged' "
-	lab -C '$P' vm ssh t1200 printf '%s|\n' \"it's\" '\$(touch /tmp/pwned)' 'a
+	shared_lab -C '$P' vm ssh suite-minimal printf '%s|\n' \"it's\" '\$(touch /tmp/pwned)' 'a
 b' -rf '' '\`id\`' '\"q\" \\\\ *' >out &&
 	printf '%s|\n' \"it's\" '\$(touch /tmp/pwned)' 'a
 b' -rf '' '\`id\`' '\"q\" \\\\ *' >expected &&
 	test_cmp expected out &&
-	! lab -C '$P' vm ssh t1200 test -e /tmp/pwned
+	! shared_lab -C '$P' vm ssh suite-minimal test -e /tmp/pwned
 "
 
 # Without restrict=on the guest would reach the host's loopback through
 # 10.0.2.2, its own forwarded ssh port included (and read a banner there).
 test_expect_success 'vm cp copies a file in and back out, names with spaces and quotes intact' "
 	printf 'payload \\0 \$(x)\\n' >\"it's a file\" &&
-	lab -C '$P' vm cp t1200 \"\$PWD/it's a file\" \":/tmp/it's a file\" &&
-	lab -C '$P' vm ssh t1200 cat \"/tmp/it's a file\" >seen &&
+	shared_lab -C '$P' vm cp suite-minimal \"\$PWD/it's a file\" \":/tmp/it's a file\" &&
+	shared_lab -C '$P' vm ssh suite-minimal cat \"/tmp/it's a file\" >seen &&
 	test_cmp \"it's a file\" seen &&
-	lab -C '$P' vm cp t1200 \":/tmp/it's a file\" \"\$PWD/back\" &&
+	shared_lab -C '$P' vm cp suite-minimal \":/tmp/it's a file\" \"\$PWD/back\" &&
 	test_cmp \"it's a file\" back
 "
 
 test_expect_success 'the guest reaches nothing but lab (restrict=on)' "
 	port=\$(python3 -c 'import json; print(json.load(open(\"up.json\"))[\"port\"])') &&
-	! lab -C '$P' vm ssh t1200 timeout 10 bash -c \"exec 3<>/dev/tcp/10.0.2.2/\$port && head -c 4 <&3\" >banner 2>err &&
+	! shared_lab -C '$P' vm ssh suite-minimal timeout 10 bash -c \"exec 3<>/dev/tcp/10.0.2.2/\$port && head -c 4 <&3\" >banner 2>err &&
 	! grep -q SSH banner
 "
 
 test_expect_success 'vm console shows the boot' "
-	lab -C '$P' vm console t1200 >console &&
+	shared_lab -C '$P' vm console suite-minimal >console &&
 	test_grep -q 'Linux version' console
-"
-
-test_expect_success 'vm down destroys the domain and leaves nothing' "
-	python3 -c 'import json; print(json.load(open(\"up.json\"))[\"port\"])' >port &&
-	lab -C '$P' vm down t1200 &&
-	! test -e '$XDG_STATE_HOME/lab/vms/t1200' &&
-	! pgrep -f 'guest=lab-t1200' &&
-	lab -C '$P' vm ls >ls &&
-	! grep -q t1200 ls
 "
 
 test_expect_success 'a panic during boot is a boot failure, reported with the console, cleaned up' "

@@ -146,7 +146,44 @@ test_require_libvirt_vm() {
 	export XDG_STATE_HOME="$TRASH/state"
 	P=$SRC_DIR
 	W=$SRC_DIR/workloads
-	trap 'lab -C "$P" -q vm down --all >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+	# the suite's shared guests (test_shared_vm) live in LAB_SUITE_DIR,
+	# which tests/run-all makes and t9990 tears down; a test run on its
+	# own gets a folder of its own, torn down with it
+	if [ -n "${LAB_SUITE_DIR:-}" ]; then
+		SUITE_STATE=$LAB_SUITE_DIR/state
+	else
+		SUITE_STATE=$TRASH/suite-state
+	fi
+	trap 'lab -C "$P" -q vm down --all >/dev/null 2>&1
+		[ -n "${LAB_SUITE_DIR:-}" ] || XDG_STATE_HOME="$SUITE_STATE" lab -C "$P" -q vm down --all >/dev/null 2>&1
+		rm -rf "$TRASH"' EXIT
+}
+
+# shared_lab ARGS...: lab with the state folder of the suite's shared guests
+shared_lab() {
+	XDG_STATE_HOME="$SUITE_STATE" lab "$@"
+}
+
+# test_shared_vm NAME IMAGE: the suite's shared guest NAME: the base kernel
+# and IMAGE on quick-2x2 with the quick experiment, the catalogue unpacked
+# in /tmp/wl. Booted by the first test of the suite that asks for it (under
+# a lock) and kept up for the next ones, so the suite boots it once; `vm
+# up`'s JSON is in $SUITE_STATE/NAME.up.json. Tests that share it write
+# only below /tmp in the guest, under names of their own, and leave its
+# kernel, sysctls and cgroups as they found them. t9990 takes it down.
+test_shared_vm() {
+	mkdir -p "$SUITE_STATE" &&
+	(
+		flock 9 &&
+		if ! shared_lab -C "$P" vm ssh "$1" true >/dev/null 2>&1; then
+			shared_lab -C "$P" -q vm down "$1" >/dev/null 2>&1
+			lab -C "$P" -q kernel build base &&
+			lab -C "$P" -q image build "$2" &&
+			shared_lab -C "$P" --json vm up quick-2x2 --kernel base --image "$2" -e quick \
+				--name "$1" >"$SUITE_STATE/$1.up.json" &&
+			copy_catalogue shared_lab "$1" "$SUITE_STATE/$1.wl.tar"
+		fi
+	) 9>>"$SUITE_STATE/.lock"
 }
 
 # test_catalogue_vm NAME IMAGE: the base kernel and IMAGE built, VM NAME up
@@ -155,7 +192,13 @@ test_catalogue_vm() {
 	lab -C "$P" -q kernel build base &&
 	lab -C "$P" -q image build "$2" &&
 	lab -C "$P" -q vm up quick-2x2 --kernel base --image "$2" -e quick --name "$1" >/dev/null &&
-	tar -C "$W" -cf wl.tar . &&
-	lab -C "$P" vm cp "$1" "$PWD/wl.tar" :/tmp/wl.tar &&
-	lab -C "$P" vm ssh "$1" sh -c 'mkdir -p /tmp/wl /tmp/mon /tmp/out && tar -C /tmp/wl -xf /tmp/wl.tar'
+	copy_catalogue lab "$1" "$PWD/wl.tar"
+}
+
+# copy_catalogue LAB NAME TAR: the workload catalogue packed into TAR and
+# unpacked in guest NAME's /tmp/wl, through LAB (lab or shared_lab)
+copy_catalogue() {
+	tar -C "$W" -cf "$3" . &&
+	"$1" -C "$P" vm cp "$2" "$3" :/tmp/wl.tar &&
+	"$1" -C "$P" vm ssh "$2" sh -c 'mkdir -p /tmp/wl /tmp/mon /tmp/out && tar -C /tmp/wl -xf /tmp/wl.tar'
 }
