@@ -16,7 +16,7 @@
 #include "util/strv.h"
 #include "vm/domain.h"
 #include "vm/remote.h"
-#include "vm/ssh.h"
+#include "ssh/ssh.h"
 #include "vm/vm.h"
 
 static struct spec_topology two_cells(void)
