@@ -120,7 +120,7 @@ int vm_name_check(const char *name, struct diags *d);
  * the log does not say. *crashed: QEMU itself failed.
  */
 char *vm_qemu_stop_reason(const char *log, bool *crashed);
-/* The QEMU process of a VM on this machine; -1 on a remote host or when gone. */
+/* The QEMU process of a VM on this machine (its backend says); -1 on a remote host, 0 when gone. */
 pid_t vm_qemu_pid(const struct vm *v);
 /* Stop the holder (domain destroyed and undefined) and remove the folder. */
 int vm_down(const char *state, const char *name, struct diags *d);
