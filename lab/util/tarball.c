@@ -102,14 +102,26 @@ static bool target_inside(const char *rel, const char *target)
 	return true;
 }
 
-/* The name without its first `strip` components; NULL when nothing is left. */
-static const char *stripped(const char *name, unsigned strip)
+/* A member's name as a path below the top: the first `strip` components
+ * dropped, then any "./" (tar -C DIR -cf - . makes "./x") and a folder's
+ * trailing "/"; NULL when nothing is left (the top itself). */
+static char *clean_name(const char *name, unsigned strip)
 {
+	char *s;
+	size_t n;
+
 	for (unsigned i = 0; i < strip && name; i++) {
 		name = strchr(name, '/');
 		name = name ? name + 1 : NULL;
 	}
-	return name && *name ? name : NULL;
+	while (name && name[0] == '.' && name[1] == '/')
+		name += 2;
+	if (!name || !*name || streq(name, "."))
+		return NULL;
+	s = xstrdup(name);
+	for (n = strlen(s); n > 1 && s[n - 1] == '/'; n--)
+		s[n - 1] = '\0';
+	return s;
 }
 
 static int fail(struct unpack *u, int r, const char *name, const char *why)
@@ -160,7 +172,7 @@ static int unpack_one(struct unpack *u, struct archive_entry *e, const char *rel
 	if ((dfd = open_dir(u, parent)) < 0)
 		return fail(u, dfd, rel, NULL);
 	if (link) {
-		const char *from = stripped(link, strip);
+		_cleanup_free_ char *from = clean_name(link, strip);
 		_cleanup_free_ char *fparent = NULL, *fbase = NULL;
 		int sfd;
 
@@ -233,15 +245,11 @@ int tarball_extract(const char *path, int dirfd, unsigned strip, size_t *ret_mem
 		return -EIO;
 	}
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
-		const char *name = archive_entry_pathname(e), *rel = name ? stripped(name, strip) : NULL;
-		_cleanup_free_ char *trimmed = rel ? xstrdup(rel) : NULL;
+		const char *name = archive_entry_pathname(e);
+		_cleanup_free_ char *trimmed = name ? clean_name(name, strip) : NULL;
 
-		while (trimmed && trimmed[0] == '.' && trimmed[1] == '/')
-			memmove(trimmed, trimmed + 2, strlen(trimmed + 2) + 1); /* "./x" as tar -C DIR -cf - . makes */
-		if (!trimmed || !*trimmed || streq(trimmed, ".") || streq(trimmed, "./"))
+		if (!trimmed)
 			continue; /* the top folder itself */
-		for (size_t n = strlen(trimmed); n > 1 && trimmed[n - 1] == '/'; n--)
-			trimmed[n - 1] = '\0'; /* folders may be named "sub/" */
 		if (!path_is_safe_relative(trimmed)) {
 			r = fail(&u, -EINVAL, name, "'..', '.', '~', an empty part or a control character in the name");
 			goto out;

@@ -561,6 +561,27 @@ static void test_tarball_hostile(void **state)
 	assert_int_equal(stat(p, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0755);
 	free(p);
+	/* what a guest's `tar -C out -cf - .` makes: "./" names, a hard link among them */
+	{
+		static const struct member guest[] = {
+			{ 'd', "./", NULL, 0755 },
+			{ 'f', "./a.raw", "ops 1\n", 0 },
+			{ 'h', "./b.raw", "./a.raw", 0 },
+			{ 'd', "./mon/", NULL, 0755 },
+			{ 'f', "./mon/vmstat.raw", "v\n", 0 },
+		};
+		char *b;
+
+		assert_int_equal(unpack_members(dir, guest, ELEMENTSOF(guest), 0, &err), 0);
+		p = path_join(dir, "into/b.raw");
+		b = slurp(p);
+		assert_string_equal(b, "ops 1\n");
+		free(b);
+		free(p);
+		p = path_join(dir, "into/mon/vmstat.raw");
+		assert_int_equal(stat(p, &st), 0);
+		free(p);
+	}
 	/* nothing landed beside the folder */
 	p = path_join(dir, "evil");
 	assert_int_not_equal(stat(p, &st), 0);
