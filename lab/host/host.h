@@ -18,7 +18,7 @@
 #include "../kernel/build.h"
 #include "../spec/spec.h"
 #include "../util/strbuf.h"
-#include "../vm/ssh.h"
+#include "../ssh/ssh.h"
 
 struct host {
 	const struct spec_host *spec;

@@ -628,190 +628,231 @@ static int lock_work(const char *work, const struct kbuild_progress *p, const ch
 	return 0;
 }
 
-int kernel_build(const struct spec *s, const struct kvariant *v, const struct kbuild_opts *o,
-		 const struct kbuild_progress *p, struct kartifact *ret, struct diags *d)
+/* One kernel_build in progress: what its steps share. */
+struct kbuild {
+	const struct kvariant *v;
+	const struct kbuild_progress *p;
+	char *cache, *work, *tree, *obj;
+	unsigned jobs;
+	struct inputs in;
+	struct kartifact a;
+	struct kconfig final;
+	struct strbuf log;
+};
+
+/* The source's work tree, locked, carrying the variant's patches; its object folder. */
+static int kb_tree(struct kbuild *b, int *lockfd, struct diags *d)
 {
-	_cleanup_free_ char *cache = lab_cache_dir(s), *dir = NULL, *work = NULL, *tree = NULL, *obj = NULL;
-	_cleanup_free_ char *tmp = NULL, *count_file = NULL;
-	_cleanup_strbuf_ struct strbuf log = STRBUF_INIT;
-	_cleanup_close_ int lockfd = -1;
-	struct inputs in = { 0 };
-	struct kartifact a = { 0 };
-	struct kconfig final = { 0 };
-	double t0 = now_sec();
-	unsigned jobs = o && o->jobs ? o->jobs : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
 	int r;
 
-	step(p, v->name, "source");
-	r = compute_inputs(cache, v, true, &log, &in, d);
+	b->work = xasprintf("%s/work/%s", b->cache, b->in.src.key);
+	r = path_mkdir_p(b->work, 0755);
+	if (r < 0 || (r = lock_work(b->work, b->p, b->v->name, lockfd)) < 0) {
+		diags_add(d, NULL, "cannot use work folder '%s': %s", b->work, strerror(-r));
+		return r;
+	}
+	step(b->p, b->v->name, "patches");
+	if ((r = worktree_ensure(b->work, b->in.src.tree, &b->log, d, &b->v->kernel->pos)) < 0 ||
+	    (r = worktree_switch(b->work, b->in.src.tree, b->in.patches, b->in.npatches, &b->log, d)) < 0)
+		return r;
+	b->tree = path_join(b->work, "src");
+	b->obj = xasprintf("%s/obj-%.16s", b->work, b->in.confkey);
+	path_mkdir_p(b->obj, 0755);
+	return 0;
+}
+
+/* The object folder is shared: keep this variant's final .config apart. */
+static void kb_keep_config(struct kbuild *b)
+{
+	_cleanup_free_ char *dirc = path_join(b->work, "configs"), *from = path_join(b->obj, ".config");
+	_cleanup_free_ char *lv = kvariant_localversion(b->v->name, b->in.key);
+
+	path_mkdir_p(dirc, 0755);
+	b->a.config = xasprintf("%s/%s.config", dirc, lv + 5);
+	fs_copy_file(from, b->a.config, true);
+}
+
+/* --check: make prepare, then only the objects the patches touch, with -Werror. */
+static int kb_check(struct kbuild *b, struct diags *d)
+{
+	_cleanup_strv_ struct strv files = STRV_INIT;
+	_cleanup_command_ struct command prep = { 0 }, cc = { 0 };
+	int r;
+
+	for (size_t i = 0; i < b->in.npatches; i++)
+		for (size_t j = 0; j < b->in.patches[i]->nfiles; j++)
+			if (!strv_contains(&files, b->in.patches[i]->files[j].path))
+				strv_push(&files, b->in.patches[i]->files[j].path);
+	kernel_touched_objects(b->tree, &files, &b->a.checked);
+	step(b->p, b->v->name, "prepare");
+	make_base(&prep, b->tree, b->obj);
+	command_argf(&prep, "-j%u", b->jobs);
+	command_arg(&prep, "prepare");
+	r = command_run_logged(&prep, &b->log, d, &b->v->kernel->pos, "make prepare");
+	if (r < 0 || !b->a.checked.n)
+		return r;
+	step(b->p, b->v->name, "compile");
+	make_base(&cc, b->tree, b->obj);
+	command_argf(&cc, "-j%u", b->jobs);
+	command_arg(&cc, "KCFLAGS=-Werror");
+	for (size_t i = 0; i < b->a.checked.n; i++)
+		command_arg(&cc, b->a.checked.v[i]);
+	return command_run_logged(&cc, &b->log, d, &b->v->kernel->pos, "compiling the objects the patches touch");
+}
+
+/* make bzImage (and modules), objects counted for the progress; then the release it built. */
+static int kb_make(struct kbuild *b, struct diags *d)
+{
+	_cleanup_command_ struct command mk = { 0 };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, rel = STRBUF_INIT;
+	_cleanup_free_ char *count_file = path_join(b->work, "objects-estimate");
+	_cleanup_free_ char *relf = path_join(b->obj, "include/config/kernel.release");
+	struct counter counter = { .p = b->p, .expected = read_count(count_file) };
+	int r;
+
+	b->a.modules = has_modules(&b->final);
+	step(b->p, b->v->name, "build");
+	make_base(&mk, b->tree, b->obj);
+	command_argf(&mk, "-j%u", b->jobs);
+	command_argf(&mk, "LOCALVERSION=%s", b->in.localversion);
+	if (access("/usr/bin/ccache", X_OK) == 0 && !getenv("LAB_NO_CCACHE")) {
+		_cleanup_free_ char *ccdir = path_join(b->cache, "ccache");
+
+		command_arg(&mk, "CC=ccache gcc");
+		command_env(&mk, "CCACHE_DIR", ccdir);
+	}
+	command_arg(&mk, "bzImage");
+	if (b->a.modules)
+		command_arg(&mk, "modules");
+	mk.out = &out;
+	mk.on_line = count_object;
+	mk.userdata = &counter;
+	r = command_run_logged(&mk, &b->log, d, &b->v->kernel->pos, "building the kernel");
+	b->a.compiled = counter.done;
 	if (r < 0)
-		goto out;
-	dir = xasprintf("%s/kernels/%.16s", cache, in.key);
-	if (!(o && (o->force || o->check_only || o->config_only)) && load_artifact(dir, v->name, in.key, &a) == 0) {
-		fill_patch_list(&in, &a);
-		recheck(v, &a);
-		goto out;
-	}
-	kartifact_release(&a);
-	a.name = xstrdup(v->name);
-	a.key = xstrdup(in.key);
-	a.source_identity = xstrdup(in.src.identity);
-	a.compiler = xstrdup(in.compiler);
-	fill_patch_list(&in, &a);
-	work = xasprintf("%s/work/%s", cache, in.src.key);
-	r = path_mkdir_p(work, 0755);
-	if (r < 0 || (r = lock_work(work, p, v->name, &lockfd)) < 0) {
-		diags_add(d, NULL, "cannot use work folder '%s': %s", work, strerror(-r));
-		goto out;
-	}
-	step(p, v->name, "patches");
-	r = worktree_ensure(work, in.src.tree, &log, d, &v->kernel->pos);
-	if (r < 0)
-		goto out;
-	r = worktree_switch(work, in.src.tree, in.patches, in.npatches, &log, d);
-	if (r < 0)
-		goto out;
-	tree = path_join(work, "src");
-	obj = xasprintf("%s/obj-%.16s", work, in.confkey);
-	path_mkdir_p(obj, 0755);
-	step(p, v->name, "config");
-	r = configure(tree, obj, v, &in, &log, &final, &a, d);
-	if (r == 0 && o && (o->config_only || o->check_only)) {
-		/* the object folder is shared: keep this variant's final .config apart */
-		_cleanup_free_ char *dirc = path_join(work, "configs"), *from = path_join(obj, ".config");
-		_cleanup_free_ char *lv = kvariant_localversion(v->name, in.key);
+		return r;
+	if (counter.done > counter.expected) {
+		_cleanup_free_ char *n = xasprintf("%zu\n", counter.done);
 
-		path_mkdir_p(dirc, 0755);
-		a.config = xasprintf("%s/%s.config", dirc, lv + 5);
-		fs_copy_file(from, a.config, true);
+		fs_write_atomic(count_file, n, strlen(n), 0644);
 	}
-	if (r < 0 || (o && o->config_only))
-		goto out;
-	if (o && o->check_only) {
-		_cleanup_strv_ struct strv files = STRV_INIT;
-		_cleanup_command_ struct command prep = { 0 }, cc = { 0 };
-
-		for (size_t i = 0; i < in.npatches; i++)
-			for (size_t j = 0; j < in.patches[i]->nfiles; j++)
-				if (!strv_contains(&files, in.patches[i]->files[j].path))
-					strv_push(&files, in.patches[i]->files[j].path);
-		kernel_touched_objects(tree, &files, &a.checked);
-		step(p, v->name, "prepare");
-		make_base(&prep, tree, obj);
-		command_argf(&prep, "-j%u", jobs);
-		command_arg(&prep, "prepare");
-		r = command_run_logged(&prep, &log, d, &v->kernel->pos, "make prepare");
-		if (r < 0 || !a.checked.n)
-			goto out;
-		step(p, v->name, "compile");
-		make_base(&cc, tree, obj);
-		command_argf(&cc, "-j%u", jobs);
-		command_arg(&cc, "KCFLAGS=-Werror");
-		for (size_t i = 0; i < a.checked.n; i++)
-			command_arg(&cc, a.checked.v[i]);
-		r = command_run_logged(&cc, &log, d, &v->kernel->pos, "compiling the objects the patches touch");
-		goto out;
+	if (strbuf_read_file(&rel, relf, 4096) < 0) {
+		diags_add(d, NULL, "the build left no '%s'", relf);
+		return -ENOENT;
 	}
-	{
-		_cleanup_command_ struct command mk = { 0 };
-		_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
-		struct counter counter = { .p = p };
+	while (rel.len && rel.buf[rel.len - 1] == '\n')
+		strbuf_setlen(&rel, rel.len - 1);
+	b->a.release = strbuf_detach(&rel, NULL);
+	return 0;
+}
 
-		count_file = path_join(work, "objects-estimate");
-		counter.expected = read_count(count_file);
-		a.modules = has_modules(&final);
-		step(p, v->name, "build");
-		make_base(&mk, tree, obj);
-		command_argf(&mk, "-j%u", jobs);
-		command_argf(&mk, "LOCALVERSION=%s", in.localversion);
-		if (access("/usr/bin/ccache", X_OK) == 0 && !getenv("LAB_NO_CCACHE")) {
-			_cleanup_free_ char *ccdir = path_join(cache, "ccache");
+/* The artifact into tmp (kernel, modules, log, meta.json), then renamed to dir. */
+static int kb_install(struct kbuild *b, const char *dir, const char *tmp, double t0, struct diags *d)
+{
+	_cleanup_free_ char *logf = path_join(tmp, "build.log");
+	int r;
 
-			command_arg(&mk, "CC=ccache gcc");
-			command_env(&mk, "CCACHE_DIR", ccdir);
-		}
-		command_arg(&mk, "bzImage");
-		if (a.modules)
-			command_arg(&mk, "modules");
-		mk.out = &out;
-		mk.on_line = count_object;
-		mk.userdata = &counter;
-		r = command_run_logged(&mk, &log, d, &v->kernel->pos, "building the kernel");
-		a.compiled = counter.done;
-		if (r < 0)
-			goto out;
-		if (counter.done > counter.expected) {
-			_cleanup_free_ char *n = xasprintf("%zu\n", counter.done);
-
-			fs_write_atomic(count_file, n, strlen(n), 0644);
-		}
-	}
-	{
-		_cleanup_free_ char *relf = path_join(obj, "include/config/kernel.release");
-		_cleanup_strbuf_ struct strbuf rel = STRBUF_INIT;
-
-		if (strbuf_read_file(&rel, relf, 4096) < 0) {
-			diags_add(d, NULL, "the build left no '%s'", relf);
-			r = -ENOENT;
-			goto out;
-		}
-		while (rel.len && rel.buf[rel.len - 1] == '\n')
-			strbuf_setlen(&rel, rel.len - 1);
-		a.release = strbuf_detach(&rel, NULL);
-	}
-	step(p, v->name, "install");
-	tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
+	step(b->p, b->v->name, "install");
 	r = path_mkdir_p(tmp, 0755);
-	if (r < 0 || (r = copy_artifacts(obj, tmp, d)) < 0)
-		goto out;
-	if (a.modules) {
+	if (r < 0 || (r = copy_artifacts(b->obj, tmp, d)) < 0)
+		return r;
+	if (b->a.modules) {
 		_cleanup_command_ struct command mi = { 0 };
 
-		make_base(&mi, tree, obj);
-		command_argf(&mi, "LOCALVERSION=%s", in.localversion);
+		make_base(&mi, b->tree, b->obj);
+		command_argf(&mi, "LOCALVERSION=%s", b->in.localversion);
 		command_argf(&mi, "INSTALL_MOD_PATH=%s/modules", tmp);
 		command_args(&mi, "INSTALL_MOD_STRIP=1", "modules_install", NULL);
-		r = command_run_logged(&mi, &log, d, &v->kernel->pos, "installing modules");
+		r = command_run_logged(&mi, &b->log, d, &b->v->kernel->pos, "installing modules");
 		if (r < 0)
-			goto out;
+			return r;
 	}
-	a.seconds = now_sec() - t0;
-	{
-		_cleanup_free_ char *logf = path_join(tmp, "build.log");
-
-		fs_write_atomic(logf, log.buf, log.len, 0644);
-	}
-	r = write_meta(tmp, v, &in, &a);
-	if (r < 0)
-		goto out;
+	b->a.seconds = now_sec() - t0;
+	fs_write_atomic(logf, b->log.buf, b->log.len, 0644);
+	if ((r = write_meta(tmp, b->v, &b->in, &b->a)) < 0)
+		return r;
 	fs_remove_tree(dir);
 	if (rename(tmp, dir) < 0) {
 		r = -errno;
 		diags_add(d, NULL, "cannot move '%s' to '%s': %s", tmp, dir, strerror(errno));
+		return r;
+	}
+	b->a.dir = xstrdup(dir);
+	b->a.bzimage = path_join(dir, "bzImage");
+	b->a.config = path_join(dir, "config");
+	b->a.system_map = path_join(dir, "System.map");
+	b->a.log = path_join(dir, "build.log");
+	return 0;
+}
+
+static void kb_release(struct kbuild *b)
+{
+	free(b->cache);
+	free(b->work);
+	free(b->tree);
+	free(b->obj);
+	kconfig_release(&b->final);
+	inputs_release(&b->in);
+	strbuf_release(&b->log);
+}
+
+int kernel_build(const struct spec *s, const struct kvariant *v, const struct kbuild_opts *o,
+		 const struct kbuild_progress *p, struct kartifact *ret, struct diags *d)
+{
+	struct kbuild b = { .v = v, .p = p, .cache = lab_cache_dir(s), .log = STRBUF_INIT,
+			    .jobs = o && o->jobs ? o->jobs : (unsigned)sysconf(_SC_NPROCESSORS_ONLN) };
+	bool config_only = o && o->config_only, check_only = o && o->check_only;
+	_cleanup_free_ char *dir = NULL, *tmp = NULL;
+	_cleanup_close_ int lockfd = -1;
+	double t0 = now_sec();
+	int r;
+
+	step(p, v->name, "source");
+	if ((r = compute_inputs(b.cache, v, true, &b.log, &b.in, d)) < 0)
+		goto out;
+	dir = xasprintf("%s/kernels/%.16s", b.cache, b.in.key);
+	if (!(o && o->force) && !config_only && !check_only && load_artifact(dir, v->name, b.in.key, &b.a) == 0) {
+		fill_patch_list(&b.in, &b.a);
+		recheck(v, &b.a);
 		goto out;
 	}
-	a.dir = xstrdup(dir);
-	a.bzimage = path_join(dir, "bzImage");
-	a.config = path_join(dir, "config");
-	a.system_map = path_join(dir, "System.map");
-	a.log = path_join(dir, "build.log");
+	kartifact_release(&b.a);
+	b.a.name = xstrdup(v->name);
+	b.a.key = xstrdup(b.in.key);
+	b.a.source_identity = xstrdup(b.in.src.identity);
+	b.a.compiler = xstrdup(b.in.compiler);
+	fill_patch_list(&b.in, &b.a);
+	if ((r = kb_tree(&b, &lockfd, d)) < 0)
+		goto out;
+	step(p, v->name, "config");
+	r = configure(b.tree, b.obj, v, &b.in, &b.log, &b.final, &b.a, d);
+	if (r == 0 && (config_only || check_only))
+		kb_keep_config(&b);
+	if (r < 0 || config_only)
+		goto out;
+	if (check_only) {
+		r = kb_check(&b, d);
+		goto out;
+	}
+	tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
+	if ((r = kb_make(&b, d)) < 0 || (r = kb_install(&b, dir, tmp, t0, d)) < 0)
+		goto out;
 out:
-	if (r < 0 && work) {
+	if (r < 0 && b.work) {
 		/* keep the evidence: the log of the failed attempt */
-		_cleanup_free_ char *failed = path_join(work, "last-failed-build.log");
+		_cleanup_free_ char *failed = path_join(b.work, "last-failed-build.log");
 
-		fs_write_atomic(failed, log.buf, log.len, 0644);
+		fs_write_atomic(failed, b.log.buf, b.log.len, 0644);
 	}
 	if (tmp && r < 0)
 		fs_remove_tree(tmp);
-	kconfig_release(&final);
-	inputs_release(&in);
-	if (r < 0) {
-		kartifact_release(&a);
-		return r;
+	if (r < 0)
+		kartifact_release(&b.a);
+	else {
+		if (!b.a.seconds)
+			b.a.seconds = now_sec() - t0;
+		*ret = b.a;
 	}
-	if (!a.seconds)
-		a.seconds = now_sec() - t0;
-	*ret = a;
-	return 0;
+	kb_release(&b);
+	return r < 0 ? r : 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 #include "../util/fs.h"
 #include "../util/path.h"
 #include "../util/paths.h"
+#include "../util/tarball.h"
 #include "source.h"
 #include "../util/banned.h"
 
@@ -41,11 +43,15 @@ static int debian_version(const char *package, char **ret)
 	return 0;
 }
 
-/* Unpack a tarball into dir (strip the top folder), atomically via a temp dir. */
+/* Unpack a tarball into dir (strip the top folder), atomically via a temp
+ * dir, in this process (libarchive; util/tarball.h says how it stays
+ * inside the folder whatever the names in the archive). */
 static int unpack(const char *tarball, const char *dir, struct strbuf *log, struct diags *d, const struct pos *pos)
 {
 	_cleanup_free_ char *tmp = xasprintf("%s.XXXXXX", dir), *parent = path_dirname(dir);
-	_cleanup_command_ struct command c = { 0 };
+	_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
+	_cleanup_close_ int fd = -1;
+	size_t members = 0;
 	int r;
 
 	/* a fresh folder of a random name: nothing planted there is followed */
@@ -54,9 +60,19 @@ static int unpack(const char *tarball, const char *dir, struct strbuf *log, stru
 		diags_add(d, pos, "cannot create a folder beside '%s': %s", dir, strerror(-r));
 		return r;
 	}
-	command_init(&c, "tar");
-	command_args(&c, "-xf", tarball, "--strip-components=1", "-C", tmp, NULL);
-	r = command_run_logged(&c, log, d, pos, "unpacking the source");
+	if ((fd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		r = -errno;
+		strbuf_addf(&err, "cannot open '%s': %s", tmp, strerror(-r));
+	} else
+		r = tarball_extract(tarball, fd, 1, &members, &err);
+	if (log)
+		strbuf_addf(log, "unpacking %s into %s: %s\n", tarball, tmp, r < 0 ? err.buf : "done");
+	if (r < 0)
+		diags_add(d, pos, "unpacking the source failed: %s", err.buf);
+	if (r == 0 && members == 0) {
+		diags_add(d, pos, "'%s' holds no files", tarball);
+		r = -ENOENT;
+	}
 	if (r == 0 && rename(tmp, dir) < 0) {
 		r = -errno;
 		diags_add(d, pos, "cannot rename '%s' to '%s': %s", tmp, dir, strerror(errno));

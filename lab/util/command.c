@@ -238,14 +238,124 @@ static void feed_lines(struct command *c, struct strbuf *pending, const char *bu
 	}
 }
 
+/* A running child's pipes (-1: closed or not wanted) and how much of c->in it took. */
+struct pipes {
+	int in[2], out[2], err[2];
+	size_t in_off;
+};
+
+static void pipes_close(struct pipes *p)
+{
+	for (int i = 0; i < 2; i++) {
+		if (p->in[i] >= 0)
+			close(p->in[i]);
+		if (p->out[i] >= 0)
+			close(p->out[i]);
+		if (p->err[i] >= 0)
+			close(p->err[i]);
+	}
+}
+
+/* The parent closes the child's ends; stdin is written without blocking, an empty one closed at once. */
+static void pipes_parent(const struct command *c, struct pipes *p)
+{
+	if (p->in[0] >= 0) {
+		close(p->in[0]);
+		p->in[0] = -1;
+		fcntl(p->in[1], F_SETFL, O_NONBLOCK);
+	}
+	if (p->out[1] >= 0) {
+		close(p->out[1]);
+		p->out[1] = -1;
+	}
+	if (p->err[1] >= 0) {
+		close(p->err[1]);
+		p->err[1] = -1;
+	}
+	if (c->in && c->in_len == 0) {
+		close(p->in[1]);
+		p->in[1] = -1;
+	}
+}
+
+/* One descriptor poll found ready: more of stdin written, or output read into c. */
+static void pump_one(struct command *c, struct pipes *p, int fd, struct strbuf *pending)
+{
+	char buf[65536];
+	ssize_t n;
+
+	if (fd == p->in[1]) {
+		n = write(p->in[1], c->in + p->in_off, c->in_len - p->in_off);
+		if (n > 0)
+			p->in_off += (size_t)n;
+		if ((n < 0 && errno != EAGAIN && errno != EINTR) || p->in_off == c->in_len) {
+			close(p->in[1]);
+			p->in[1] = -1;
+		}
+		return;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		if (fd == p->out[0])
+			p->out[0] = -1;
+		else
+			p->err[0] = -1;
+		close(fd);
+		return;
+	}
+	if (fd == p->out[0]) {
+		if (c->out)
+			strbuf_add(c->out, buf, (size_t)n);
+		feed_lines(c, pending, buf, (size_t)n);
+	} else {
+		strbuf_add(c->err, buf, (size_t)n);
+	}
+}
+
+/* Feed stdin and read stdout and stderr until all are closed or the deadline
+ * passes (c->timed_out). 0, or a negative errno of poll. */
+static int pump(struct command *c, struct pipes *p, uint64_t deadline, struct strbuf *pending)
+{
+	while (p->in[1] >= 0 || p->out[0] >= 0 || p->err[0] >= 0) {
+		struct pollfd fds[3];
+		int nfds = 0, timeout = -1;
+
+		if (p->in[1] >= 0)
+			fds[nfds++] = (struct pollfd){ .fd = p->in[1], .events = POLLOUT };
+		if (p->out[0] >= 0)
+			fds[nfds++] = (struct pollfd){ .fd = p->out[0], .events = POLLIN };
+		if (p->err[0] >= 0)
+			fds[nfds++] = (struct pollfd){ .fd = p->err[0], .events = POLLIN };
+		if (deadline) {
+			uint64_t now = now_usec();
+
+			if (now >= deadline) {
+				c->timed_out = true;
+				return 0;
+			}
+			timeout = (int)((deadline - now + 999) / 1000);
+		}
+		if (poll(fds, (nfds_t)nfds, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (int i = 0; i < nfds; i++)
+			if (fds[i].revents)
+				pump_one(c, p, fds[i].fd, pending);
+	}
+	return 0;
+}
+
 int command_run(struct command *c)
 {
-	int inp[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	struct pipes p = { { -1, -1 }, { -1, -1 }, { -1, -1 }, 0 };
 	_cleanup_strbuf_ struct strbuf pending = STRBUF_INIT;
 	_cleanup_free_ char **env = NULL;
 	bool want_out = c->out || c->on_line;
 	uint64_t deadline = c->timeout_usec ? now_usec() + c->timeout_usec : 0;
-	size_t in_off = 0;
 	int status = 0, r = 0;
 	pid_t pid;
 
@@ -253,8 +363,8 @@ int command_run(struct command *c)
 	c->timed_out = false;
 	if (hook)
 		return hook(c, hook_data);
-	if ((c->in && pipe2(inp, O_CLOEXEC) < 0) || (want_out && pipe2(outp, O_CLOEXEC) < 0) ||
-	    (c->err && pipe2(errp, O_CLOEXEC) < 0)) {
+	if ((c->in && pipe2(p.in, O_CLOEXEC) < 0) || (want_out && pipe2(p.out, O_CLOEXEC) < 0) ||
+	    (c->err && pipe2(p.err, O_CLOEXEC) < 0)) {
 		r = -errno;
 		goto out;
 	}
@@ -265,87 +375,11 @@ int command_run(struct command *c)
 		goto out;
 	}
 	if (pid == 0)
-		child(c, env, inp[0], want_out ? outp[1] : c->out_fd, c->err ? errp[1] : c->err_fd);
+		child(c, env, p.in[0], want_out ? p.out[1] : c->out_fd, c->err ? p.err[1] : c->err_fd);
 	setpgid(pid, pid); /* also in the parent: no race with a fast timeout */
 	track_child(pid);
-	if (inp[0] >= 0) {
-		close(inp[0]);
-		inp[0] = -1;
-		fcntl(inp[1], F_SETFL, O_NONBLOCK);
-	}
-	if (outp[1] >= 0) {
-		close(outp[1]);
-		outp[1] = -1;
-	}
-	if (errp[1] >= 0) {
-		close(errp[1]);
-		errp[1] = -1;
-	}
-	if (c->in && c->in_len == 0) {
-		close(inp[1]);
-		inp[1] = -1;
-	}
-	while (inp[1] >= 0 || outp[0] >= 0 || errp[0] >= 0) {
-		struct pollfd fds[3];
-		int nfds = 0, timeout = -1;
-		char buf[65536];
-
-		if (inp[1] >= 0)
-			fds[nfds++] = (struct pollfd){ .fd = inp[1], .events = POLLOUT };
-		if (outp[0] >= 0)
-			fds[nfds++] = (struct pollfd){ .fd = outp[0], .events = POLLIN };
-		if (errp[0] >= 0)
-			fds[nfds++] = (struct pollfd){ .fd = errp[0], .events = POLLIN };
-		if (deadline) {
-			uint64_t now = now_usec();
-
-			if (now >= deadline) {
-				c->timed_out = true;
-				break;
-			}
-			timeout = (int)((deadline - now + 999) / 1000);
-		}
-		if (poll(fds, (nfds_t)nfds, timeout) < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			break;
-		}
-		for (int i = 0; i < nfds; i++) {
-			ssize_t n;
-
-			if (!fds[i].revents)
-				continue;
-			if (fds[i].fd == inp[1]) {
-				n = write(inp[1], c->in + in_off, c->in_len - in_off);
-				if (n > 0)
-					in_off += (size_t)n;
-				if ((n < 0 && errno != EAGAIN && errno != EINTR) || in_off == c->in_len) {
-					close(inp[1]);
-					inp[1] = -1;
-				}
-				continue;
-			}
-			n = read(fds[i].fd, buf, sizeof(buf));
-			if (n < 0 && (errno == EINTR || errno == EAGAIN))
-				continue;
-			if (n <= 0) {
-				if (fds[i].fd == outp[0])
-					outp[0] = -1;
-				else
-					errp[0] = -1;
-				close(fds[i].fd);
-				continue;
-			}
-			if (fds[i].fd == outp[0]) {
-				if (c->out)
-					strbuf_add(c->out, buf, (size_t)n);
-				feed_lines(c, &pending, buf, (size_t)n);
-			} else {
-				strbuf_add(c->err, buf, (size_t)n);
-			}
-		}
-	}
+	pipes_parent(c, &p);
+	r = pump(c, &p, deadline, &pending);
 	if (c->timed_out || r < 0)
 		kill(-pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0)
@@ -361,14 +395,7 @@ int command_run(struct command *c)
 		r = c->timed_out ? -ETIME : c->status;
 	}
 out:
-	for (int i = 0; i < 2; i++) {
-		if (inp[i] >= 0)
-			close(inp[i]);
-		if (outp[i] >= 0)
-			close(outp[i]);
-		if (errp[i] >= 0)
-			close(errp[i]);
-	}
+	pipes_close(&p);
 	return r;
 }
 

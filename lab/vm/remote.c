@@ -5,6 +5,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <libvirt/libvirt.h>
+#include "../host/host.h"
+#include "../image/seed.h"
 #include "../util/alloc.h"
 #include "../util/command.h"
 #include "../util/fs.h"
@@ -13,6 +16,9 @@
 #include "../util/strbuf.h"
 #include "../util/strv.h"
 #include "../util/units.h"
+#include "backend.h"
+#include "holder.h"
+#include "machine.h"
 #include "remote.h"
 #include "vm.h"
 #include "../util/banned.h"
@@ -20,7 +26,13 @@
 #define REMOTE_TIMEOUT (120ULL * 1000000) /* one command on the host */
 #define COPY_TIMEOUT (1800ULL * 1000000)  /* an image over a slow link */
 
-void remote_vm_release(struct remote_vm *r)
+/* Where a VM's files are on the host. */
+struct remote_vm {
+	char *dir; /* the VM's folder on the host */
+	char *kernel, *modules, *disk, *seed, *console;
+};
+
+static void remote_vm_release(struct remote_vm *r)
 {
 	free(r->dir);
 	free(r->kernel);
@@ -87,7 +99,8 @@ static int put(struct host *h, const char *local, const char *remote, struct dia
 	return 0;
 }
 
-int remote_vm_prepare(struct host *h, const char *name, const struct kartifact *k, const struct image_artifact *img,
+/* Copy what the domain needs (what is already there stays), rebase the overlay. */
+static int remote_vm_prepare(struct host *h, const char *name, const struct kartifact *k, const struct image_artifact *img,
 		      const struct instance *in, struct remote_vm *ret, struct diags *d)
 {
 	const char *base = h->spec->dir; /* the loader's default for a qemu+ssh:// host */
@@ -178,7 +191,8 @@ static bool listening(unsigned port, void *userdata)
 	return remote_port_listening(userdata, port);
 }
 
-int remote_free_port(struct host *h, unsigned *ret, struct diags *d)
+/* A port nothing listens on at the host's loopback, below its ephemeral range. */
+static int remote_free_port(struct host *h, unsigned *ret, struct diags *d)
 {
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	static const char script[] = "cat /proc/sys/net/ipv4/ip_local_port_range; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null";
@@ -194,7 +208,9 @@ int remote_free_port(struct host *h, unsigned *ret, struct diags *d)
 	return r;
 }
 
-int remote_probe(struct host *h, bool *kvm, struct domain_host *dh, char **storage, struct diags *d)
+/* Whether /dev/kvm works there; the host's CPUs and NUMA nodes for placement
+ * (strings point into *storage, which the caller frees). */
+static int remote_probe(struct host *h, bool *kvm, struct domain_host *dh, char **storage, struct diags *d)
 {
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	_cleanup_strv_ struct strv lines = STRV_INIT;
@@ -267,7 +283,8 @@ char *remote_connect_uri(const char *uri, const struct ssh_target *t, const char
 	return strbuf_detach(&u, NULL);
 }
 
-int remote_console_sync(const struct ssh_target *t, const char *remote, const char *local)
+/* Append what the remote console file got since the local copy's end. */
+static int remote_console_sync(const struct ssh_target *t, const char *remote, const char *local)
 {
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	struct stat st;
@@ -290,9 +307,97 @@ int remote_console_sync(const struct ssh_target *t, const char *remote, const ch
 	return r;
 }
 
-int remote_vm_remove(const struct ssh_target *t, const char *dir)
+/* Remove the VM's folder on the host (a remote rm -rf: lab's fs_remove_tree works only here). */
+static int remote_vm_remove(const struct ssh_target *t, const char *dir)
 {
 	char *args[] = { (char *)dir };
 
 	return run_sh(t, "rm -rf -- \"$1\"", args, 1, NULL, NULL, REMOTE_TIMEOUT);
 }
+
+static int remote_prepare(struct vm *v, const struct vm_opts *o, const struct instance *in, struct vm_machine *ret,
+			  struct diags *d)
+{
+	_cleanup_free_ char *wrapper = path_join(v->dir, "ssh-libvirt");
+	struct host *h = o->remote;
+	struct remote_vm rv = { 0 };
+	int r;
+
+	v->host_name = xstrdup(h->spec->name);
+	v->via_user = xstrdup(h->t.user ? h->t.user : "root");
+	v->via_host = xstrdup(h->t.host);
+	v->via_port = h->t.port;
+	v->via_identity = xstrdup(h->t.identity);
+	v->via_known_hosts = xstrdup(h->t.known_hosts);
+	v->via_control = h->t.control ? xstrdup(h->t.control) : NULL;
+	if ((r = remote_probe(h, &ret->kvm, &ret->host, &ret->host_storage, d)) < 0 ||
+	    (r = remote_vm_prepare(h, v->name, o->kernel, o->image, in, &rv, d)) < 0)
+		return r;
+	/* from here a failure removes the folder there too (destroy), and
+	 * once vm.json says so, lab gc after a kill */
+	v->remote_dir = xstrdup(rv.dir);
+	v->remote_console = xstrdup(rv.console);
+	ret->kernel = TAKE_PTR(rv.kernel);
+	ret->modules = TAKE_PTR(rv.modules);
+	ret->disk = TAKE_PTR(rv.disk);
+	ret->seed = TAKE_PTR(rv.seed);
+	ret->console = TAKE_PTR(rv.console);
+	remote_vm_release(&rv);
+	if ((r = remote_free_port(h, &v->port, d)) < 0)
+		return r;
+	vm_save(v);
+	if (!(v->uri = remote_connect_uri(o->uri, &h->t, wrapper, d)))
+		return -EIO;
+	return 0;
+}
+
+static void remote_sync(const struct vm *v)
+{
+	if (v->remote_console)
+		remote_console_sync(&v->via, v->remote_console, v->console);
+}
+
+static pid_t remote_qemu_pid(const struct vm *v)
+{
+	(void)v;
+	return -1; /* on the other host */
+}
+
+static char *remote_qemu_log(const struct vm *v)
+{
+	(void)v;
+	return NULL; /* libvirt's log stays on the other host */
+}
+
+/* Only libvirt there can stop what a dead holder left. */
+static void remote_destroy(const struct vm *v)
+{
+	virConnectPtr conn;
+	virDomainPtr dom;
+
+	if (!v->remote_dir)
+		return;
+	if (v->uri && v->domain) {
+		vm_virt_quiet();
+		if ((conn = virConnectOpen(v->uri))) {
+			if ((dom = virDomainLookupByName(conn, v->domain))) {
+				virDomainDestroy(dom);
+				virDomainUndefine(dom);
+				virDomainFree(dom);
+			}
+			virConnectClose(conn);
+		}
+	}
+	remote_vm_remove(&v->via, v->remote_dir);
+	ssh_control_exit(&v->via);
+}
+
+const struct vm_backend_ops vm_backend_remote = {
+	.name = "remote",
+	.prepare_step = "copying kernel and disks to the host",
+	.prepare = remote_prepare,
+	.console_sync = remote_sync,
+	.qemu_pid = remote_qemu_pid,
+	.qemu_log = remote_qemu_log,
+	.destroy = remote_destroy,
+};

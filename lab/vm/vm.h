@@ -14,6 +14,12 @@
  * in lab) or when the domain stops, destroys and undefines it and exits.
  * Commands that only talk to the guest (ssh, console) need no libvirt.
  *
+ * Where the domain runs is a backend's business (backend.h): this
+ * machine's embedded driver (local.c) or a hypervisor host over
+ * qemu+ssh:// (remote.c, vm_opts.remote). vm.c picks one per VM and
+ * calls through it; the holder is holder.c, what the machine offers
+ * (KVM, CPUs, a port) machine.c.
+ *
  * Ready means: lab's ssh command succeeds against the pinned host key and
  * `uname -r` is the variant's release. A panic, an oops, a BUG, a domain
  * that stops, or a console silent for too long is a boot failure,
@@ -28,9 +34,12 @@
 #include "../spec/spec.h"
 #include "../util/diag.h"
 #include "domain.h"
-#include "ssh.h"
+#include "holder.h"
+#include "machine.h"
+#include "../ssh/ssh.h"
 
 struct host;
+struct vm_backend_ops;
 
 struct vm {
 	char *name;
@@ -53,6 +62,7 @@ struct vm {
 	char *via_user, *via_host, *via_identity, *via_known_hosts, *via_control;
 	unsigned via_port;
 	struct ssh_target via; /* points into the strings above */
+	const struct vm_backend_ops *backend; /* where the domain runs (backend.h); set by vm_up and vm_load */
 };
 
 struct vm_progress {
@@ -82,29 +92,6 @@ struct vm_opts {
 	const struct vm_progress *progress;
 };
 
-/* Fill `h` from /sys (strings point into `storage`, which the caller frees). */
-void vm_probe_host(struct domain_host *h, char **storage);
-/* Fill `h`'s CPU lists from an online cpulist and one per NUMA node with CPUs
- * (copied into *storage, which the caller frees); what vm_probe_host reads. */
-void vm_host_layout(struct domain_host *h, char **storage, const char *online, const char *const *nodes, size_t n);
-/*
- * A port for QEMU's forwarded ssh, below the host's ephemeral range (the
- * first number of `port_range`, ip_local_port_range's text; NULL: 32768):
- * a port the kernel hands out for bind(0) is also what it gives the next
- * outgoing connection (lab's own ssh to other guests among them), which
- * could take it between this check and QEMU's bind. `taken` says which are
- * in use. 0, or -EADDRINUSE.
- */
-int vm_pick_port(const char *port_range, bool (*taken)(unsigned port, void *userdata), void *userdata,
-		 unsigned *ret);
-/*
- * Whether guests here can use KVM: LAB_ACCEL=kvm or tcg decides when set;
- * else /dev/kvm must open read-write, speak API 12 and not be PVM
- * (kvm_pvm runs only guests built for it). *ret_why (may be NULL): why
- * not, a static string.
- */
-bool vm_kvm_usable(const char **ret_why);
-bool vm_kvm_available(void);
 /*
  * Open libvirt's embedded QEMU driver as lab does, in a scratch root that
  * is removed again, and say its versions: "libvirt 9.0.0, QEMU 7.2.0". 0,
@@ -133,7 +120,7 @@ int vm_name_check(const char *name, struct diags *d);
  * the log does not say. *crashed: QEMU itself failed.
  */
 char *vm_qemu_stop_reason(const char *log, bool *crashed);
-/* The QEMU process of a VM on this machine; -1 on a remote host or when gone. */
+/* The QEMU process of a VM on this machine (its backend says); -1 on a remote host, 0 when gone. */
 pid_t vm_qemu_pid(const struct vm *v);
 /* Stop the holder (domain destroyed and undefined) and remove the folder. */
 int vm_down(const char *state, const char *name, struct diags *d);
@@ -155,19 +142,8 @@ void vm_console_sync(const struct vm *v);
 struct json;
 /* The VM as vm.json holds it (and `lab vm up --json` prints it). */
 void vm_format_json(const struct vm *v, struct json *j);
+/* Write v's vm.json (a backend saves what it made before it goes on: lab gc
+ * finds it after a kill). */
+int vm_save(const struct vm *v);
 void vm_release(struct vm *v);
 void vms_free(struct vm *v, size_t n);
-
-/*
- * The libvirt part of a holder, usable on any URI (test:///default in the
- * tests): open, define, start; and destroy, undefine, close. Handles are
- * virConnectPtr and virDomainPtr, opaque here so callers need no libvirt
- * headers.
- */
-int vm_domain_start(const char *uri, const char *xml, void **ret_conn, void **ret_dom, struct strbuf *err);
-void vm_domain_stop(void *conn, void *dom);
-/* Names of the domains on conn that carry lab's metadata. */
-int vm_domains_owned(void *conn, struct strv *names);
-
-/* Test hook and `lab vm up` internals: run the holder in this process (never returns). */
-_Noreturn void vm_holder_main(const char *uri, const char *xml_path, const char *domain, int ready_fd);

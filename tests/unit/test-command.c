@@ -49,6 +49,62 @@ static void test_stdin_large(void **state)
 	strbuf_release(&in);
 }
 
+/* All three pipes busy at once, more than a pipe holds each way: no deadlock, nothing lost. */
+static void test_three_pipes(void **state)
+{
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT, in = STRBUF_INIT;
+	struct command c;
+
+	(void)state;
+	for (int i = 0; i < 50000; i++)
+		strbuf_addf(&in, "line %d\n", i);
+	command_init(&c, "sh");
+	command_args(&c, "-c", "tee /dev/stderr", NULL);
+	c.in = in.buf;
+	c.in_len = in.len;
+	c.out = &out;
+	c.err = &err;
+	assert_int_equal(command_run(&c), 0);
+	assert_int_equal(out.len, in.len);
+	assert_int_equal(err.len, in.len);
+	assert_memory_equal(out.buf, in.buf, in.len);
+	assert_memory_equal(err.buf, in.buf, in.len);
+	command_release(&c);
+	strbuf_release(&out);
+	strbuf_release(&err);
+	strbuf_release(&in);
+}
+
+/* An empty stdin is closed at once; a child that stops reading early is no error of lab's. */
+static void test_stdin_empty_and_unread(void **state)
+{
+	struct strbuf out = STRBUF_INIT, in = STRBUF_INIT;
+	struct command c;
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN); /* as lab's main() has it */
+
+	(void)state;
+	command_init(&c, "cat");
+	c.in = "";
+	c.in_len = 0;
+	c.out = &out;
+	assert_int_equal(command_run(&c), 0);
+	assert_int_equal(out.len, 0);
+	command_release(&c);
+	for (int i = 0; i < 100000; i++)
+		strbuf_addf(&in, "line %d\n", i);
+	command_init(&c, "head");
+	command_args(&c, "-c", "5", NULL);
+	c.in = in.buf;
+	c.in_len = in.len;
+	c.out = &out;
+	assert_int_equal(command_run(&c), 0);
+	assert_string_equal(out.buf, "line ");
+	command_release(&c);
+	signal(SIGPIPE, old);
+	strbuf_release(&out);
+	strbuf_release(&in);
+}
+
 /* Gone, or a zombie nobody reaped (PID 1 here may not reap orphans). */
 static bool process_alive(pid_t pid)
 {
@@ -240,6 +296,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_capture_and_status),
 		cmocka_unit_test(test_stdin_large),
+		cmocka_unit_test(test_three_pipes),
+		cmocka_unit_test(test_stdin_empty_and_unread),
 		cmocka_unit_test(test_timeout_kills_group),
 		cmocka_unit_test(test_sigint_kills_group),
 		cmocka_unit_test(test_env_cwd),

@@ -2,10 +2,15 @@
 /*
  * The kernel layer without a kernel: patch parsing, the work tree that
  * switches between series (on a small fixture tree, with real git apply),
- * touched objects, .config checks and diffs, variant resolution.
+ * touched objects, .config checks and diffs, variant resolution, and the
+ * source tarball unpacked in-process (util/tarball.c) against hostile
+ * member names.
  */
 #include "unit.h"
+#include <archive.h>
+#include <archive_entry.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -17,7 +22,9 @@
 #include "kernel/worktree.h"
 #include "util/alloc.h"
 #include "util/command.h"
+#include "util/fs.h"
 #include "util/path.h"
+#include "util/tarball.h"
 
 #define DATA "tests/data"
 
@@ -387,6 +394,250 @@ static void test_variants(void **state)
 	diags_release(&d);
 }
 
+/* One member of a test archive: a file (data), a folder (type 'd'), a
+ * symlink ('l', data is its target), a hard link ('h', data names the
+ * member) or a FIFO ('p'). */
+struct member {
+	char type;
+	const char *name, *data;
+	unsigned mode;
+};
+
+static char *make_tar(const char *dir, const struct member *m, size_t n, bool xz)
+{
+	char *path = xasprintf("%s/t.tar%s", dir, xz ? ".xz" : "");
+	struct archive *a = archive_write_new();
+
+	archive_write_set_format_pax_restricted(a);
+	if (xz)
+		archive_write_add_filter_xz(a);
+	assert_int_equal(archive_write_open_filename(a, path), ARCHIVE_OK);
+	for (size_t i = 0; i < n; i++) {
+		struct archive_entry *e = archive_entry_new();
+		size_t len = m[i].type == 'f' ? strlen(m[i].data) : 0;
+
+		archive_entry_set_pathname(e, m[i].name);
+		archive_entry_set_perm(e, m[i].mode ? m[i].mode : 0644);
+		archive_entry_set_mtime(e, 1000000000, 0);
+		archive_entry_set_size(e, (la_int64_t)len);
+		switch (m[i].type) {
+		case 'd': archive_entry_set_filetype(e, AE_IFDIR); break;
+		case 'l': archive_entry_set_filetype(e, AE_IFLNK); archive_entry_set_symlink(e, m[i].data); break;
+		case 'h': archive_entry_set_filetype(e, AE_IFREG); archive_entry_set_hardlink(e, m[i].data); break;
+		case 'p': archive_entry_set_filetype(e, AE_IFIFO); break;
+		default: archive_entry_set_filetype(e, AE_IFREG);
+		}
+		assert_int_equal(archive_write_header(a, e), ARCHIVE_OK);
+		if (len)
+			assert_int_equal(archive_write_data(a, m[i].data, len), (la_ssize_t)len);
+		archive_entry_free(e);
+	}
+	assert_int_equal(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	return path;
+}
+
+/* Unpack `m` into a fresh dir/into with tarball_extract; its result, why in err. */
+static int unpack_members(const char *dir, const struct member *m, size_t n, unsigned strip, struct strbuf *err)
+{
+	char *tar = make_tar(dir, m, n, false), *into = path_join(dir, "into");
+	int fd, r;
+
+	fs_remove_tree(into);
+	assert_int_equal(mkdir(into, 0755), 0);
+	fd = open(into, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	strbuf_reset(err);
+	r = tarball_extract(tar, fd, strip, NULL, err);
+	close(fd);
+	unlink(tar);
+	free(tar);
+	free(into);
+	return r;
+}
+
+static void test_tarball_extract(void **state)
+{
+	char tmpl[] = "/tmp/lab-test-tar.XXXXXX";
+	const char *dir = mkdtemp(tmpl);
+	static const struct member good[] = {
+		{ 'd', "linux-6.1/", NULL, 0755 },
+		{ 'f', "linux-6.1/Makefile", "VERSION = 6\n", 0644 },
+		{ 'f', "linux-6.1/scripts/setlocalversion", "#!/bin/sh\n", 0755 },
+		{ 'l', "linux-6.1/scripts/dtc/include-prefixes/arm", "../../../arch/arm/boot/dts", 0 },
+		{ 'f', "linux-6.1/arch/arm/boot/dts/a.dts", "/dts-v1/;\n", 0644 },
+		{ 'h', "linux-6.1/Makefile.copy", "linux-6.1/Makefile", 0 },
+	};
+	struct strbuf err = STRBUF_INIT;
+	char *tar, *into, *p, *s;
+	struct stat st;
+	char link[256];
+	size_t members = 0;
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	assert_non_null(dir);
+	/* xz-compressed, the first component stripped, as linux-source-6.1.tar.xz is unpacked */
+	tar = make_tar(dir, good, sizeof(good) / sizeof(good[0]), true);
+	into = path_join(dir, "into");
+	assert_int_equal(mkdir(into, 0755), 0);
+	fd = open(into, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(tarball_extract(tar, fd, 1, &members, &err), 0);
+	close(fd);
+	assert_int_equal(members, 5); /* the top folder itself is not one */
+	p = path_join(into, "Makefile");
+	s = slurp(p);
+	assert_string_equal(s, "VERSION = 6\n");
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_mtime, 1000000000);
+	assert_int_equal(st.st_nlink, 2); /* Makefile.copy is a hard link to it */
+	free(s);
+	free(p);
+	p = path_join(into, "scripts/setlocalversion");
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	free(p);
+	p = path_join(into, "scripts/dtc/include-prefixes/arm");
+	n = readlink(p, link, sizeof(link) - 1);
+	assert_true(n > 0);
+	link[n] = '\0';
+	assert_string_equal(link, "../../../arch/arm/boot/dts");
+	free(p);
+	p = path_join(into, "scripts/dtc/include-prefixes/arm/a.dts");
+	s = slurp(p);
+	assert_string_equal(s, "/dts-v1/;\n");
+	free(s);
+	free(p);
+	free(into);
+	unlink(tar);
+	free(tar);
+	strbuf_release(&err);
+	fs_remove_tree(dir);
+}
+
+static void test_tarball_hostile(void **state)
+{
+	char tmpl[] = "/tmp/lab-test-tar.XXXXXX";
+	const char *dir = mkdtemp(tmpl);
+	static const struct member dotdot[] = { { 'f', "top/../../evil", "x", 0 } };
+	static const struct member absolute[] = { { 'f', "/tmp/evil", "x", 0 } };
+	static const struct member through_link[] = {
+		{ 'l', "top/a/up", "..", 0 }, /* inside: top itself */
+		{ 'l', "top/out", "../..", 0 },
+	};
+	static const struct member write_through[] = {
+		{ 'l', "top/d", "sub", 0 },
+		{ 'f', "top/d/x", "x", 0 },
+	};
+	static const struct member abs_link[] = { { 'l', "top/etc", "/etc", 0 } };
+	static const struct member hard_out[] = { { 'h', "top/passwd", "/etc/passwd", 0 } };
+	static const struct member fifo[] = { { 'p', "top/fifo", NULL, 0 } };
+	static const struct member setuid[] = { { 'f', "top/su", "x", 04755 } };
+	struct strbuf err = STRBUF_INIT;
+	char *p;
+	struct stat st;
+
+	(void)state;
+	assert_non_null(dir);
+	assert_int_equal(unpack_members(dir, dotdot, 1, 1, &err), -EINVAL);
+	assert_int_equal(unpack_members(dir, absolute, 1, 0, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "/tmp/evil"));
+	assert_int_equal(unpack_members(dir, through_link, 2, 1, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "'out': a symlink that points outside the tree"));
+	/* a symlink inside is fine, but nothing is written through it */
+	assert_true(unpack_members(dir, write_through, 2, 1, &err) < 0);
+	p = path_join(dir, "into/sub/x");
+	assert_int_not_equal(stat(p, &st), 0);
+	free(p);
+	assert_int_equal(unpack_members(dir, abs_link, 1, 1, &err), -EINVAL);
+	assert_true(unpack_members(dir, hard_out, 1, 1, &err) < 0);
+	assert_int_equal(unpack_members(dir, fifo, 1, 1, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "FIFO"));
+	/* setuid and the like are not kept */
+	assert_int_equal(unpack_members(dir, setuid, 1, 1, &err), 0);
+	p = path_join(dir, "into/su");
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	free(p);
+	/* what a guest's `tar -C out -cf - .` makes: "./" names, a hard link among them */
+	{
+		static const struct member guest[] = {
+			{ 'd', "./", NULL, 0755 },
+			{ 'f', "./a.raw", "ops 1\n", 0 },
+			{ 'h', "./b.raw", "./a.raw", 0 },
+			{ 'd', "./mon/", NULL, 0755 },
+			{ 'f', "./mon/vmstat.raw", "v\n", 0 },
+		};
+		char *b;
+
+		assert_int_equal(unpack_members(dir, guest, ELEMENTSOF(guest), 0, &err), 0);
+		p = path_join(dir, "into/b.raw");
+		b = slurp(p);
+		assert_string_equal(b, "ops 1\n");
+		free(b);
+		free(p);
+		p = path_join(dir, "into/mon/vmstat.raw");
+		assert_int_equal(stat(p, &st), 0);
+		free(p);
+	}
+	/* nothing landed beside the folder */
+	p = path_join(dir, "evil");
+	assert_int_not_equal(stat(p, &st), 0);
+	free(p);
+	strbuf_release(&err);
+	fs_remove_tree(dir);
+}
+
+/* A modules tree packed as the host gets it, read back. */
+static void test_tarball_create(void **state)
+{
+	char tmpl[] = "/tmp/lab-test-tar.XXXXXX";
+	const char *dir = mkdtemp(tmpl);
+	struct strbuf err = STRBUF_INIT;
+	char *mods, *f, *out, *back, *s;
+	char link[64];
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	assert_non_null(dir);
+	mods = path_join(dir, "modules");
+	f = path_join(mods, "lib/modules/6.1.0-lab/kernel/a.ko");
+	assert_int_equal(path_mkdir_p(f, 0755), 0);
+	assert_int_equal(rmdir(f), 0);
+	assert_int_equal(fs_write_atomic(f, "ko", 2, 0644), 0);
+	free(f);
+	f = path_join(mods, "lib/modules/6.1.0-lab/build");
+	assert_int_equal(symlink("kernel/a.ko", f), 0);
+	free(f);
+	out = path_join(dir, "modules.tar");
+	assert_int_equal(tarball_create(mods, "lib", out, &err), 0);
+	/* the host's tar unpacks it at /; here: into back/ */
+	back = path_join(dir, "back");
+	assert_int_equal(mkdir(back, 0755), 0);
+	fd = open(back, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(tarball_extract(out, fd, 0, NULL, &err), 0);
+	close(fd);
+	f = path_join(back, "lib/modules/6.1.0-lab/kernel/a.ko");
+	s = slurp(f);
+	assert_string_equal(s, "ko");
+	free(s);
+	free(f);
+	f = path_join(back, "lib/modules/6.1.0-lab/build");
+	n = readlink(f, link, sizeof(link) - 1);
+	assert_true(n > 0);
+	link[n] = '\0';
+	assert_string_equal(link, "kernel/a.ko");
+	free(f);
+	free(back);
+	free(out);
+	free(mods);
+	strbuf_release(&err);
+	fs_remove_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +650,9 @@ int main(void)
 		cmocka_unit_test(test_patch_symbols),
 		cmocka_unit_test(test_kconfig),
 		cmocka_unit_test(test_variants),
+		cmocka_unit_test(test_tarball_extract),
+		cmocka_unit_test(test_tarball_hostile),
+		cmocka_unit_test(test_tarball_create),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,10 +2,15 @@
 /*
  * The VM layer without QEMU: the libvirt API paths on libvirt's test
  * driver (define, start, find by lab's metadata, destroy, undefine), the
- * kernel command line, and remote-argument quoting checked by a real
- * shell. Real boots are in t1200-vm.sh.
+ * kernel command line, remote-argument quoting checked by a real shell,
+ * the holder process on the test driver, and the two backends' choice and
+ * local preparation. Real boots are in t1200-vm.sh.
  */
 #include "unit.h"
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <string.h>
 #include <errno.h>
@@ -13,10 +18,14 @@
 #include <libvirt/virterror.h>
 #include "util/alloc.h"
 #include "util/command.h"
+#include "util/fs.h"
+#include "util/path.h"
 #include "util/strv.h"
+#include "image/seed.h"
+#include "vm/backend.h"
 #include "vm/domain.h"
 #include "vm/remote.h"
-#include "vm/ssh.h"
+#include "ssh/ssh.h"
 #include "vm/vm.h"
 
 static struct spec_topology two_cells(void)
@@ -325,9 +334,134 @@ static void test_kvm_usable(void **state)
 	}
 }
 
+/* The holder as vm_up runs it, on libvirt's test driver: spawned, its
+ * "ok" read, the domain there while it lives, gone when it is told to stop. */
+static void test_holder_spawn(void **state)
+{
+	char tmpl[] = "/tmp/lab-test-holder.XXXXXX";
+	const char *dir = mkdtemp(tmpl);
+	_cleanup_strbuf_ struct strbuf xml = STRBUF_INIT, why = STRBUF_INIT;
+	_cleanup_free_ char *xml_path = NULL, *log = NULL;
+	pid_t pid = 0;
+	int fd = -1, status;
+
+	(void)state;
+	assert_non_null(dir);
+	xml_path = path_join(dir, "domain.xml");
+	log = path_join(dir, "holder.log");
+	format("lab-holder", &xml);
+	assert_int_equal(fs_write_atomic(xml_path, xml.buf, xml.len, 0644), 0);
+	/* the test driver's state lives in the process that opened it: the
+	 * holder answers ok when it defined and started the domain there */
+	assert_int_equal(vm_holder_spawn("test:///default", xml_path, "lab-holder", log, &pid, &fd), 0);
+	assert_true(pid > 0);
+	assert_int_equal(vm_holder_wait(pid, fd, &why), 0);
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	strbuf_reset(&xml);
+	assert_int_equal(strbuf_read_file(&xml, log, 1 << 16), 0);
+	assert_non_null(strstr(xml.buf, "lab holder: asked to stop"));
+	/* a domain the driver refuses: the holder's word is the reason */
+	assert_int_equal(fs_write_atomic(xml_path, "<domain/>", 9, 0644), 0);
+	assert_int_equal(vm_holder_spawn("test:///default", xml_path, "lab-holder", log, &pid, &fd), 0);
+	assert_int_equal(vm_holder_wait(pid, fd, &why), -EIO);
+	assert_non_null(strstr(why.buf, "error defining the domain"));
+	fs_remove_tree(dir);
+}
+
+/* A VM on this machine uses the local backend, one on a host the remote; vm.json says which. */
+static void test_backend_choice(void **state)
+{
+	char tmpl[] = "/tmp/lab-test-backend.XXXXXX";
+	const char *state_dir = mkdtemp(tmpl);
+	_cleanup_free_ char *vms = NULL, *dir = NULL, *json = NULL, *log = NULL;
+	struct diags d = { 0 };
+	struct vm v = { 0 };
+	static const char local[] = "{\"name\": \"a\", \"domain\": \"lab-a\", \"identity\": \"/k\", "
+				    "\"known_hosts\": \"/kh\", \"port\": 2222}";
+	static const char remote[] = "{\"name\": \"a\", \"domain\": \"lab-a\", \"identity\": \"/k\", "
+				     "\"known_hosts\": \"/kh\", \"port\": 2222, \"host\": \"box\", "
+				     "\"remote_dir\": \"/var/lib/lab/vms/a\", \"via_host\": \"10.0.0.2\"}";
+
+	(void)state;
+	assert_non_null(state_dir);
+	vms = path_join(state_dir, "vms");
+	dir = path_join(vms, "a");
+	assert_int_equal(path_mkdir_p(dir, 0700), 0);
+	json = path_join(dir, "vm.json");
+	assert_int_equal(fs_write_atomic(json, local, strlen(local), 0644), 0);
+	assert_int_equal(vm_load(state_dir, "a", &v, &d), 0);
+	assert_ptr_equal(v.backend, &vm_backend_local);
+	/* no QEMU of its own here: no pid; its log is in its folder */
+	assert_int_equal(vm_qemu_pid(&v), 0);
+	log = vm_backend_local.qemu_log(&v);
+	assert_non_null(strstr(log, "/vms/a/libvirt/log/qemu/lab-a.log"));
+	vm_release(&v);
+	assert_int_equal(fs_write_atomic(json, remote, strlen(remote), 0644), 0);
+	assert_int_equal(vm_load(state_dir, "a", &v, &d), 0);
+	assert_ptr_equal(v.backend, &vm_backend_remote);
+	assert_int_equal(vm_qemu_pid(&v), -1);
+	assert_null(vm_backend_remote.qemu_log(&v));
+	assert_non_null(v.via.host);
+	assert_string_equal(v.via.host, "10.0.0.2");
+	vm_release(&v);
+	/* a struct vm made by hand says it by its host */
+	v.host_name = (char *)"box";
+	assert_int_equal(vm_qemu_pid(&v), -1);
+	assert_int_equal(d.n, 0);
+	fs_remove_tree(state_dir);
+}
+
+/* The local backend: a port, this machine's CPUs, the instance's files where
+ * they are, and the embedded driver's configuration in the VM's folder. */
+static void test_local_prepare(void **state)
+{
+	char tmpl[] = "/tmp/lab-test-local.XXXXXX";
+	const char *dir = mkdtemp(tmpl);
+	_cleanup_free_ char *conf = NULL, *want_uri = NULL;
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	struct kartifact k = { .bzimage = (char *)"/k/bzImage" };
+	struct instance in = { .disk = (char *)"/v/overlay.qcow2", .seed = (char *)"/v/seed.iso" };
+	struct vm_opts o = { .kernel = &k };
+	struct vm v = { .dir = (char *)dir, .console = (char *)"/v/console.log" };
+	struct vm_machine m = { 0 };
+	struct diags d = { 0 };
+
+	(void)state;
+	assert_non_null(dir);
+	assert_int_equal(vm_backend_local.prepare(&v, &o, &in, &m, &d), 0);
+	want_uri = xasprintf("qemu:///embed?root=%s/libvirt", dir);
+	assert_string_equal(v.uri, want_uri);
+	assert_true(v.port >= 16384 && v.port < 32768);
+	assert_true(m.host.ncpus >= 1);
+	assert_string_equal(m.kernel, "/k/bzImage");
+	assert_string_equal(m.disk, "/v/overlay.qcow2");
+	assert_string_equal(m.seed, "/v/seed.iso");
+	assert_null(m.modules);
+	assert_string_equal(m.console, "/v/console.log");
+	conf = xasprintf("%s/libvirt/etc/qemu.conf", dir);
+	assert_int_equal(strbuf_read_file(&text, conf, 4096), 0);
+	assert_non_null(strstr(text.buf, "stdio_handler = \"file\""));
+	vm_machine_release(&m);
+	free(v.uri);
+	/* a URI given: used as it is, no embedded configuration */
+	o.uri = "test:///default";
+	v.uri = NULL;
+	assert_int_equal(vm_backend_local.prepare(&v, &o, &in, &m, &d), 0);
+	assert_string_equal(v.uri, "test:///default");
+	vm_machine_release(&m);
+	free(v.uri);
+	assert_int_equal(d.n, 0);
+	fs_remove_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_holder_spawn),
+		cmocka_unit_test(test_backend_choice),
+		cmocka_unit_test(test_local_prepare),
 		cmocka_unit_test(test_kvm_usable),
 		cmocka_unit_test(test_libvirt_test_driver),
 		cmocka_unit_test(test_libvirt_bad_xml),
