@@ -28,6 +28,8 @@ void result_set_free(struct result_set *rs)
 		free(r->group);
 		free(r->release);
 		free(r->error);
+		free(r->boot);
+		free(r->guest);
 		for (size_t j = 0; j < r->nm; j++)
 			free(r->m[j].name);
 		free(r->m);

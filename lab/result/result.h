@@ -29,6 +29,9 @@ struct result_run {
 	enum run_status status;
 	char *release; /* booted `uname -r`, NULL when unknown */
 	char *error;   /* why it failed */
+	char *boot;        /* boot id: <experiment>.b<N>, NULL in runs stored before boots were recorded */
+	unsigned boot_pos; /* 1-based position of the run in its boot, 0 when unknown */
+	char *guest;       /* the guest (VM name) or host the run ran on, NULL when unknown */
 	struct result_metric *m;
 	size_t nm, alloc;
 };
