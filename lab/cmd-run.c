@@ -21,10 +21,8 @@
 #include "result/compare.h"
 #include "result/report.h"
 #include "run/engine.h"
-#include "run/store.h"
 #include "util/alloc.h"
 #include "util/clock.h"
-#include "util/path.h"
 #include "util/units.h"
 #include "vm/vm.h"
 #include "util/paths.h"
@@ -196,54 +194,32 @@ struct jobs_opts {
 	bool oversubscribe;
 };
 
-/* The comparison report of a finished run; *any_failed when a run failed,
- * an expectation the data contradicts or a mechanism check did not hold. */
-static void report(const struct lab_ctx *ctx, const struct result_set *rs, bool *any_failed)
-{
-	_cleanup_comparison_ struct comparison *c = compare_build(rs, 0.95);
-	_cleanup_strbuf_ struct strbuf rep = STRBUF_INIT;
-	struct report_opts ro = { .all = false };
-
-	for (size_t i = 0; i < rs->n; i++)
-		if (rs->runs[i].status == RUN_FAILED)
-			*any_failed = true;
-	for (size_t k = 0; k < c->nverdicts; k++)
-		if (c->verdicts[k].v == VERDICT_REGRESSED || c->verdicts[k].v == VERDICT_CHANGED)
-			*any_failed = true;
-	for (size_t k = 0; k < c->nobs; k++)
-		if (c->obs[k].state == OBS_FAILS)
-			*any_failed = true;
-	if (ctx->json)
-		report_format_json(c, &rep);
-	else
-		report_format_text(c, &ro, &rep);
-	cmd_write(&rep);
-}
-
-static void engine_opts_fill(const struct lab_ctx *ctx, const struct spec *s, const struct jobs_opts *jo,
-			     char *root, char *layer, struct run_ui *u, struct engine_opts *o)
-{
-	*u = (struct run_ui){ .ctx = ctx, .t0 = now_sec(), .tty = isatty(2) && !getenv("LAB_NO_TTY") };
-	*o = (struct engine_opts){ .s = s, .root = root, .layer = layer, .set = &ctx->set, .kernels = &ctx->kernels,
-				   .jobs = jo->jobs, .oversubscribe = jo->oversubscribe, .event = on_event,
-				   .userdata = u };
-}
-
+/* The engine on one experiment, then its comparison report; *any_failed
+ * when the run failed (engine_failed). */
 static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
 			  const char *resume_dir, const struct jobs_opts *jo, bool *any_failed)
 {
 	_cleanup_free_ char *root = cmd_results_dir(s), *layer = lab_layer_dir();
 	_cleanup_result_set_ struct result_set *rs = NULL;
-	struct run_ui u;
-	struct engine_opts o;
-	int r;
+	_cleanup_comparison_ struct comparison *c = NULL;
+	_cleanup_strbuf_ struct strbuf rep = STRBUF_INIT;
+	struct run_ui u = { .ctx = ctx, .t0 = now_sec(), .tty = isatty(2) && !getenv("LAB_NO_TTY") };
+	struct engine_opts o = { .s = s, .root = root, .layer = layer, .set = &ctx->set, .kernels = &ctx->kernels,
+				 .jobs = jo->jobs, .oversubscribe = jo->oversubscribe, .event = on_event, .userdata = &u };
+	struct report_opts ro = { .all = false };
+	int r = engine_run(&o, e, resume_dir, &rs);
 
-	engine_opts_fill(ctx, s, jo, root, layer, &u, &o);
-	r = engine_run(&o, e, resume_dir, &rs);
 	ui_end(&u);
 	if (r < 0)
 		return -1;
-	report(ctx, rs, any_failed);
+	c = compare_build(rs, 0.95);
+	if (engine_failed(rs, c))
+		*any_failed = true;
+	if (ctx->json)
+		report_format_json(c, &rep);
+	else
+		report_format_text(c, &ro, &rep);
+	cmd_write(&rep);
 	return 0;
 }
 
@@ -252,11 +228,8 @@ static int check_jobs(const struct lab_ctx *ctx, const struct spec *s, const str
 		      const struct jobs_opts *jo)
 {
 	_cleanup_free_ char *err = NULL;
-	struct run_ui u;
-	struct engine_opts o;
 
-	engine_opts_fill(ctx, s, jo, NULL, NULL, &u, &o);
-	if (engine_check_jobs(&o, e, &err) < 0) {
+	if (engine_check_jobs(s, e, jo->jobs, jo->oversubscribe, &err) < 0) {
 		cmd_error(ctx, "%s", err);
 		return -1;
 	}
@@ -289,23 +262,21 @@ static int resume_set(struct lab_ctx *ctx, const char *dir, struct spec **s)
 static int run_resumed(struct lab_ctx *ctx, struct spec **s, const char *id, char **dir, const struct jobs_opts *jo,
 		       bool *failed)
 {
-	_cleanup_free_ char *root = cmd_results_dir(*s);
-	_cleanup_result_set_ struct result_set *rs = NULL;
+	_cleanup_free_ char *root = cmd_results_dir(*s), *name = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 	const struct spec_experiment *e;
+	int r = engine_resume_find(root, id, dir, &name, &d);
 
-	if (!(*dir = store_find(root, id))) {
+	if (r == -ENOENT)
 		cmd_error(ctx, "no stored run '%s' under %s (lab ls lists them)", id, root);
-		return EXIT_USAGE;
-	}
-	if (store_load(*dir, &rs, &d) < 0) {
+	else if (r < 0)
 		cmd_report_diags(ctx, &d);
-		return EXIT_FAILED;
-	}
+	if (r < 0)
+		return r == -ENOENT ? EXIT_USAGE : EXIT_FAILED;
 	if (resume_set(ctx, *dir, s) < 0)
 		return EXIT_USAGE;
-	if (!(e = spec_find_experiment(*s, rs->experiment))) {
-		cmd_error(ctx, "run %s is of experiment '%s', which %s no longer has", id, rs->experiment, (*s)->path);
+	if (!(e = spec_find_experiment(*s, name))) {
+		cmd_error(ctx, "run %s is of experiment '%s', which %s no longer has", id, name, (*s)->path);
 		return EXIT_USAGE;
 	}
 	if (check_jobs(ctx, *s, e, jo) < 0)

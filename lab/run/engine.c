@@ -890,17 +890,50 @@ int engine_run(const struct engine_opts *o, const struct spec_experiment *e, con
 	return 0;
 }
 
-int engine_check_jobs(const struct engine_opts *o, const struct spec_experiment *e, char **ret_err)
+int engine_check_jobs(const struct spec *s, const struct spec_experiment *e, unsigned jobs, bool oversubscribe,
+		      char **ret_err)
 {
-	struct engine x = { .o = o, .s = o->s, .e = e };
+	struct engine_opts o = { .s = s, .jobs = jobs, .oversubscribe = oversubscribe };
+	struct engine x = { .o = &o, .s = s, .e = e };
 	_cleanup_plan_ struct plan *p = plan_of(&x, true);
 	_cleanup_strv_ struct strv variants = STRV_INIT;
-	unsigned jobs;
+	unsigned n;
 
 	if (!p)
 		return 0; /* said by the run itself */
-	spec_experiment_variants(o->s, e, &variants);
+	spec_experiment_variants(s, e, &variants);
 	x.ngroups = e->boot == BOOT_ONCE ? variants.n * (e->hosts.n ? e->hosts.n : 1)
 		    : e->boot == BOOT_SIDE_BY_SIDE ? (e->hosts.n ? e->hosts.n : 1) : p->n;
-	return place(&x, true, &jobs, ret_err);
+	return place(&x, true, &n, ret_err);
+}
+
+int engine_resume_find(const char *root, const char *id, char **ret_dir, char **ret_experiment, struct diags *d)
+{
+	_cleanup_free_ char *dir = store_find(root, id);
+	_cleanup_result_set_ struct result_set *rs = NULL;
+	int r;
+
+	if (!dir)
+		return -ENOENT;
+	if ((r = store_load(dir, &rs, d)) < 0)
+		return r;
+	*ret_experiment = xstrdup(rs->experiment);
+	*ret_dir = TAKE_PTR(dir);
+	return 0;
+}
+
+bool engine_failed(const struct result_set *rs, const struct comparison *c)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->runs[i].status == RUN_FAILED)
+			return true;
+	/* an expectation the data contradicts fails the run like a failed run */
+	for (size_t k = 0; k < c->nverdicts; k++)
+		if (c->verdicts[k].v == VERDICT_REGRESSED || c->verdicts[k].v == VERDICT_CHANGED)
+			return true;
+	/* and so does a mechanism check that did not hold */
+	for (size_t k = 0; k < c->nobs; k++)
+		if (c->obs[k].state == OBS_FAILS)
+			return true;
+	return false;
 }

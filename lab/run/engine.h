@@ -17,6 +17,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include "../result/compare.h"
 #include "../result/result.h"
 #include "../spec/spec.h"
 #include "../util/diag.h"
@@ -73,7 +74,15 @@ int engine_run(const struct engine_opts *o, const struct spec_experiment *e, con
 	       struct result_set **ret_rs);
 /* --jobs against an experiment before anything is made: -1 with *ret_err
  * (free it) when its guests cannot run that many at a time. */
-int engine_check_jobs(const struct engine_opts *o, const struct spec_experiment *e, char **ret_err);
+int engine_check_jobs(const struct spec *s, const struct spec_experiment *e, unsigned jobs, bool oversubscribe,
+		      char **ret_err);
+/* A stored run to resume: its folder (<root>/<id>, or id as a path to one)
+ * and its experiment's name. -ENOENT when there is none (nothing in d),
+ * another negative errno with d. */
+int engine_resume_find(const char *root, const char *id, char **ret_dir, char **ret_experiment, struct diags *d);
+/* Whether a finished run failed: a run of it failed, the data contradict
+ * an expectation, or a mechanism check did not hold. */
+bool engine_failed(const struct result_set *rs, const struct comparison *c);
 /* From a signal handler: the workers stop (in a worker: its guests go).
  * Async-signal-safe. */
 void engine_cancel(void);
