@@ -64,8 +64,18 @@ struct engine {
 	unsigned slot;
 };
 
-/* The parent's side. */
+/* The parent's side (engine.c). */
 void engine_emit(struct engine *x, const struct engine_event *ev);
+/* One line from the worker of `task`; the reply to a "next" goes back on `slot`. */
+void engine_message(struct engine *x, size_t task, unsigned slot, const char *line);
+
+/* Scheduling (sched.c). Runs into groups: each pending run alone, with
+ * `boot: once` a group per variant and host, with `boot: side-by-side` a
+ * group per host (its runs in the plan's order, the variants interleaved). */
+void engine_make_groups(struct engine *x);
+/* How many guests at a time (*ret_jobs) and each one's host CPUs; -1 with
+ * *ret_err when the experiment's guests cannot run that many at a time. */
+int engine_place(struct engine *x, bool check_only, unsigned *ret_jobs, char **ret_err);
 /* x->rs, x->groups and the policy set: issued and boot numbering start
  * from the result set (a resumed run's boots go on from its last). */
 void engine_sched_init(struct engine *x);
@@ -80,8 +90,6 @@ size_t engine_add_run(struct engine *x, size_t group, const char *id, size_t lik
 struct boot *engine_boot_begin(struct engine *x, const char *guest, const char *variant);
 /* Run i ended on `guest` (NULL: it never reached one): its boot, place and guest. */
 void engine_boot_run(struct engine *x, size_t i, const char *guest);
-/* One line from the worker of `task`; the reply to a "next" goes back on `slot`. */
-void engine_message(struct engine *x, size_t task, unsigned slot, const char *line);
 const struct plan_run *engine_plan_run(const struct engine *x, const char *id);
 ssize_t engine_find_run(const struct result_set *rs, const char *id);
 /* lab.yaml's host `name` if it is of `type` */
