@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include "../util/alloc.h"
 #include "../util/diag.h"
@@ -17,10 +19,16 @@
 
 /* The running workers, for pool_terminate() from a signal handler. */
 static volatile pid_t running[POOL_MAX_SLOTS];
+/* In the parent: the slots of the pool_run going on, for pool_reply. */
+static struct slot *cur_slots;
+static unsigned cur_nslots;
+/* In a worker: its end of the reply channel. */
+static int worker_rfd = -1;
 
 struct slot {
 	pid_t pid;
 	int fd; /* read end; -1 at EOF */
+	int rfd; /* the parent's end of the reply channel; -1 when closed */
 	size_t task;
 	struct strbuf buf;
 };
@@ -62,13 +70,59 @@ void pool_terminate(void)
 		}
 }
 
+int pool_reply(unsigned slot, const char *line)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	size_t off = 0;
+
+	if (slot >= cur_nslots || !cur_slots || cur_slots[slot].rfd < 0)
+		return -EPIPE;
+	strbuf_addstr(&sb, line);
+	strbuf_addch(&sb, '\n');
+	while (off < sb.len) {
+		/* a socket: a worker that is gone is EPIPE, not SIGPIPE */
+		ssize_t w = send(cur_slots[slot].rfd, sb.buf + off, sb.len - off, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EPIPE;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+int pool_recv(struct strbuf *line)
+{
+	strbuf_reset(line);
+	for (;;) {
+		char c;
+		ssize_t n = worker_rfd < 0 ? 0 : read(worker_rfd, &c, 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EPIPE;
+		if (c == '\n')
+			return 0;
+		strbuf_addch(line, c);
+	}
+}
+
 static int start(struct slot *s, unsigned k, size_t task, const struct pool_ops *ops)
 {
-	int p[2];
+	int p[2], r[2];
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r) < 0) {
+		int e = errno;
+
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
@@ -77,6 +131,8 @@ static int start(struct slot *s, unsigned k, size_t task, const struct pool_ops 
 
 		close(p[0]);
 		close(p[1]);
+		close(r[0]);
+		close(r[1]);
 		return -e;
 	}
 	if (pid == 0) {
@@ -86,6 +142,8 @@ static int start(struct slot *s, unsigned k, size_t task, const struct pool_ops 
 		if (getppid() == 1)
 			_exit(128 + SIGTERM);
 		close(p[0]);
+		close(r[0]);
+		worker_rfd = r[1];
 		rc = ops->work(ops->userdata, task, k, p[1]);
 		fflush(stdout);
 		fflush(stderr);
@@ -93,9 +151,11 @@ static int start(struct slot *s, unsigned k, size_t task, const struct pool_ops 
 		_exit(rc);
 	}
 	close(p[1]);
+	close(r[1]);
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 	s->pid = pid;
 	s->fd = p[0];
+	s->rfd = r[0];
 	s->task = task;
 	running[k] = pid;
 	return 0;
@@ -161,6 +221,10 @@ static bool reap(struct slot *s, unsigned k, const struct pool_ops *ops)
 		s->fd = -1;
 	}
 	deliver(s, k, ops, true);
+	if (s->rfd >= 0) {
+		close(s->rfd);
+		s->rfd = -1;
+	}
 	status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 255;
 	running[k] = 0;
 	if (ops->ended)
@@ -185,8 +249,11 @@ int pool_run(size_t ntasks, unsigned nslots, const struct pool_ops *ops, struct 
 	pfd = xcalloc(nslots, sizeof(*pfd));
 	for (unsigned k = 0; k < nslots; k++) {
 		slots[k].fd = -1;
+		slots[k].rfd = -1;
 		strbuf_init(&slots[k].buf, 0);
 	}
+	cur_slots = slots;
+	cur_nslots = nslots;
 	for (;;) {
 		nfds_t n = 0;
 
@@ -234,7 +301,12 @@ int pool_run(size_t ntasks, unsigned nslots, const struct pool_ops *ops, struct 
 	for (; next < ntasks; next++)
 		if (ops->ended)
 			ops->ended(ops->userdata, next, 0, 0, -1);
-	for (unsigned k = 0; k < nslots; k++)
+	for (unsigned k = 0; k < nslots; k++) {
+		if (slots[k].rfd >= 0)
+			close(slots[k].rfd);
 		strbuf_release(&slots[k].buf);
+	}
+	cur_slots = NULL;
+	cur_nslots = 0;
 	return ret;
 }

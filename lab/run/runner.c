@@ -199,154 +199,177 @@ static int parse_one(const char *script, const char *raw, struct strbuf *metrics
 	return r;
 }
 
+/* driver.sh and reproduce.sh into the run folder; the script in `script`. */
+static void write_driver(const struct runner_config *c, const struct plan_run *pr, struct strbuf *script)
+{
+	_cleanup_free_ char *drv = path_join(c->rundir, "driver.sh");
+	_cleanup_free_ struct driver_monitor *mons = xcalloc(pr->monitors.n + 1, sizeof(*mons));
+	_cleanup_free_ struct plan_param **storage = xcalloc(pr->monitors.n + 1, sizeof(*storage));
+	struct driver_config dc;
+
+	driver_config_fill(c, pr, &dc, mons, storage);
+	driver_format(&dc, script);
+	for (size_t i = 0; i < pr->monitors.n; i++)
+		free(storage[i]);
+	fs_write_atomic(drv, script->buf, script->len, 0755);
+	write_reproduce(c, pr);
+}
+
+/* The guest's `uname -r` into out->release; it must be the variant's. */
+static int check_release(const struct runner_config *c, struct result_run *out)
+{
+	_cleanup_strbuf_ struct strbuf rel = STRBUF_INIT, err = STRBUF_INIT;
+	char *uname[] = { (char *)"uname", (char *)"-r", NULL };
+
+	if (remote(c, uname, 2, NULL, 0, NULL, &rel, &err, 60ULL * 1000000) == 0 && rel.len) {
+		strbuf_setlen(&rel, rel.len - (rel.buf[rel.len - 1] == '\n'));
+		out->release = xstrdup(rel.buf);
+	}
+	if (!out->release || (c->kernel && c->kernel->release && !streq(out->release, c->kernel->release))) {
+		fail(out, "the guest runs %s, not the variant's %s", out->release ? out->release : "(no answer)",
+		     c->kernel && c->kernel->release ? c->kernel->release : "?");
+		return -1;
+	}
+	return 0;
+}
+
+/* The catalogue and System.map into the guest, once per boot. */
+static int ship(const struct runner_config *c, const struct plan_run *pr, struct result_run *out)
+{
+	_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
+	char *mk[] = { (char *)"mkdir", (char *)"-p", (char *)DRIVER_GUEST_DIR "/wl", NULL };
+	char *untar[] = { (char *)"tar", (char *)"-C", (char *)DRIVER_GUEST_DIR "/wl", (char *)"-xf",
+			  (char *)DRIVER_GUEST_DIR "/wl.tar", NULL };
+
+	if (c->shipped && *c->shipped)
+		return 0;
+	step(c, pr, "ship the catalogue");
+	if (remote(c, mk, 3, NULL, 0, NULL, NULL, &err, 60ULL * 1000000) != 0 ||
+	    copy_in(c, c->catalogue_tar, DRIVER_GUEST_DIR "/wl.tar", &err) != 0 ||
+	    remote(c, untar, 5, NULL, 0, NULL, NULL, &err, 300ULL * 1000000) != 0 ||
+	    (c->kernel && c->kernel->system_map &&
+	     copy_in(c, c->kernel->system_map, DRIVER_GUEST_DIR "/System.map", &err) != 0)) {
+		_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 400);
+
+		fail(out, "could not ship the catalogue to the guest: %s", t);
+		return -1;
+	}
+	if (c->shipped)
+		*c->shipped = true;
+	return 0;
+}
+
+/* The driver in the guest, within the run's time limit; the host's CPU
+ * around it (for a guest on this machine) as metric lines in hostm. */
+static void run_driver(const struct runner_config *c, const struct catalogue_entry *w, const struct strbuf *script,
+		       struct result_run *out, struct strbuf *hostm)
+{
+	_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
+	char *sh[] = { (char *)"sh", (char *)"-s", NULL };
+	struct host_cpu_sample h0, h1;
+	bool hl = c->vm && !c->vm->host_name && host_cpu_sample(vm_qemu_pid(c->vm), &h0) == 0;
+	uint64_t timeout = c->e && c->e->timeout_usec ? c->e->timeout_usec
+				: (w && w->timeout_usec ? w->timeout_usec : 3600ULL * 1000000);
+	int r = remote(c, sh, 2, script->buf, script->len, NULL, NULL, &err, timeout);
+
+	if (r == -ETIME) {
+		fail(out, "timeout after %llu s (the run's limit)", (unsigned long long)(timeout / 1000000));
+	} else if (r != 0) {
+		const char *stepname = driver_step_name(r);
+
+		if (stepname) {
+			fail(out, "the %s step failed (exit %d); see raw/*.log", stepname, r);
+		} else {
+			_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 400);
+
+			fail(out, "the driver failed (exit %d): %s", r, t);
+		}
+	}
+	if (hl && host_cpu_sample(vm_qemu_pid(c->vm), &h1) == 0)
+		host_load_format(&h0, &h1, hostm);
+}
+
+/* Whatever happened, what the guest has into raw/. */
+static int collect(const struct runner_config *c, const struct plan_run *pr, const char *raw,
+		   struct result_run *out)
+{
+	_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
+	_cleanup_free_ char *tarp = path_join(c->rundir, "raw.tar");
+	_cleanup_close_ int x = -1;
+	char *tarc[] = { (char *)"tar", (char *)"-C", (char *)DRIVER_GUEST_DIR "/out", (char *)"-cf", (char *)"-",
+			 (char *)".", NULL };
+
+	step(c, pr, "collect");
+	if (remote(c, tarc, 6, NULL, 0, tarp, NULL, &err, 600ULL * 1000000) != 0) {
+		_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 300);
+
+		fail(out, "could not collect the raw outputs: %s", t);
+		return -1;
+	}
+	/* the guest made the archive: unpacked here, it cannot write outside raw/ (util/tarball.h) */
+	strbuf_reset(&err);
+	if ((x = open(raw, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    tarball_extract(tarp, x, 0, NULL, &err) < 0) {
+		fail(out, "could not unpack the raw outputs: %s", err.len ? err.buf : strerror(errno));
+		return -1;
+	}
+	unlink(tarp);
+	return 0;
+}
+
+/* One parse script on its raw output; a failure is the run's. */
+static void parse_raw(const struct catalogue_entry *ce, const char *raw, const char *name, struct strbuf *metrics,
+		      struct result_run *out)
+{
+	_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
+	_cleanup_free_ char *file = xasprintf("%s/%s.raw", raw, name);
+	_cleanup_free_ char *script = ce ? path_join(ce->dir, "parse") : NULL;
+
+	if (!script || parse_one(script, file, metrics, &err) != 0) {
+		_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 400);
+
+		fail(out, "%s", t);
+	}
+}
+
+/* The workload's and every monitor's parser, then their metrics (and the host's) kept. */
+static void parse_all(const struct runner_config *c, const struct plan_run *pr, const struct catalogue_entry *w,
+		      const char *raw, const struct strbuf *hostm, struct result_run *out)
+{
+	_cleanup_strbuf_ struct strbuf metrics = STRBUF_INIT;
+	_cleanup_free_ char *mp = path_join(c->rundir, "metrics"), *perr = NULL;
+
+	step(c, pr, "parse");
+	parse_raw(w, raw, pr->workload, &metrics, out);
+	for (size_t i = 0; i < pr->monitors.n; i++)
+		parse_raw(spec_find_catalogue(c->s, pr->monitors.v[i], true), raw, pr->monitors.v[i], &metrics, out);
+	if (out->status != RUN_OK)
+		return;
+	strbuf_add(&metrics, hostm->buf ? hostm->buf : "", hostm->len);
+	fs_write_atomic(mp, metrics.buf ? metrics.buf : "", metrics.len, 0644);
+	if (result_parse_metrics(out, metrics.buf ? metrics.buf : "", &perr) < 0) {
+		fail(out, "a parser printed a malformed line: %s", perr);
+		unlink(mp);
+	}
+}
+
 int runner_exec(const struct runner_config *c, const struct plan_run *pr, struct result_run *out)
 {
 	const struct catalogue_entry *w = spec_find_catalogue(c->s, pr->workload, false);
-	_cleanup_free_ char *raw = path_join(c->rundir, "raw"), *drv = path_join(c->rundir, "driver.sh");
-	_cleanup_free_ char *tarp = path_join(c->rundir, "raw.tar"), *mp = path_join(c->rundir, "metrics");
-	_cleanup_strbuf_ struct strbuf script = STRBUF_INIT, err = STRBUF_INIT, metrics = STRBUF_INIT;
-	_cleanup_strbuf_ struct strbuf rel = STRBUF_INIT;
-	_cleanup_free_ struct driver_monitor *mons = xcalloc(pr->monitors.n + 1, sizeof(*mons));
-	_cleanup_free_ struct plan_param **storage = xcalloc(pr->monitors.n + 1, sizeof(*storage));
-	_cleanup_strbuf_ struct strbuf hostm = STRBUF_INIT;
-	struct host_cpu_sample h0, h1;
-	bool hl;
-	struct driver_config dc;
-	uint64_t timeout;
+	_cleanup_free_ char *raw = path_join(c->rundir, "raw");
+	_cleanup_strbuf_ struct strbuf script = STRBUF_INIT, hostm = STRBUF_INIT;
 	int r;
 
 	out->status = RUN_OK;
 	if ((r = path_mkdir_p(raw, 0755)) < 0)
 		return r;
-	driver_config_fill(c, pr, &dc, mons, storage);
-	driver_format(&dc, &script);
-	for (size_t i = 0; i < pr->monitors.n; i++)
-		free(storage[i]);
-	fs_write_atomic(drv, script.buf, script.len, 0755);
-	write_reproduce(c, pr);
-
-	{
-		char *uname[] = { (char *)"uname", (char *)"-r", NULL };
-
-		if (remote(c, uname, 2, NULL, 0, NULL, &rel, &err, 60ULL * 1000000) == 0 && rel.len) {
-			strbuf_setlen(&rel, rel.len - (rel.buf[rel.len - 1] == '\n'));
-			out->release = xstrdup(rel.buf);
-		}
+	write_driver(c, pr, &script);
+	if (check_release(c, out) == 0 && ship(c, pr, out) == 0) {
+		step(c, pr, "run");
+		run_driver(c, w, &script, out, &hostm);
+		if (collect(c, pr, raw, out) == 0 && out->status == RUN_OK)
+			parse_all(c, pr, w, raw, &hostm, out);
 	}
-	if (!out->release || (c->kernel && c->kernel->release && !streq(out->release, c->kernel->release))) {
-		fail(out, "the guest runs %s, not the variant's %s", out->release ? out->release : "(no answer)",
-		     c->kernel && c->kernel->release ? c->kernel->release : "?");
-		goto evidence;
-	}
-
-	if (!c->shipped || !*c->shipped) {
-		char *mk[] = { (char *)"mkdir", (char *)"-p", (char *)DRIVER_GUEST_DIR "/wl", NULL };
-		char *untar[] = { (char *)"tar", (char *)"-C", (char *)DRIVER_GUEST_DIR "/wl", (char *)"-xf",
-				  (char *)DRIVER_GUEST_DIR "/wl.tar", NULL };
-
-		step(c, pr, "ship the catalogue");
-		strbuf_reset(&err);
-		if (remote(c, mk, 3, NULL, 0, NULL, NULL, &err, 60ULL * 1000000) != 0 ||
-		    copy_in(c, c->catalogue_tar, DRIVER_GUEST_DIR "/wl.tar", &err) != 0 ||
-		    remote(c, untar, 5, NULL, 0, NULL, NULL, &err, 300ULL * 1000000) != 0 ||
-		    (c->kernel && c->kernel->system_map &&
-		     copy_in(c, c->kernel->system_map, DRIVER_GUEST_DIR "/System.map", &err) != 0)) {
-			_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 400);
-
-			fail(out, "could not ship the catalogue to the guest: %s", t);
-			goto evidence;
-		}
-		if (c->shipped)
-			*c->shipped = true;
-	}
-
-	step(c, pr, "run");
-	/* the host's CPU around the driver, for a guest on this machine */
-	hl = c->vm && !c->vm->host_name && host_cpu_sample(vm_qemu_pid(c->vm), &h0) == 0;
-	timeout = c->e && c->e->timeout_usec ? c->e->timeout_usec : (w && w->timeout_usec ? w->timeout_usec : 3600ULL * 1000000);
-	{
-		char *sh[] = { (char *)"sh", (char *)"-s", NULL };
-
-		strbuf_reset(&err);
-		r = remote(c, sh, 2, script.buf, script.len, NULL, NULL, &err, timeout);
-		if (r == -ETIME)
-			fail(out, "timeout after %llu s (the run's limit)", (unsigned long long)(timeout / 1000000));
-		else if (r != 0) {
-			const char *stepname = driver_step_name(r);
-
-			if (stepname)
-				fail(out, "the %s step failed (exit %d); see raw/*.log", stepname, r);
-			else {
-				_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 400);
-
-				fail(out, "the driver failed (exit %d): %s", r, t);
-			}
-		}
-		if (hl && host_cpu_sample(vm_qemu_pid(c->vm), &h1) == 0)
-			host_load_format(&h0, &h1, &hostm);
-	}
-
-	/* whatever happened, bring back what the guest has */
-	step(c, pr, "collect");
-	{
-		char *tarc[] = { (char *)"tar", (char *)"-C", (char *)DRIVER_GUEST_DIR "/out", (char *)"-cf", (char *)"-",
-				 (char *)".", NULL };
-		_cleanup_close_ int x = -1;
-
-		strbuf_reset(&err);
-		if (remote(c, tarc, 6, NULL, 0, tarp, NULL, &err, 600ULL * 1000000) != 0) {
-			_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 300);
-
-			fail(out, "could not collect the raw outputs: %s", t);
-			goto evidence;
-		}
-		/* the guest made the archive: unpacked here, it cannot write outside raw/ (util/tarball.h) */
-		strbuf_reset(&err);
-		if ((x = open(raw, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-		    tarball_extract(tarp, x, 0, NULL, &err) < 0) {
-			fail(out, "could not unpack the raw outputs: %s", err.len ? err.buf : strerror(errno));
-			goto evidence;
-		}
-		unlink(tarp);
-	}
-	if (out->status == RUN_FAILED)
-		goto evidence;
-
-	step(c, pr, "parse");
-	{
-		_cleanup_free_ char *wraw = xasprintf("%s/%s.raw", raw, pr->workload);
-		_cleanup_free_ char *wparse = w ? path_join(w->dir, "parse") : NULL;
-
-		strbuf_reset(&err);
-		if (!wparse || parse_one(wparse, wraw, &metrics, &err) != 0) {
-			_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 400);
-
-			fail(out, "%s", t);
-		}
-		for (size_t i = 0; i < pr->monitors.n; i++) {
-			const struct catalogue_entry *m = spec_find_catalogue(c->s, pr->monitors.v[i], true);
-			_cleanup_free_ char *mraw = xasprintf("%s/%s.raw", raw, pr->monitors.v[i]);
-			_cleanup_free_ char *mparse = m ? path_join(m->dir, "parse") : NULL;
-
-			strbuf_reset(&err);
-			if (!mparse || parse_one(mparse, mraw, &metrics, &err) != 0) {
-				_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 400);
-
-				fail(out, "%s", t);
-			}
-		}
-	}
-	if (out->status == RUN_OK) {
-		_cleanup_free_ char *perr = NULL;
-
-		strbuf_add(&metrics, hostm.buf ? hostm.buf : "", hostm.len);
-		fs_write_atomic(mp, metrics.buf ? metrics.buf : "", metrics.len, 0644);
-		if (result_parse_metrics(out, metrics.buf ? metrics.buf : "", &perr) < 0) {
-			fail(out, "a parser printed a malformed line: %s", perr);
-			unlink(mp);
-		}
-	}
-evidence:
 	step(c, pr, "evidence");
 	evidence(c, c->rundir);
 	return 0;

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the engine: one experiment's execution, shared by lab (the
+ * parent: engine.c) and its workers (worker.c), and the parts unit tests
+ * drive without processes (the policy's answers, the boots' bookkeeping).
+ */
+#pragma once
+
+#include <sys/types.h>
+#include "../image/image.h"
+#include "../kernel/build.h"
+#include "../kernel/variant.h"
+#include "../plan/plan.h"
+#include "engine.h"
+#include "policy.h"
+#include "wire.h"
+
+/* One boot of a guest (or kexec of a host) and the runs it served, in order. */
+struct boot {
+	char *id;      /* <experiment>.b<N> */
+	char *variant; /* the kernel it booted */
+	char *guest;   /* the VM name, or the bare-metal host's */
+	size_t *runs;  /* indexes into the result set */
+	size_t n, alloc;
+};
+
+/* A run the policy added: the planned run it repeats under its own id. */
+struct added_run {
+	struct plan_run pr; /* pr.id owned; the rest borrowed from the plan */
+	bool planned;       /* the run it repeats is in the plan (else it cannot run) */
+	size_t like;        /* the run it repeats, in the result set */
+};
+
+struct engine {
+	const struct engine_opts *o;
+	const struct spec *s;
+	const struct spec_experiment *e;
+	const struct plan *p;
+	struct added_run *extra;
+	size_t nextra, extra_alloc;
+	struct result_set *rs;
+	const char *dir, *tarp;
+	const struct strv *variants;
+	const struct kartifact *arts;
+	const struct kvariant *vars;
+	const struct image_artifact *img;
+	struct run_group *groups;
+	size_t ngroups;
+	bool *issued; /* per run: a worker has had it */
+	size_t issued_alloc;
+	struct boot *boots;
+	size_t nboots, boots_alloc;
+	unsigned boot_seq; /* the last boot's N */
+	struct run_policy policy;
+	char **cpusets; /* per slot; NULL: the topology's own pinning */
+	pid_t lab;
+	unsigned jobs;
+	size_t ended; /* groups whose worker ended */
+	struct engine_progress prog;
+	double t0;
+	/* in a worker */
+	int fd;
+	size_t cur;
+	unsigned slot;
+};
+
+/* The parent's side (engine.c). */
+void engine_emit(struct engine *x, const struct engine_event *ev);
+/* One line from the worker of `task`; the reply to a "next" goes back on `slot`. */
+void engine_message(struct engine *x, size_t task, unsigned slot, const char *line);
+
+/* Scheduling (sched.c). Runs into groups: each pending run alone, with
+ * `boot: once` a group per variant and host, with `boot: side-by-side` a
+ * group per host (its runs in the plan's order, the variants interleaved). */
+void engine_make_groups(struct engine *x);
+/* How many guests at a time (*ret_jobs) and each one's host CPUs; -1 with
+ * *ret_err when the experiment's guests cannot run that many at a time. */
+int engine_place(struct engine *x, bool check_only, unsigned *ret_jobs, char **ret_err);
+/* x->rs, x->groups and the policy set: issued and boot numbering start
+ * from the result set (a resumed run's boots go on from its last). */
+void engine_sched_init(struct engine *x);
+void engine_release(struct engine *x);
+/* The run the group's worker does next (a new one if the policy adds it):
+ * 0 with its index, 1 when the group is done. */
+int engine_next(struct engine *x, size_t group, size_t *ret_run);
+/* A run added like run `like` with this id and repeat, in group `group`
+ * (SIZE_MAX: none, in a worker); its index. */
+size_t engine_add_run(struct engine *x, size_t group, const char *id, size_t like, unsigned repeat);
+/* A boot begins on `guest`; the runs that guest serves until its next boot are its. */
+struct boot *engine_boot_begin(struct engine *x, const char *guest, const char *variant);
+/* Run i ended on `guest` (NULL: it never reached one): its boot, place and guest. */
+void engine_boot_run(struct engine *x, size_t i, const char *guest);
+const struct plan_run *engine_plan_run(const struct engine *x, const char *id);
+ssize_t engine_find_run(const struct result_set *rs, const char *id);
+/* lab.yaml's host `name` if it is of `type` */
+const struct spec_host *engine_find_host(const struct spec *s, const char *name, enum host_type type);
+
+/* The worker's side (worker.c): the runs the parent hands out for group `task`. */
+int engine_work(void *userdata, size_t task, unsigned slot, int fd);

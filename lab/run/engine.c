@@ -1,0 +1,623 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine's lab side: the run folder, the builds, the groups and their
+ * placement, the workers' lines (wire.h) into the result set, the journal
+ * and the index; the policy asked for every next run; the boots recorded.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "../util/alloc.h"
+#include "../util/clock.h"
+#include "../util/fs.h"
+#include "../util/path.h"
+#include "../util/paths.h"
+#include "../vm/vm.h"
+#include "catalogue.h"
+#include "engine-priv.h"
+#include "index.h"
+#include "pool.h"
+#include "runner.h"
+#include "store.h"
+#include "../util/banned.h"
+
+void engine_emit(struct engine *x, const struct engine_event *ev)
+{
+	struct engine_event e = *ev;
+
+	e.progress = &x->prog;
+	if (x->o && x->o->event)
+		x->o->event(x->o->userdata, &e);
+}
+
+static void emit_text(struct engine *x, enum engine_event_type type, const char *fmt, ...) _printf_(3, 4);
+static void emit_text(struct engine *x, enum engine_event_type type, const char *fmt, ...)
+{
+	_cleanup_free_ char *text = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	text = xvasprintf(fmt, ap);
+	va_end(ap);
+	engine_emit(x, &(struct engine_event){ .type = type, .text = text });
+}
+
+static void emit_diags(struct engine *x, struct diags *d)
+{
+	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_DIAGS, .diags = d });
+}
+
+_Static_assert((int)OBSERVE_EQ == (int)OBS_EQ && (int)OBSERVE_GE == (int)OBS_GE && (int)OBSERVE_HIGHER == (int)OBS_HIGHER &&
+		       (int)OBSERVE_SAME == (int)OBS_SAME,
+	       "lab.yaml observe: relations and the stored ones are the same list");
+
+static void pending_expectations(struct result_set *rs, const struct spec_experiment *e)
+{
+	for (size_t j = 0; j < e->njobs; j++)
+		for (size_t k = 0; k < e->jobs[j].nexpect; k++) {
+			const struct spec_expect *x = &e->jobs[j].expect[k];
+
+			result_add_expect(rs, j, x->metric,
+					  x->dir == EXPECT_INCREASE ? DIR_INCREASE
+					  : x->dir == EXPECT_DECREASE ? DIR_DECREASE
+								      : DIR_UNCHANGED,
+					  x->effect, x->has_effect);
+		}
+	for (size_t i = 0; i < e->nobserve; i++) {
+		const struct spec_observe *o = &e->observe[i];
+		_cleanup_strv_ struct strv ks = STRV_INIT;
+
+		for (size_t k = 0; k < o->kernels.n; k++)
+			strv_push(&ks, o->kernels.v[k].name);
+		result_add_observe(rs, o->metric, (enum observe_rel)o->op, o->value, &ks, o->says);
+	}
+}
+
+/* The experiment's expectations and variants into a fresh result set with every run pending. */
+static struct result_set *pending_set(const struct spec *s, const struct spec_experiment *e, const struct plan *p,
+				      const char *id)
+{
+	struct result_set *rs = result_set_new(id, e->name);
+	_cleanup_strv_ struct strv variants = STRV_INIT;
+
+	spec_experiment_variants(s, e, &variants);
+	for (size_t i = 0; i < variants.n; i++)
+		strv_push(&rs->variants, variants.v[i]);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct plan_run *pr = &p->runs[i];
+		_cleanup_free_ char *g = runner_group_name(pr);
+
+		if (streq(pr->experiment, e->name))
+			result_add_run(rs, pr->id, pr->kernel, g, pr->job, pr->repeat);
+	}
+	pending_expectations(rs, e);
+	return rs;
+}
+
+/*
+ * The index is a cache of the folders: a write that fails (another lab
+ * held it past the busy timeout, a full disk) is tried again, then said,
+ * and never stops the run from saving its folder or printing its report
+ * (`lab gc --reindex` rebuilds the index from the folders).
+ */
+static void index_with_retry(struct engine *x, const struct result_set *rs, ssize_t run)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+
+	for (int attempt = 0; attempt < 3; attempt++) {
+		_cleanup_free_ char *sum = NULL;
+
+		diags_release(&d);
+		if (run >= 0 ? index_put_run(x->o->root, rs, (size_t)run, &d) == 0
+			     : (sum = index_verdict_summary(rs), index_put(x->o->root, rs, sum, &d) == 0))
+			return;
+		sleep(1u << attempt);
+	}
+	emit_diags(x, &d);
+	emit_text(x, ENGINE_EV_WARNING, "run %s is saved but not indexed (lab gc --reindex adds it)", rs->id);
+}
+
+/* The folder and the whole index entry (with the verdicts: a comparison of every run). */
+static int save(struct engine *x, const char *dir, const struct result_set *rs)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+
+	if (store_save(dir, rs, &d) < 0) {
+		emit_diags(x, &d);
+		return -1;
+	}
+	index_with_retry(x, rs, -1);
+	return 0;
+}
+
+/* After one run: the journal and that run's index rows only. */
+static void save_run(struct engine *x, size_t i)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+
+	if (store_save_journal(x->dir, x->rs, &d) < 0) {
+		emit_diags(x, &d);
+		return;
+	}
+	index_with_retry(x, x->rs, (ssize_t)i);
+}
+
+/* One line per value into the run's folder (nothing when there are none). */
+static void save_lines(const char *dir, const char *name, const struct strv *v)
+{
+	_cleanup_free_ char *p = path_join(dir, name);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	if (!v || !v->n)
+		return;
+	for (size_t i = 0; i < v->n; i++)
+		strbuf_addf(&sb, "%s\n", v->v[i]);
+	fs_write_atomic(p, sb.buf, sb.len, 0644);
+}
+
+/* The values a run was made with, a line each; none when there is no such file. */
+static int saved_values(const char *dir, const char *name, struct strv *ret, char **ret_err)
+{
+	_cleanup_free_ char *sp = path_join(dir, name);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const char *p, *nl;
+
+	if (!path_is_file(sp))
+		return 0;
+	if (strbuf_read_file(&sb, sp, 64 * 1024) < 0) {
+		*ret_err = xasprintf("cannot read %s: %s", sp, strerror(errno));
+		return -1;
+	}
+	for (p = sb.buf ? sb.buf : ""; *p; p = *nl ? nl + 1 : nl) {
+		nl = strchrnul(p, '\n');
+		if (nl > p) {
+			_cleanup_free_ char *line = xstrndup(p, (size_t)(nl - p));
+
+			strv_push(ret, line);
+		}
+	}
+	return 0;
+}
+
+int engine_resume_values(const char *dir, const char *name, const char *option, struct strv *given,
+			 char **ret_err)
+{
+	_cleanup_strv_ struct strv stored = STRV_INIT;
+	bool same;
+
+	if (saved_values(dir, name, &stored, ret_err) < 0)
+		return -1;
+	same = stored.n == given->n;
+	for (size_t i = 0; same && i < stored.n; i++)
+		same = streq(stored.v[i], given->v[i]);
+	if (same)
+		return 0;
+	if (given->n) {
+		*ret_err = stored.n ? xasprintf("run: --resume takes the %s values the run was made with (its '%s' file); "
+						"give none", option, name)
+				    : xasprintf("run: --resume takes the %s values the run was made with (none); give none",
+						option);
+		return -1;
+	}
+	for (size_t i = 0; i < stored.n; i++)
+		strv_push(given, stored.v[i]);
+	return 1;
+}
+
+static void build_step(void *userdata, const char *name, const char *what)
+{
+	engine_emit(userdata, &(struct engine_event){ .type = ENGINE_EV_BUILD_STEP, .name = name, .what = what });
+}
+
+static const struct spec_image *find_image(const struct spec *s, const char *name)
+{
+	for (size_t i = 0; i < s->nimages; i++)
+		if (streq(s->images[i].name, name))
+			return &s->images[i];
+	return NULL;
+}
+
+/* Every variant built (or found) and the image: artifacts in variant order. */
+static int prepare(struct engine *x, const struct strv *variants, struct kartifact *arts, struct kvariant *vars,
+		   struct image_artifact *img)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	struct kbuild_progress kp = { .step = build_step, .userdata = x };
+	struct image_progress ip = { .step = build_step, .userdata = x };
+	struct kbuild_opts ko = { 0 };
+	struct image_opts io = { .layer = x->o->layer };
+	const char *iname = x->e->image.name ? x->e->image.name : "minimal";
+	const struct spec_image *im = find_image(x->s, iname);
+	int r = 0;
+
+	if (!im) {
+		emit_text(x, ENGINE_EV_ERROR, "no image '%s' in %s", iname, x->s->path);
+		return -1;
+	}
+	for (size_t i = 0; i < variants->n && r >= 0; i++) {
+		if ((r = kvariant_resolve(x->s, variants->v[i], &vars[i], &d)) < 0)
+			break;
+		r = kernel_lookup(x->s, &vars[i], &arts[i], &d);
+		if (r == -ENOENT)
+			r = kernel_build(x->s, &vars[i], &ko, &kp, &arts[i], &d);
+	}
+	if (r >= 0 && (r = image_lookup(x->s, im, &io, img, &d)) == -ENOENT)
+		r = image_build(x->s, im, &io, &ip, img, &d);
+	if (r < 0) {
+		emit_diags(x, &d);
+		return -1;
+	}
+	return 0;
+}
+
+static int catalogue(struct engine *x, const char *dir, char **ret)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_free_ char *tarp = path_join(dir, "workloads.tar");
+
+	if (catalogue_archive(x->s->settings.catalogue, tarp, &d) < 0) {
+		emit_diags(x, &d);
+		return -EIO;
+	}
+	*ret = TAKE_PTR(tarp);
+	return 0;
+}
+
+/* What the report repeats: each variant's release and its require: results. */
+static void record_mechanism(struct result_set *rs, const struct strv *variants, const struct kartifact *arts)
+{
+	strv_release(&rs->mechanism);
+	for (size_t v = 0; v < variants->n; v++) {
+		_cleanup_strbuf_ struct strbuf m = STRBUF_INIT;
+
+		strbuf_addf(&m, "kernel %s: release %s, build %.16s", variants->v[v],
+			    arts[v].release ? arts[v].release : "?", arts[v].key ? arts[v].key : "?");
+		for (size_t k = 0; k < arts[v].nchecks; k++)
+			strbuf_addf(&m, "; %s=%s %s", arts[v].checks[k].req->symbol, arts[v].checks[k].req->value,
+				    arts[v].checks[k].ok ? "ok" : "FAILED");
+		strv_push(&rs->mechanism, m.buf);
+	}
+}
+
+/* A worker's text on one line, as the journal keeps it. */
+static char *one_line(const char *s)
+{
+	char *t;
+
+	if (!s || !*s)
+		return NULL;
+	t = xstrdup(s);
+	for (char *c = t; *c; c++)
+		if (*c == '\t' || *c == '\n')
+			*c = ' ';
+	return t;
+}
+
+static void run_done(struct engine *x, size_t i, const struct wire_msg *m)
+{
+	struct result_run *r = &x->rs->runs[i];
+	_cleanup_diags_ struct diags d = { 0 };
+
+	if (r->status != RUN_PENDING)
+		return;
+	r->status = m->ok ? RUN_OK : RUN_FAILED;
+	free(r->release);
+	r->release = one_line(m->release);
+	free(r->error);
+	r->error = one_line(m->error);
+	engine_boot_run(x, i, m->guest);
+	if (r->status == RUN_OK && store_load_metrics(x->dir, r, &d) < 0) {
+		r->status = RUN_FAILED;
+		free(r->error);
+		r->error = xasprintf("its metrics cannot be read back: %s", d.n ? d.v[0].msg : "?");
+	}
+	x->prog.done++;
+	x->prog.failed += r->status == RUN_FAILED;
+	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r });
+	/* a failed journal write is said; the final save writes it all again */
+	save_run(x, i);
+}
+
+/* The worker of `group` asks which run now. */
+static void reply_next(struct engine *x, size_t group, unsigned slot)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct wire_msg m = { .type = WIRE_STOP };
+	size_t i;
+
+	if (engine_next(x, group, &i) == 0) {
+		m.type = WIRE_RUN;
+		m.run = x->rs->runs[i].id;
+		for (size_t k = 0; k < x->nextra; k++)
+			if (streq(x->extra[k].pr.id, m.run)) {
+				m.like = x->rs->runs[x->extra[k].like].id;
+				m.repeat = x->rs->runs[i].repeat;
+			}
+	}
+	wire_format(&m, &sb);
+	pool_reply(slot, sb.buf);
+}
+
+void engine_message(struct engine *x, size_t task, unsigned slot, const char *line)
+{
+	_cleanup_free_ char *err = NULL;
+	struct wire_msg m = { 0 };
+	ssize_t i;
+
+	if (wire_parse(line, &m, &err) < 0)
+		return;
+	i = engine_find_run(x->rs, m.run);
+	if (m.type == WIRE_STEP && i >= 0)
+		engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_STEP, .run = &x->rs->runs[i], .what = m.what });
+	else if (m.type == WIRE_BOOT)
+		engine_boot_begin(x, m.guest, m.variant);
+	else if (m.type == WIRE_DONE && i >= 0)
+		run_done(x, (size_t)i, &m);
+	else if (m.type == WIRE_NEXT)
+		reply_next(x, task, slot);
+	wire_msg_release(&m);
+}
+
+static void on_message(void *userdata, size_t task, unsigned slot, const char *line)
+{
+	engine_message(userdata, task, slot, line);
+}
+
+/* A worker ended. Runs of its group that did not end fail with the reason. */
+static void on_ended(void *userdata, size_t task, unsigned slot, pid_t pid, int status)
+{
+	struct engine *x = userdata;
+	const struct run_group *g = &x->groups[task];
+
+	(void)slot;
+	x->ended++;
+	x->prog.running = x->ngroups - x->ended < x->jobs ? (unsigned)(x->ngroups - x->ended) : x->jobs;
+	if (pid > 0) {
+		/* a worker that died left its guest: it goes now, not at the next gc */
+		_cleanup_free_ char *state = paths_state(), *name = xasprintf("run-%d", (int)pid);
+		_cleanup_free_ char *vmdir = paths_vm(state, name);
+		_cleanup_diags_ struct diags d = { 0 };
+
+		if (access(vmdir, F_OK) == 0)
+			vm_down(state, name, &d);
+	}
+	for (size_t j = 0; j < g->n; j++) {
+		struct result_run *r = &x->rs->runs[g->runs[j]];
+
+		if (r->status != RUN_PENDING)
+			continue;
+		r->status = RUN_FAILED;
+		free(r->error);
+		r->error = status < 0 ? xstrdup("lab could not start a worker for it")
+				      : xasprintf("its worker ended (status %d) before the run did", status);
+		x->prog.done++;
+		x->prog.failed++;
+		engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r, .lost = true });
+		save_run(x, g->runs[j]);
+	}
+}
+
+/* The plan of the experiment alone; NULL after the error went out. */
+static struct plan *plan_of(struct engine *x, bool quiet)
+{
+	_cleanup_strv_ struct strv only = STRV_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	struct plan *p = NULL;
+
+	strv_push(&only, x->e->name);
+	if (plan_build(x->s, &only, &p, &d) < 0) {
+		if (!quiet)
+			emit_diags(x, &d);
+		return NULL;
+	}
+	return p;
+}
+
+/* A new run folder: the lab.yaml snapshot, the --set values and --kernels
+ * the plan was made with (--resume applies them again), the plan, every
+ * run pending. */
+static int create_run(struct engine *x, const struct plan *p, char **ret_dir, struct result_set **ret_rs)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_free_ char *id = NULL, *dir = NULL, *snap = NULL, *pp = NULL;
+	_cleanup_strbuf_ struct strbuf pj = STRBUF_INIT;
+	_cleanup_result_set_ struct result_set *rs = NULL;
+
+	if (store_create(x->o->root, &id, &d) < 0) {
+		emit_diags(x, &d);
+		return -1;
+	}
+	dir = path_join(x->o->root, id);
+	rs = pending_set(x->s, x->e, p, id);
+	snap = path_join(dir, "lab.yaml");
+	fs_copy_file(x->s->path, snap, true);
+	save_lines(dir, "set", x->o->set);
+	save_lines(dir, "kernels", x->o->kernels);
+	plan_format_json(p, &pj);
+	pp = path_join(dir, "plan.json");
+	fs_write_atomic(pp, pj.buf, pj.len, 0644);
+	if (save(x, dir, rs) < 0)
+		return -1;
+	*ret_dir = TAKE_PTR(dir);
+	*ret_rs = TAKE_PTR(rs);
+	return 0;
+}
+
+static int open_run(struct engine *x, const struct plan *p, const char *resume_dir, char **ret_dir,
+		    struct result_set **ret_rs)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+
+	if (!resume_dir)
+		return create_run(x, p, ret_dir, ret_rs);
+	if (store_load(resume_dir, ret_rs, &d) < 0) {
+		emit_diags(x, &d);
+		return -1;
+	}
+	*ret_dir = xstrdup(resume_dir);
+	return 0;
+}
+
+/* What is about to happen, said once. */
+static void announce(struct engine *x, unsigned jobs)
+{
+	const struct spec_topology *t = spec_find_topology(x->s, x->e->topology.name);
+
+	if (!x->prog.total)
+		return;
+	if (x->e->boot == BOOT_SIDE_BY_SIDE)
+		emit_text(x, ENGINE_EV_NOTE,
+			  "%zu runs, one at a time%s; boot: side-by-side, a guest per variant (%zu of %llu MiB) "
+			  "up together, the runs alternating between them",
+			  x->prog.total, jobs > 1 ? " per host" : "", x->variants->n,
+			  t ? (unsigned long long)(t->memory >> 20) : 0ULL);
+	else
+		emit_text(x, ENGINE_EV_NOTE, "%zu runs on %u guest%s at a time%s%s", x->prog.total, jobs,
+			  jobs > 1 ? "s" : "",
+			  x->e->boot == BOOT_ONCE ? "; boot: once, a guest serves all the runs of a variant" : "",
+			  x->cpusets ? ", each pinned to its own host CPUs" : "");
+}
+
+/* The pending runs, on workers: groups, placement, the pool. */
+static int execute(struct engine *x)
+{
+	struct pool_ops ops = { .work = engine_work, .message = on_message, .ended = on_ended, .userdata = x };
+	_cleanup_diags_ struct diags pd = { 0 };
+	_cleanup_free_ char *err = NULL;
+	unsigned jobs = 1;
+
+	x->t0 = now_sec();
+	engine_sched_init(x);
+	engine_make_groups(x);
+	for (size_t i = 0; i < x->rs->n; i++)
+		x->prog.total += x->rs->runs[i].status == RUN_PENDING;
+	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUNS_BEGIN });
+	if (engine_place(x, false, &jobs, &err) < 0) {
+		emit_text(x, ENGINE_EV_ERROR, "%s", err);
+		return -1;
+	}
+	announce(x, jobs);
+	x->jobs = jobs;
+	x->prog.running = x->ngroups < jobs ? (unsigned)x->ngroups : jobs;
+	if (pool_run(x->ngroups, jobs, &ops, &pd) < 0)
+		emit_diags(x, &pd);
+	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUNS_END });
+	/* a bare-metal host stays on the last variant: say how to get it back */
+	for (size_t i = 0; i < x->e->hosts.n; i++)
+		if (engine_find_host(x->s, x->e->hosts.v[i].name, HOST_SSH))
+			emit_text(x, ENGINE_EV_NOTE,
+				  "host %s still runs the last kernel lab booted: 'lab host restore %s' boots its own",
+				  x->e->hosts.v[i].name, x->e->hosts.v[i].name);
+	return 0;
+}
+
+/* The variants built, the catalogue archived, the runs done, the folder saved. */
+static int run_in(struct engine *x, const struct plan *p, const char *dir, struct result_set *rs)
+{
+	_cleanup_strv_ struct strv variants = STRV_INIT;
+	_cleanup_free_ char *tarp = NULL;
+	struct kartifact *arts;
+	struct kvariant *vars;
+	struct image_artifact img = { 0 };
+	int ret = -1;
+
+	spec_experiment_variants(x->s, x->e, &variants);
+	arts = xcalloc(variants.n + 1, sizeof(*arts));
+	vars = xcalloc(variants.n + 1, sizeof(*vars));
+	if (prepare(x, &variants, arts, vars, &img) < 0 || catalogue(x, dir, &tarp) < 0)
+		goto out;
+	record_mechanism(rs, &variants, arts);
+	if (save(x, dir, rs) < 0)
+		goto out;
+	x->p = p;
+	x->rs = rs;
+	x->dir = dir;
+	x->tarp = tarp;
+	x->variants = &variants;
+	x->arts = arts;
+	x->vars = vars;
+	x->img = &img;
+	/* a journal write that failed during the runs is tried again at the end */
+	if (execute(x) == 0 && save(x, dir, rs) == 0)
+		ret = 0;
+out:
+	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUNS_END });
+	engine_release(x);
+	for (size_t i = 0; i < variants.n; i++) {
+		kartifact_release(&arts[i]);
+		kvariant_release(&vars[i]);
+	}
+	free(arts);
+	free(vars);
+	image_artifact_release(&img);
+	return ret;
+}
+
+int engine_run(const struct engine_opts *o, const struct spec_experiment *e, const char *resume_dir,
+	       struct result_set **ret_rs)
+{
+	struct engine x = { .o = o, .s = o->s, .e = e, .lab = getpid() };
+	_cleanup_plan_ struct plan *p = plan_of(&x, false);
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_result_set_ struct result_set *rs = NULL;
+
+	if (!p || open_run(&x, p, resume_dir, &dir, &rs) < 0)
+		return -1;
+	engine_emit(&x, &(struct engine_event){
+				.type = ENGINE_EV_STARTED, .id = rs->id, .experiment = e->name, .dir = dir, .nruns = rs->n });
+	if (run_in(&x, p, dir, rs) < 0)
+		return -1;
+	*ret_rs = TAKE_PTR(rs);
+	return 0;
+}
+
+int engine_check_jobs(const struct spec *s, const struct spec_experiment *e, unsigned jobs, bool oversubscribe,
+		      char **ret_err)
+{
+	struct engine_opts o = { .s = s, .jobs = jobs, .oversubscribe = oversubscribe };
+	struct engine x = { .o = &o, .s = s, .e = e };
+	_cleanup_plan_ struct plan *p = plan_of(&x, true);
+	_cleanup_strv_ struct strv variants = STRV_INIT;
+	unsigned n;
+
+	if (!p)
+		return 0; /* said by the run itself */
+	spec_experiment_variants(s, e, &variants);
+	x.ngroups = e->boot == BOOT_ONCE ? variants.n * (e->hosts.n ? e->hosts.n : 1)
+		    : e->boot == BOOT_SIDE_BY_SIDE ? (e->hosts.n ? e->hosts.n : 1) : p->n;
+	return engine_place(&x, true, &n, ret_err);
+}
+
+int engine_resume_find(const char *root, const char *id, char **ret_dir, char **ret_experiment, struct diags *d)
+{
+	_cleanup_free_ char *dir = store_find(root, id);
+	_cleanup_result_set_ struct result_set *rs = NULL;
+	int r;
+
+	if (!dir)
+		return -ENOENT;
+	if ((r = store_load(dir, &rs, d)) < 0)
+		return r;
+	*ret_experiment = xstrdup(rs->experiment);
+	*ret_dir = TAKE_PTR(dir);
+	return 0;
+}
+
+bool engine_failed(const struct result_set *rs, const struct comparison *c)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->runs[i].status == RUN_FAILED)
+			return true;
+	/* an expectation the data contradicts fails the run like a failed run */
+	for (size_t k = 0; k < c->nverdicts; k++)
+		if (c->verdicts[k].v == VERDICT_REGRESSED || c->verdicts[k].v == VERDICT_CHANGED)
+			return true;
+	/* and so does a mechanism check that did not hold */
+	for (size_t k = 0; k < c->nobs; k++)
+		if (c->obs[k].state == OBS_FAILS)
+			return true;
+	return false;
+}

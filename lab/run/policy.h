@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which run next: the engine asks its policy after every finished run of a
+ * group (the runs one worker serves on one guest or host, in order) and
+ * before the group's first. A policy sees every run of the experiment so
+ * far, ended or not; it may hand out a planned run of the group or ask for
+ * a new repeat (a sequential design adds runs until it has seen enough).
+ * The fixed policy is the plan: the group's runs in order, each once.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "../result/result.h"
+
+/* What one worker runs: all of a variant's runs on one guest with `boot: once`,
+ * all the runs of a host on a guest per variant with `boot: side-by-side`,
+ * else one run. */
+struct run_group {
+	size_t *runs; /* indexes into the result set, in the order they are run */
+	size_t n, alloc;
+};
+
+/* What a policy sees: the result set (ended runs with their metrics,
+ * pending ones), the groups, and which runs a worker already has. */
+struct engine_view {
+	const struct result_set *rs;
+	const struct run_group *groups;
+	size_t ngroups;
+	const bool *issued; /* per run of rs */
+};
+
+enum run_choice_kind {
+	CHOICE_DONE,   /* the group is done */
+	CHOICE_RUN,    /* `run`: a run of the group not issued yet */
+	CHOICE_REPEAT, /* a new run in the group, repeating run `like` (its variant, workload and parameters) */
+};
+
+struct run_choice {
+	enum run_choice_kind kind;
+	size_t run;  /* CHOICE_RUN */
+	size_t like; /* CHOICE_REPEAT: a run of the group */
+};
+
+struct run_policy_ops {
+	const char *name;
+	/* Is the group done? Asked first; next() only when it is not. */
+	bool (*group_done)(void *data, const struct engine_view *v, size_t group);
+	/* Which run of the group next. */
+	void (*next)(void *data, const struct engine_view *v, size_t group, struct run_choice *ret);
+};
+
+struct run_policy {
+	const struct run_policy_ops *ops;
+	void *data;
+};
+
+/* The plan as it is: the group's runs in order, each once. */
+extern const struct run_policy_ops run_policy_fixed_ops;
