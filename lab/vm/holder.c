@@ -194,6 +194,12 @@ int vm_holder_spawn(const char *uri, const char *xml_path, const char *domain, c
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
 		}
+		/* The holder outlives this command: it keeps no descriptor of its
+		 * caller's (a lock, the write end of a $(...) pipe) but the ready
+		 * pipe, or the caller would wait on it for as long as the VM lives. */
+		if (p[1] > 3)
+			close_range(3, p[1] - 1, 0);
+		close_range(p[1] + 1, ~0U, 0);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGPIPE, SIG_IGN);

@@ -92,8 +92,12 @@ test_expect_success 'a panic during boot is a boot failure, reported with the co
 "
 
 test_expect_success 'lab gc removes a VM whose holder was killed, QEMU included' "
-	lab -C '$P' --json vm up quick-2x2 --kernel base --image minimal --name t1200g >g.json &&
-	kill -9 \$(python3 -c 'import json; print(json.load(open(\"g.json\"))[\"holder\"])') &&
+	# fd 7 stands for a caller's lock or pipe: the holder must not keep it
+	lab -C '$P' --json vm up quick-2x2 --kernel base --image minimal --name t1200g >g.json 7>\"\$PWD/held\" &&
+	holder=\$(python3 -c 'import json; print(json.load(open(\"g.json\"))[\"holder\"])') &&
+	ls -l /proc/\$holder/fd >fds &&
+	! grep -q '/held\$' fds &&
+	kill -9 \$holder &&
 	sleep 1 &&
 	lab -C '$P' vm ls >ls &&
 	test_grep -q '^t1200g  *dead' ls &&
