@@ -455,6 +455,23 @@ void options_format_help(const struct cli_command *cmd, struct strbuf *out)
 		format_help(global_options, NULL, true, out);
 }
 
+/* key: the words of `words` split at sep, as an array; null without words */
+static void json_words(struct json *j, const char *key, const char *words, char sep)
+{
+	_cleanup_strv_ struct strv c = STRV_INIT;
+
+	json_key(j, key);
+	if (!words) {
+		json_null(j);
+		return;
+	}
+	strv_split(&c, words, sep);
+	json_array_begin(j);
+	for (size_t i = 0; i < c.n; i++)
+		json_string(j, c.v[i]);
+	json_array_end(j);
+}
+
 static void json_option(struct json *j, const struct lab_option *o)
 {
 	json_object_begin(j);
@@ -468,30 +485,8 @@ static void json_option(struct json *j, const struct lab_option *o)
 		json_null(j);
 	}
 	json_kv_string(j, "argument", o->arg_name);
-	json_key(j, "choices");
-	if (o->choices) {
-		_cleanup_strv_ struct strv c = STRV_INIT;
-
-		strv_split(&c, o->choices, '|');
-		json_array_begin(j);
-		for (size_t i = 0; i < c.n; i++)
-			json_string(j, c.v[i]);
-		json_array_end(j);
-	} else {
-		json_null(j);
-	}
-	json_key(j, "subcommands");
-	if (o->subs) {
-		_cleanup_strv_ struct strv c = STRV_INIT;
-
-		strv_split(&c, o->subs, ' ');
-		json_array_begin(j);
-		for (size_t i = 0; i < c.n; i++)
-			json_string(j, c.v[i]);
-		json_array_end(j);
-	} else {
-		json_null(j);
-	}
+	json_words(j, "choices", o->choices, '|');
+	json_words(j, "subcommands", o->subs, ' ');
 	json_kv_string(j, "help", o->help);
 	json_object_end(j);
 }

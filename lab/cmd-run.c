@@ -191,12 +191,16 @@ static void on_event(void *userdata, const struct engine_event *ev)
 struct jobs_opts {
 	unsigned jobs; /* 0: from the host's CPUs and the topology's vCPUs */
 	bool oversubscribe;
+	/* --json with several experiments: their reports are the elements
+	 * of one JSON array (reports says how many went out so far) */
+	bool json_array;
+	size_t reports;
 };
 
 /* The engine on one experiment, then its comparison report; *any_failed
  * when the run failed (engine_failed). */
 static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
-			  const char *resume_dir, const struct jobs_opts *jo, bool *any_failed)
+			  const char *resume_dir, struct jobs_opts *jo, bool *any_failed)
 {
 	_cleanup_free_ char *root = cmd_results_dir(s), *layer = lab_layer_dir();
 	_cleanup_result_set_ struct result_set *rs = NULL;
@@ -214,11 +218,14 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 	c = compare_build(rs, 0.95);
 	if (engine_failed(rs, c))
 		*any_failed = true;
+	if (jo->json_array)
+		strbuf_addstr(&rep, jo->reports ? "," : "[");
 	if (ctx->json)
 		report_format_json(c, &rep);
 	else
 		report_format_text(c, &ro, &rep);
 	cmd_write(&rep);
+	jo->reports++;
 	return 0;
 }
 
@@ -258,7 +265,7 @@ static int resume_set(struct lab_ctx *ctx, const char *dir, struct spec **s)
 }
 
 /* --resume RUN_ID: the stored run's experiment, with the values it was made with. */
-static int run_resumed(struct lab_ctx *ctx, struct spec **s, const char *id, char **dir, const struct jobs_opts *jo,
+static int run_resumed(struct lab_ctx *ctx, struct spec **s, const char *id, char **dir, struct jobs_opts *jo,
 		       bool *failed)
 {
 	_cleanup_free_ char *root = cmd_results_dir(*s), *name = NULL;
@@ -286,7 +293,7 @@ static int run_resumed(struct lab_ctx *ctx, struct spec **s, const char *id, cha
 /* The experiments named, each checked first (unknown names are reported
  * by the planner, with suggestions), then each run. */
 static int run_named(const struct lab_ctx *ctx, const struct spec *s, int n, char **names,
-		     const struct jobs_opts *jo, bool *failed)
+		     struct jobs_opts *jo, bool *failed)
 {
 	_cleanup_strv_ struct strv only = STRV_INIT;
 	_cleanup_plan_ struct plan *p = NULL;
@@ -306,9 +313,16 @@ static int run_named(const struct lab_ctx *ctx, const struct spec *s, int n, cha
 	for (int i = 0; i < n; i++)
 		if (check_jobs(ctx, s, spec_find_experiment(s, names[i]), jo) < 0)
 			return EXIT_USAGE;
+	jo->json_array = ctx->json && n > 1;
 	for (int i = 0; i < n; i++)
 		if (run_experiment(ctx, s, spec_find_experiment(s, names[i]), NULL, jo, failed) < 0)
 			rc = EXIT_FAILED;
+	if (jo->json_array) {
+		_cleanup_strbuf_ struct strbuf end = STRBUF_INIT;
+
+		strbuf_addstr(&end, jo->reports ? "]\n" : "[]\n");
+		cmd_write(&end);
+	}
 	return rc;
 }
 

@@ -66,6 +66,8 @@ struct engine {
 
 /* The parent's side (engine.c). */
 void engine_emit(struct engine *x, const struct engine_event *ev);
+/* An event of `type` whose text is the formatted message. */
+void engine_emit_text(struct engine *x, enum engine_event_type type, const char *fmt, ...) _printf_(3, 4);
 /* One line from the worker of `task`; the reply to a "next" goes back on `slot`. */
 void engine_message(struct engine *x, size_t task, unsigned slot, const char *line);
 

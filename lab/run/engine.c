@@ -33,8 +33,7 @@ void engine_emit(struct engine *x, const struct engine_event *ev)
 		x->o->event(x->o->userdata, &e);
 }
 
-static void emit_text(struct engine *x, enum engine_event_type type, const char *fmt, ...) _printf_(3, 4);
-static void emit_text(struct engine *x, enum engine_event_type type, const char *fmt, ...)
+void engine_emit_text(struct engine *x, enum engine_event_type type, const char *fmt, ...)
 {
 	_cleanup_free_ char *text = NULL;
 	va_list ap;
@@ -117,7 +116,7 @@ static void index_with_retry(struct engine *x, const struct result_set *rs, ssiz
 		sleep(1u << attempt);
 	}
 	emit_diags(x, &d);
-	emit_text(x, ENGINE_EV_WARNING, "run %s is saved but not indexed (lab gc --reindex adds it)", rs->id);
+	engine_emit_text(x, ENGINE_EV_WARNING, "run %s is saved but not indexed (lab gc --reindex adds it)", rs->id);
 }
 
 /* The folder and the whole index entry (with the verdicts: a comparison of every run). */
@@ -234,7 +233,7 @@ static int prepare(struct engine *x, const struct strv *variants, struct kartifa
 	int r = 0;
 
 	if (!im) {
-		emit_text(x, ENGINE_EV_ERROR, "no image '%s' in %s", iname, x->s->path);
+		engine_emit_text(x, ENGINE_EV_ERROR, "no image '%s' in %s", iname, x->s->path);
 		return -1;
 	}
 	for (size_t i = 0; i < variants->n && r >= 0; i++) {
@@ -469,13 +468,13 @@ static void announce(struct engine *x, unsigned jobs)
 	if (!x->prog.total)
 		return;
 	if (x->e->boot == BOOT_SIDE_BY_SIDE)
-		emit_text(x, ENGINE_EV_NOTE,
+		engine_emit_text(x, ENGINE_EV_NOTE,
 			  "%zu runs, one at a time%s; boot: side-by-side, a guest per variant (%zu of %llu MiB) "
 			  "up together, the runs alternating between them",
 			  x->prog.total, jobs > 1 ? " per host" : "", x->variants->n,
 			  t ? (unsigned long long)(t->memory >> 20) : 0ULL);
 	else
-		emit_text(x, ENGINE_EV_NOTE, "%zu runs on %u guest%s at a time%s%s", x->prog.total, jobs,
+		engine_emit_text(x, ENGINE_EV_NOTE, "%zu runs on %u guest%s at a time%s%s", x->prog.total, jobs,
 			  jobs > 1 ? "s" : "",
 			  x->e->boot == BOOT_ONCE ? "; boot: once, a guest serves all the runs of a variant" : "",
 			  x->cpusets ? ", each pinned to its own host CPUs" : "");
@@ -496,7 +495,7 @@ static int execute(struct engine *x)
 		x->prog.total += x->rs->runs[i].status == RUN_PENDING;
 	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUNS_BEGIN });
 	if (engine_place(x, false, &jobs, &err) < 0) {
-		emit_text(x, ENGINE_EV_ERROR, "%s", err);
+		engine_emit_text(x, ENGINE_EV_ERROR, "%s", err);
 		return -1;
 	}
 	announce(x, jobs);
@@ -508,7 +507,7 @@ static int execute(struct engine *x)
 	/* a bare-metal host stays on the last variant: say how to get it back */
 	for (size_t i = 0; i < x->e->hosts.n; i++)
 		if (engine_find_host(x->s, x->e->hosts.v[i].name, HOST_SSH))
-			emit_text(x, ENGINE_EV_NOTE,
+			engine_emit_text(x, ENGINE_EV_NOTE,
 				  "host %s still runs the last kernel lab booted: 'lab host restore %s' boots its own",
 				  x->e->hosts.v[i].name, x->e->hosts.v[i].name);
 	return 0;

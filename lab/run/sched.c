@@ -15,17 +15,6 @@
 #include "engine-priv.h"
 #include "../util/banned.h"
 
-static void note(struct engine *x, const char *fmt, ...) _printf_(2, 3);
-static void note(struct engine *x, const char *fmt, ...)
-{
-	_cleanup_free_ char *text = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	text = xvasprintf(fmt, ap);
-	va_end(ap);
-	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_NOTE, .text = text });
-}
 
 const struct spec_host *engine_find_host(const struct spec *s, const char *name, enum host_type type)
 {
@@ -174,7 +163,7 @@ int engine_place(struct engine *x, bool check_only, unsigned *ret_jobs, char **r
 
 	if (bm) {
 		if (x->o->jobs > 1 && !check_only)
-			note(x, "note: experiment %s runs on bare-metal host %s: one run at a time",
+			engine_emit_text(x, ENGINE_EV_NOTE, "note: experiment %s runs on bare-metal host %s: one run at a time",
 			     x->e->name, bm);
 		*ret_jobs = 1;
 		return 0;
@@ -198,7 +187,7 @@ int engine_place(struct engine *x, bool check_only, unsigned *ret_jobs, char **r
 	if (check_only)
 		return 0;
 	if (vcpus > ncpu)
-		note(x, "note: %s has %u vCPUs and lab may use %u host CPUs: they share them "
+		engine_emit_text(x, ENGINE_EV_NOTE, "note: %s has %u vCPUs and lab may use %u host CPUs: they share them "
 		     "(compare variants with each other, not with a bigger host)", t ? t->name : "?", vcpus, ncpu);
 	if (jobs > 1)
 		make_cpusets(x, jobs, vcpus, cpu, ncpu);

@@ -14,20 +14,13 @@ static json_t *val(const struct json_doc *doc)
 
 int json_doc_parse(const char *text, size_t len, struct json_doc **ret, char **ret_err)
 {
-	json_error_t e;
-	json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES, &e);
+	_cleanup_free_ char *what = NULL;
+	unsigned line, col;
+	int r = json_doc_parse_at(text, len, ret, &line, &col, &what);
 
-	if (!v) {
-		*ret_err = xasprintf("line %d, column %d: %s", e.line, e.column, e.text);
-		return -EINVAL;
-	}
-	if (!json_is_object(v)) {
-		json_decref(v);
-		*ret_err = xstrdup("line 1, column 1: not a JSON object");
-		return -EINVAL;
-	}
-	*ret = (struct json_doc *)v;
-	return 0;
+	if (r < 0)
+		*ret_err = xasprintf("line %u, column %u: %s", line, col, what);
+	return r;
 }
 
 void json_doc_free(struct json_doc *doc)
