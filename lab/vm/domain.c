@@ -242,64 +242,119 @@ static void disk(struct xml *x, const char *device, const char *type, const char
 	xml_close(x);
 }
 
-void domain_format_xml(const struct domain_config *c, struct strbuf *out)
+/* name, title, metadata, memory and vCPU count */
+static void identity_and_size(struct xml *x, const struct domain_config *c)
 {
 	const struct spec_topology *t = c->topo;
+
+	xml_element(x, "name", c->name);
+	{
+		_cleanup_free_ char *title = xasprintf("lab %s: %s on %s", c->vm ? c->vm : c->name,
+						       c->variant ? c->variant : "?", t->name);
+
+		xml_element(x, "title", title);
+	}
+	metadata(x, c);
+	xml_open(x, "memory");
+	xml_attr(x, "unit", "KiB");
+	{
+		_cleanup_free_ char *m = xasprintf("%llu", (unsigned long long)kib(total_memory(t)));
+
+		xml_text(x, m);
+	}
+	xml_close(x);
+	{
+		_cleanup_free_ char *n = xasprintf("%u", domain_vcpus(t));
+
+		xml_open(x, "vcpu");
+		xml_attr(x, "placement", "static");
+		xml_text(x, n);
+		xml_close(x);
+	}
+}
+
+/* hugepage backing, direct kernel boot and platform features */
+static void boot_and_features(struct xml *x, const struct domain_config *c)
+{
+	const struct spec_topology *t = c->topo;
+
+	if (t->hugepages) {
+		xml_open(x, "memoryBacking");
+		xml_open(x, "hugepages");
+		xml_empty(x, "page", "size", streq(t->hugepages, "1G") ? "1048576" : "2048", "unit", "KiB", NULL);
+		xml_close(x);
+		xml_close(x);
+	}
+	xml_open(x, "os");
+	xml_open(x, "type");
+	xml_attr(x, "arch", "x86_64");
+	xml_attr(x, "machine", "q35");
+	xml_text(x, "hvm");
+	xml_close(x);
+	xml_element(x, "kernel", c->kernel);
+	xml_element(x, "cmdline", c->cmdline);
+	xml_close(x);
+	/* without acpi libvirt passes -no-acpi: one CPU, one node in the guest */
+	xml_open(x, "features");
+	xml_empty(x, "acpi", NULL);
+	xml_empty(x, "apic", NULL);
+	if (c->accel == ACCEL_KVM)
+		xml_empty(x, "pmu", "state", "on", NULL);
+	xml_close(x);
+}
+
+static void devices(struct xml *x, const struct domain_config *c)
+{
+	xml_open(x, "devices");
+	disk(x, "disk", "qcow2", c->disk, "vda", "virtio", false);
+	if (c->modules)
+		disk(x, "disk", "raw", c->modules, "vdb", "virtio", true);
+	disk(x, "cdrom", "raw", c->seed, "sda", "sata", true);
+	xml_open(x, "serial");
+	xml_attr(x, "type", "file");
+	xml_empty(x, "source", "path", c->console, NULL);
+	xml_empty(x, "target", "port", "0", NULL);
+	xml_close(x);
+	xml_empty(x, "controller", "type", "usb", "model", "none", NULL);
+	xml_empty(x, "memballoon", "model", "none", NULL);
+	xml_open(x, "rng");
+	xml_attr(x, "model", "virtio");
+	xml_open(x, "backend");
+	xml_attr(x, "model", "random");
+	xml_text(x, "/dev/urandom");
+	xml_close(x);
+	xml_close(x);
+	xml_close(x);
+}
+
+/* isolated user-mode networking: the guest reaches nothing, lab reaches its sshd */
+static void user_network(struct xml *x, const struct domain_config *c)
+{
+	_cleanup_free_ char *nd = xasprintf("user,id=labnet,restrict=on,hostfwd=tcp:127.0.0.1:%u-:22", c->ssh_port);
+	_cleanup_free_ char *dev = c->mac ? xasprintf("virtio-net-pci,netdev=labnet,bus=pcie.0,addr=0x10,mac=%s",
+						      c->mac)
+					  : xstrdup("virtio-net-pci,netdev=labnet,bus=pcie.0,addr=0x10");
+
+	xml_open(x, "qemu:commandline");
+	xml_empty(x, "qemu:arg", "value", "-netdev", NULL);
+	xml_empty(x, "qemu:arg", "value", nd, NULL);
+	xml_empty(x, "qemu:arg", "value", "-device", NULL);
+	xml_empty(x, "qemu:arg", "value", dev, NULL);
+	xml_close(x);
+}
+
+void domain_format_xml(const struct domain_config *c, struct strbuf *out)
+{
 	struct xml x;
 
 	xml_init(&x, out);
 	xml_open(&x, "domain");
 	xml_attr(&x, "type", c->accel == ACCEL_KVM ? "kvm" : "qemu");
 	xml_attr(&x, "xmlns:qemu", "http://libvirt.org/schemas/domain/qemu/1.0");
-	xml_element(&x, "name", c->name);
-	{
-		_cleanup_free_ char *title = xasprintf("lab %s: %s on %s", c->vm ? c->vm : c->name,
-						       c->variant ? c->variant : "?", t->name);
-
-		xml_element(&x, "title", title);
-	}
-	metadata(&x, c);
-	xml_open(&x, "memory");
-	xml_attr(&x, "unit", "KiB");
-	{
-		_cleanup_free_ char *m = xasprintf("%llu", (unsigned long long)kib(total_memory(t)));
-
-		xml_text(&x, m);
-	}
-	xml_close(&x);
-	{
-		_cleanup_free_ char *n = xasprintf("%u", domain_vcpus(t));
-
-		xml_open(&x, "vcpu");
-		xml_attr(&x, "placement", "static");
-		xml_text(&x, n);
-		xml_close(&x);
-	}
+	identity_and_size(&x, c);
 	cputune(&x, c);
 	numatune(&x, c);
-	if (t->hugepages) {
-		xml_open(&x, "memoryBacking");
-		xml_open(&x, "hugepages");
-		xml_empty(&x, "page", "size", streq(t->hugepages, "1G") ? "1048576" : "2048", "unit", "KiB", NULL);
-		xml_close(&x);
-		xml_close(&x);
-	}
-	xml_open(&x, "os");
-	xml_open(&x, "type");
-	xml_attr(&x, "arch", "x86_64");
-	xml_attr(&x, "machine", "q35");
-	xml_text(&x, "hvm");
-	xml_close(&x);
-	xml_element(&x, "kernel", c->kernel);
-	xml_element(&x, "cmdline", c->cmdline);
-	xml_close(&x);
-	/* without acpi libvirt passes -no-acpi: one CPU, one node in the guest */
-	xml_open(&x, "features");
-	xml_empty(&x, "acpi", NULL);
-	xml_empty(&x, "apic", NULL);
-	if (c->accel == ACCEL_KVM)
-		xml_empty(&x, "pmu", "state", "on", NULL);
-	xml_close(&x);
+	boot_and_features(&x, c);
 	cpu(&x, c);
 	xml_empty(&x, "clock", "offset", "utc", NULL);
 	xml_element(&x, "on_poweroff", "destroy");
@@ -307,40 +362,7 @@ void domain_format_xml(const struct domain_config *c, struct strbuf *out)
 	 * machine restarts instead, into the same kernel, as from its boot loader */
 	xml_element(&x, "on_reboot", c->reboot_restarts ? "restart" : "destroy");
 	xml_element(&x, "on_crash", "destroy");
-	xml_open(&x, "devices");
-	disk(&x, "disk", "qcow2", c->disk, "vda", "virtio", false);
-	if (c->modules)
-		disk(&x, "disk", "raw", c->modules, "vdb", "virtio", true);
-	disk(&x, "cdrom", "raw", c->seed, "sda", "sata", true);
-	xml_open(&x, "serial");
-	xml_attr(&x, "type", "file");
-	xml_empty(&x, "source", "path", c->console, NULL);
-	xml_empty(&x, "target", "port", "0", NULL);
-	xml_close(&x);
-	xml_empty(&x, "controller", "type", "usb", "model", "none", NULL);
-	xml_empty(&x, "memballoon", "model", "none", NULL);
-	xml_open(&x, "rng");
-	xml_attr(&x, "model", "virtio");
-	xml_open(&x, "backend");
-	xml_attr(&x, "model", "random");
-	xml_text(&x, "/dev/urandom");
-	xml_close(&x);
-	xml_close(&x);
-	xml_close(&x);
-	/* isolated user-mode networking: the guest reaches nothing, lab reaches its sshd */
-	xml_open(&x, "qemu:commandline");
-	xml_empty(&x, "qemu:arg", "value", "-netdev", NULL);
-	{
-		_cleanup_free_ char *nd = xasprintf("user,id=labnet,restrict=on,hostfwd=tcp:127.0.0.1:%u-:22",
-						    c->ssh_port);
-		_cleanup_free_ char *dev = c->mac ? xasprintf("virtio-net-pci,netdev=labnet,bus=pcie.0,addr=0x10,mac=%s",
-							     c->mac)
-						  : xstrdup("virtio-net-pci,netdev=labnet,bus=pcie.0,addr=0x10");
-
-		xml_empty(&x, "qemu:arg", "value", nd, NULL);
-		xml_empty(&x, "qemu:arg", "value", "-device", NULL);
-		xml_empty(&x, "qemu:arg", "value", dev, NULL);
-	}
-	xml_close(&x);
+	devices(&x, c);
+	user_network(&x, c);
 	xml_close(&x);
 }
