@@ -229,104 +229,124 @@ static bool bit(const uint8_t *bits, size_t i)
 	return bits[i / 8] & (1u << (i % 8));
 }
 
+/* the vCPUs cell i names exist and no earlier cell names them too */
+static void check_cell_cpus(const struct spec_topology *t, size_t i, unsigned vcpus, struct diags *d)
+{
+	const struct spec_cell *c = &t->cells[i];
+
+	if (!c->cpulist)
+		return;
+	for (size_t cpu = 0; cpu < SPEC_MAX_VCPUS; cpu++) {
+		if (!bit(c->cpus, cpu))
+			continue;
+		if (cpu >= vcpus) {
+			diags_add(d, &c->pos, "numa cell %zu names vCPU %zu, but topology '%s' has %u vCPUs (0-%u)", i,
+				  cpu, t->name, vcpus, vcpus - 1);
+			return;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (t->cells[j].cpulist && bit(t->cells[j].cpus, cpu)) {
+				diags_add(d, &c->pos, "numa cells %zu and %zu overlap: vCPU %zu is in both", j, i, cpu);
+				return;
+			}
+	}
+}
+
+/* well-formed cells together hold every vCPU and the declared memory */
+static void check_cells_cover(const struct spec_topology *t, unsigned vcpus, struct diags *d)
+{
+	uint64_t mem = 0;
+
+	if (!t->ncells)
+		return;
+	for (size_t i = 0; i < t->ncells; i++) {
+		if (!t->cells[i].cpulist || !t->cells[i].memory)
+			return; /* already reported where the cell is wrong */
+		mem += t->cells[i].memory;
+	}
+	for (unsigned cpu = 0; cpu < vcpus; cpu++) {
+		size_t i;
+
+		for (i = 0; i < t->ncells; i++)
+			if (t->cells[i].cpulist && bit(t->cells[i].cpus, cpu))
+				break;
+		if (i == t->ncells) {
+			diags_add(d, &t->pos, "numa cells of topology '%s' leave vCPU %u out of every cell", t->name,
+				  cpu);
+			break;
+		}
+	}
+	if (t->memory && mem != t->memory) {
+		_cleanup_free_ char *a = format_size(mem), *b = format_size(t->memory);
+
+		diags_add(d, &t->pos, "numa cells of topology '%s' add up to %s of memory, not the %s it declares",
+			  t->name, a, b);
+	}
+}
+
+/* false when the matrix does not fit the cells, and checking the topology stops there */
+static bool check_distances(const struct spec_topology *t, struct diags *d)
+{
+	size_t m = t->ncells;
+
+	if (!m) {
+		diags_add(d, &t->pos, "topology '%s' gives distances but no numa cells", t->name);
+		return false;
+	}
+	if (t->ndistances != m) {
+		diags_add(d, &t->pos, "topology '%s' gives a %zux%zu distance matrix for %zu numa cells", t->name,
+			  t->ndistances, t->ndistances, m);
+		return false;
+	}
+	for (size_t i = 0; i < m; i++) {
+		for (size_t j = 0; j < m; j++) {
+			unsigned x = t->distances[i * m + j], y = t->distances[j * m + i];
+
+			if (!x)
+				continue; /* a malformed row, already reported */
+			if (i == j && x != 10)
+				diags_add(d, &t->pos, "distance from cell %zu to itself must be 10, not %u", i, x);
+			else if (i != j && x <= 10)
+				diags_add(d, &t->pos, "distance from cell %zu to cell %zu must be above 10, not %u", i, j,
+					  x);
+			else if (i < j && y && x != y && !t->asymmetric)
+				diags_add(d, &t->pos,
+					  "distances of topology '%s' are asymmetric (%zu->%zu is %u, %zu->%zu is %u); say 'asymmetric: true' if that is intended",
+					  t->name, i, j, x, j, i, y);
+		}
+	}
+	return true;
+}
+
+static void check_pin_list(const struct spec_topology *t, unsigned vcpus, struct diags *d)
+{
+	uint8_t bits[SPEC_MAX_VCPUS / 8] = { 0 };
+	unsigned n = 0;
+
+	parse_cpulist(t->pin_cpus, bits, SPEC_MAX_VCPUS, NULL);
+	for (size_t i = 0; i < SPEC_MAX_VCPUS; i++)
+		n += bit(bits, i);
+	if (n < vcpus)
+		diags_add(d, &t->pos, "pinning lists %u host CPUs for the %u vCPUs of topology '%s'", n, vcpus,
+			  t->name);
+}
+
 static void check_topology(const struct spec_topology *t, struct diags *d)
 {
 	unsigned vcpus = spec_topology_vcpus(t);
-	uint64_t mem = 0;
 
 	if ((uint64_t)t->sockets * t->dies * t->cores * t->threads > SPEC_MAX_VCPUS) {
 		diags_add(d, &t->pos, "topology '%s' has %llu vCPUs; lab supports at most %d", t->name,
 			  (unsigned long long)t->sockets * t->dies * t->cores * t->threads, SPEC_MAX_VCPUS);
 		return;
 	}
-	for (size_t i = 0; i < t->ncells; i++) {
-		const struct spec_cell *c = &t->cells[i];
-
-		mem += c->memory;
-		if (!c->cpulist)
-			continue;
-		for (size_t cpu = 0; cpu < SPEC_MAX_VCPUS; cpu++) {
-			if (!bit(c->cpus, cpu))
-				continue;
-			if (cpu >= vcpus) {
-				diags_add(d, &c->pos, "numa cell %zu names vCPU %zu, but topology '%s' has %u vCPUs (0-%u)",
-					  i, cpu, t->name, vcpus, vcpus - 1);
-				break;
-			}
-			for (size_t j = 0; j < i; j++)
-				if (t->cells[j].cpulist && bit(t->cells[j].cpus, cpu)) {
-					diags_add(d, &c->pos, "numa cells %zu and %zu overlap: vCPU %zu is in both", j, i, cpu);
-					goto next_cell;
-				}
-		}
-next_cell:;
-	}
-	bool cells_ok = t->ncells > 0;
-
 	for (size_t i = 0; i < t->ncells; i++)
-		if (!t->cells[i].cpulist || !t->cells[i].memory)
-			cells_ok = false; /* already reported where the cell is wrong */
-	if (cells_ok) {
-		for (unsigned cpu = 0; cpu < vcpus; cpu++) {
-			size_t i;
-
-			for (i = 0; i < t->ncells; i++)
-				if (t->cells[i].cpulist && bit(t->cells[i].cpus, cpu))
-					break;
-			if (i == t->ncells) {
-				diags_add(d, &t->pos, "numa cells of topology '%s' leave vCPU %u out of every cell",
-					  t->name, cpu);
-				break;
-			}
-		}
-		if (t->memory && mem != t->memory) {
-			_cleanup_free_ char *a = format_size(mem), *b = format_size(t->memory);
-
-			diags_add(d, &t->pos, "numa cells of topology '%s' add up to %s of memory, not the %s it declares",
-				  t->name, a, b);
-		}
-	}
-	if (t->distances) {
-		size_t m = t->ncells;
-
-		if (!m) {
-			diags_add(d, &t->pos, "topology '%s' gives distances but no numa cells", t->name);
-			return;
-		}
-		if (t->ndistances != m) {
-			diags_add(d, &t->pos, "topology '%s' gives a %zux%zu distance matrix for %zu numa cells", t->name,
-				  t->ndistances, t->ndistances, m);
-			return;
-		}
-		for (size_t i = 0; i < m; i++) {
-			for (size_t j = 0; j < m; j++) {
-				unsigned x = t->distances[i * m + j], y = t->distances[j * m + i];
-
-				if (!x)
-					continue; /* a malformed row, already reported */
-				if (i == j && x != 10)
-					diags_add(d, &t->pos, "distance from cell %zu to itself must be 10, not %u", i, x);
-				else if (i != j && x <= 10)
-					diags_add(d, &t->pos, "distance from cell %zu to cell %zu must be above 10, not %u",
-						  i, j, x);
-				else if (i < j && y && x != y && !t->asymmetric)
-					diags_add(d, &t->pos,
-						  "distances of topology '%s' are asymmetric (%zu->%zu is %u, %zu->%zu is %u); say 'asymmetric: true' if that is intended",
-						  t->name, i, j, x, j, i, y);
-			}
-		}
-	}
-	if (t->pin == PIN_LIST) {
-		uint8_t bits[SPEC_MAX_VCPUS / 8] = { 0 };
-		unsigned n = 0;
-
-		parse_cpulist(t->pin_cpus, bits, SPEC_MAX_VCPUS, NULL);
-		for (size_t i = 0; i < SPEC_MAX_VCPUS; i++)
-			n += bit(bits, i);
-		if (n < vcpus)
-			diags_add(d, &t->pos, "pinning lists %u host CPUs for the %u vCPUs of topology '%s'", n, vcpus,
-				  t->name);
-	}
+		check_cell_cpus(t, i, vcpus, d);
+	check_cells_cover(t, vcpus, d);
+	if (t->distances && !check_distances(t, d))
+		return;
+	if (t->pin == PIN_LIST)
+		check_pin_list(t, vcpus, d);
 }
 
 /* ---- experiments ---- */
@@ -713,6 +733,113 @@ int spec_only_kernels(struct spec *s, const struct strv *only, struct diags *d)
 	return d->n == before ? 0 : -EINVAL;
 }
 
+static void source_release(struct spec_source *x)
+{
+	free(x->name);
+	free(x->package);
+	free(x->path);
+	free(x->url);
+	free(x->ref);
+}
+
+static void kernel_release(struct spec_kernel *k)
+{
+	free(k->name);
+	free(k->source.name);
+	free(k->from.name);
+	strv_release(&k->patches);
+	strv_release(&k->configs);
+	for (size_t j = 0; j < k->nrequire; j++) {
+		free(k->require[j].symbol);
+		free(k->require[j].value);
+	}
+	free(k->require);
+	free(k->cmdline);
+	free(k->sweep);
+}
+
+static void topology_release(struct spec_topology *t)
+{
+	free(t->name);
+	for (size_t j = 0; j < t->ncells; j++)
+		free(t->cells[j].cpulist);
+	free(t->cells);
+	free(t->distances);
+	free(t->pin_cpus);
+	free(t->cpu);
+	free(t->hugepages);
+}
+
+static void host_release(struct spec_host *h)
+{
+	free(h->name);
+	free(h->uri);
+	free(h->user);
+	free(h->address);
+	free(h->dir);
+	free(h->identity);
+	strv_release(&h->power_cycle);
+	free(h->cmdline);
+}
+
+static void job_release(struct spec_job *job)
+{
+	free(job->workload.name);
+	for (size_t k = 0; k < job->nparams; k++) {
+		for (size_t l = 0; l < job->params[k].nvalues; l++)
+			free(job->params[k].values[l]);
+		free(job->params[k].values);
+		free(job->params[k].value_pos);
+		free(job->params[k].key);
+	}
+	free(job->params);
+	refs_release(&job->monitors);
+	for (size_t k = 0; k < job->nexpect; k++)
+		free(job->expect[k].metric);
+	free(job->expect);
+}
+
+static void experiment_release(struct spec_experiment *e)
+{
+	free(e->name);
+	free(e->description);
+	refs_release(&e->kernels);
+	free(e->topology.name);
+	free(e->image.name);
+	refs_release(&e->hosts);
+	refs_release(&e->monitors);
+	for (size_t j = 0; j < e->nsysctl; j++) {
+		free(e->sysctl[j].key);
+		free(e->sysctl[j].value);
+	}
+	free(e->sysctl);
+	for (size_t j = 0; j < e->njobs; j++)
+		job_release(&e->jobs[j]);
+	free(e->jobs);
+	for (size_t j = 0; j < e->nobserve; j++) {
+		free(e->observe[j].metric);
+		free(e->observe[j].says);
+		refs_release(&e->observe[j].kernels);
+	}
+	free(e->observe);
+}
+
+static void catalogue_entry_release(struct catalogue_entry *w)
+{
+	free(w->name);
+	free(w->dir);
+	free(w->description);
+	strv_release(&w->packages);
+	strv_release(&w->metrics);
+	for (size_t j = 0; j < w->nparams; j++) {
+		free(w->params[j].name);
+		free(w->params[j].def);
+		free(w->params[j].description);
+		strv_release(&w->params[j].values);
+	}
+	free(w->params);
+}
+
 void spec_free(struct spec *s)
 {
 	if (!s)
@@ -720,121 +847,28 @@ void spec_free(struct spec *s)
 	free(s->settings.cache);
 	free(s->settings.results);
 	free(s->settings.catalogue);
-	for (size_t i = 0; i < s->nsources; i++) {
-		struct spec_source *x = &s->sources[i];
-
-		free(x->name);
-		free(x->package);
-		free(x->path);
-		free(x->url);
-		free(x->ref);
-	}
+	for (size_t i = 0; i < s->nsources; i++)
+		source_release(&s->sources[i]);
 	free(s->sources);
-	for (size_t i = 0; i < s->nkernels; i++) {
-		struct spec_kernel *k = &s->kernels[i];
-
-		free(k->name);
-		free(k->source.name);
-		free(k->from.name);
-		strv_release(&k->patches);
-		strv_release(&k->configs);
-		for (size_t j = 0; j < k->nrequire; j++) {
-			free(k->require[j].symbol);
-			free(k->require[j].value);
-		}
-		free(k->require);
-		free(k->cmdline);
-		free(k->sweep);
-	}
+	for (size_t i = 0; i < s->nkernels; i++)
+		kernel_release(&s->kernels[i]);
 	free(s->kernels);
-	for (size_t i = 0; i < s->ntopologies; i++) {
-		struct spec_topology *t = &s->topologies[i];
-
-		free(t->name);
-		for (size_t j = 0; j < t->ncells; j++)
-			free(t->cells[j].cpulist);
-		free(t->cells);
-		free(t->distances);
-		free(t->pin_cpus);
-		free(t->cpu);
-		free(t->hugepages);
-	}
+	for (size_t i = 0; i < s->ntopologies; i++)
+		topology_release(&s->topologies[i]);
 	free(s->topologies);
 	for (size_t i = 0; i < s->nimages; i++) {
 		free(s->images[i].name);
 		free(s->images[i].recipe);
 	}
 	free(s->images);
-	for (size_t i = 0; i < s->nhosts; i++) {
-		struct spec_host *h = &s->hosts[i];
-
-		free(h->name);
-		free(h->uri);
-		free(h->user);
-		free(h->address);
-		free(h->dir);
-		free(h->identity);
-		strv_release(&h->power_cycle);
-		free(h->cmdline);
-	}
+	for (size_t i = 0; i < s->nhosts; i++)
+		host_release(&s->hosts[i]);
 	free(s->hosts);
-	for (size_t i = 0; i < s->nexperiments; i++) {
-		struct spec_experiment *e = &s->experiments[i];
-
-		free(e->name);
-		free(e->description);
-		refs_release(&e->kernels);
-		free(e->topology.name);
-		free(e->image.name);
-		refs_release(&e->hosts);
-		refs_release(&e->monitors);
-		for (size_t j = 0; j < e->nsysctl; j++) {
-			free(e->sysctl[j].key);
-			free(e->sysctl[j].value);
-		}
-		free(e->sysctl);
-		for (size_t j = 0; j < e->njobs; j++) {
-			struct spec_job *job = &e->jobs[j];
-
-			free(job->workload.name);
-			for (size_t k = 0; k < job->nparams; k++) {
-				for (size_t l = 0; l < job->params[k].nvalues; l++)
-					free(job->params[k].values[l]);
-				free(job->params[k].values);
-				free(job->params[k].value_pos);
-				free(job->params[k].key);
-			}
-			free(job->params);
-			refs_release(&job->monitors);
-			for (size_t k = 0; k < job->nexpect; k++)
-				free(job->expect[k].metric);
-			free(job->expect);
-		}
-		free(e->jobs);
-		for (size_t j = 0; j < e->nobserve; j++) {
-			free(e->observe[j].metric);
-			free(e->observe[j].says);
-			refs_release(&e->observe[j].kernels);
-		}
-		free(e->observe);
-	}
+	for (size_t i = 0; i < s->nexperiments; i++)
+		experiment_release(&s->experiments[i]);
 	free(s->experiments);
-	for (size_t i = 0; i < s->ncatalogue; i++) {
-		struct catalogue_entry *w = &s->catalogue[i];
-
-		free(w->name);
-		free(w->dir);
-		free(w->description);
-		strv_release(&w->packages);
-		strv_release(&w->metrics);
-		for (size_t j = 0; j < w->nparams; j++) {
-			free(w->params[j].name);
-			free(w->params[j].def);
-			free(w->params[j].description);
-			strv_release(&w->params[j].values);
-		}
-		free(w->params);
-	}
+	for (size_t i = 0; i < s->ncatalogue; i++)
+		catalogue_entry_release(&s->catalogue[i]);
 	free(s->catalogue);
 	free(s->path);
 	free(s->dir);
