@@ -767,10 +767,77 @@ static int parse_ssh_target(struct ctx *c, struct spec_host *h, const struct nod
 	return 0;
 }
 
+/* a libvirt host; a qemu+ssh one also gets the ssh target and folder lab copies files to */
+static void load_host_uri(struct ctx *c, struct spec_host *h, const struct node *uri)
+{
+	h->type = HOST_LIBVIRT;
+	h->uri = get_string(c, uri, "uri");
+	if (h->uri && !strstr(h->uri, "://"))
+		err(c, uri, "uri '%s' is not a libvirt URI such as qemu:///system or qemu+ssh://host/system", h->uri);
+	else if (h->uri && str_startswith(h->uri, "qemu+ssh://")) {
+		/* a remote hypervisor: lab copies files and reaches guests over the same ssh */
+		const char *a = h->uri + strlen("qemu+ssh://");
+		_cleanup_free_ char *auth = xstrndup(a, strcspn(a, "/?"));
+
+		if (!*auth)
+			err(c, uri, "uri '%s' names no host", h->uri);
+		else if (parse_ssh_target(c, h, uri, auth) == 0)
+			h->dir = xstrdup("/var/lib/lab");
+	} else if (h->uri && !str_startswith(h->uri, "qemu:///")) {
+		err(c, uri, "uri '%s': lab reaches other hypervisor hosts over ssh (qemu+ssh://user@host/system), "
+			    "where it also copies kernels and disks", h->uri);
+	}
+}
+
+static void load_host_dir(struct ctx *c, struct spec_host *h, const struct node *v)
+{
+	_cleanup_free_ char *dir = get_string(c, v, "dir");
+
+	if (!h->dir)
+		err(c, v, "dir is the folder lab uses on a remote libvirt host (uri: qemu+ssh://...)");
+	else if (dir && (dir[0] != '/' || strstr(dir, "/../") || strpbrk(dir, " \t\n'\"`$;&|<>\\")))
+		err(c, v, "dir '%s' must be an absolute path without '..' or shell characters", dir);
+	else if (dir) {
+		free(h->dir);
+		h->dir = TAKE_PTR(dir);
+	}
+}
+
+static void load_power_cycle(struct ctx *c, struct spec_host *h, const struct node *v)
+{
+	if (v->kind == NODE_SEQ && v->n) {
+		for (size_t i = 0; i < v->n; i++) {
+			_cleanup_free_ char *s = get_string(c, v->items[i], "a power-cycle argument");
+
+			if (s)
+				strv_push(&h->power_cycle, s);
+		}
+	} else {
+		err(c, v, "power-cycle must be a command as a list of arguments");
+	}
+}
+
+static void load_host_boot(struct ctx *c, struct spec_host *h, const struct node *v)
+{
+	static const char *const boots[] = { "kexec", "grub" };
+	size_t b;
+
+	for (b = 0; b < ELEMENTSOF(boots); b++)
+		if (streq(v->scalar, boots[b]))
+			break;
+	if (b < ELEMENTSOF(boots)) {
+		h->boot = (enum host_boot)b;
+	} else {
+		const char *hint = str_suggest(v->scalar, boots, ELEMENTSOF(boots));
+
+		err(c, v, "boot '%s' is not kexec or grub%s%s%s", v->scalar, hint ? " (did you mean '" : "",
+		    hint ? hint : "", hint ? "'?)" : "");
+	}
+}
+
 static void load_host(struct ctx *c, struct spec_host *h, const struct node *key, const struct node *n)
 {
 	static const char *const keys[] = { "uri", "ssh", "identity", "dir", "power-cycle", "cmdline", "boot", "initrd" };
-	static const char *const boots[] = { "kexec", "grub" };
 	_cleanup_free_ char *what = xasprintf("host '%s'", key->scalar);
 	const struct node *uri, *ssh, *v;
 
@@ -786,24 +853,7 @@ static void load_host(struct ctx *c, struct spec_host *h, const struct node *key
 		return;
 	}
 	if (uri) {
-		h->type = HOST_LIBVIRT;
-		h->uri = get_string(c, uri, "uri");
-		if (h->uri && !strstr(h->uri, "://"))
-			err(c, uri, "uri '%s' is not a libvirt URI such as qemu:///system or qemu+ssh://host/system",
-			    h->uri);
-		else if (h->uri && str_startswith(h->uri, "qemu+ssh://")) {
-			/* a remote hypervisor: lab copies files and reaches guests over the same ssh */
-			const char *a = h->uri + strlen("qemu+ssh://");
-			_cleanup_free_ char *auth = xstrndup(a, strcspn(a, "/?"));
-
-			if (!*auth)
-				err(c, uri, "uri '%s' names no host", h->uri);
-			else if (parse_ssh_target(c, h, uri, auth) == 0)
-				h->dir = xstrdup("/var/lib/lab");
-		} else if (h->uri && !str_startswith(h->uri, "qemu:///")) {
-			err(c, uri, "uri '%s': lab reaches other hypervisor hosts over ssh (qemu+ssh://user@host/system), "
-				    "where it also copies kernels and disks", h->uri);
-		}
+		load_host_uri(c, h, uri);
 	} else {
 		h->type = HOST_SSH;
 		if (want_kind(c, ssh, NODE_SCALAR, "ssh") && !node_is_null(ssh))
@@ -815,47 +865,14 @@ static void load_host(struct ctx *c, struct spec_host *h, const struct node *key
 		if (s)
 			h->identity = resolve_path(v);
 	}
-	if ((v = node_map_get(n, "dir"))) {
-		_cleanup_free_ char *dir = get_string(c, v, "dir");
-
-		if (!h->dir)
-			err(c, v, "dir is the folder lab uses on a remote libvirt host (uri: qemu+ssh://...)");
-		else if (dir && (dir[0] != '/' || strstr(dir, "/../") || strpbrk(dir, " \t\n'\"`$;&|<>\\")))
-			err(c, v, "dir '%s' must be an absolute path without '..' or shell characters", dir);
-		else if (dir) {
-			free(h->dir);
-			h->dir = TAKE_PTR(dir);
-		}
-	}
-	if ((v = node_map_get(n, "power-cycle"))) {
-		if (v->kind == NODE_SEQ && v->n) {
-			for (size_t i = 0; i < v->n; i++) {
-				_cleanup_free_ char *s = get_string(c, v->items[i], "a power-cycle argument");
-
-				if (s)
-					strv_push(&h->power_cycle, s);
-			}
-		} else {
-			err(c, v, "power-cycle must be a command as a list of arguments");
-		}
-	}
+	if ((v = node_map_get(n, "dir")))
+		load_host_dir(c, h, v);
+	if ((v = node_map_get(n, "power-cycle")))
+		load_power_cycle(c, h, v);
 	if ((v = node_map_get(n, "cmdline")))
 		h->cmdline = get_string(c, v, "cmdline");
-	if ((v = node_map_get(n, "boot")) && want_kind(c, v, NODE_SCALAR, "boot")) {
-		size_t b;
-
-		for (b = 0; b < ELEMENTSOF(boots); b++)
-			if (streq(v->scalar, boots[b]))
-				break;
-		if (b < ELEMENTSOF(boots)) {
-			h->boot = (enum host_boot)b;
-		} else {
-			const char *hint = str_suggest(v->scalar, boots, ELEMENTSOF(boots));
-
-			err(c, v, "boot '%s' is not kexec or grub%s%s%s", v->scalar, hint ? " (did you mean '" : "",
-			    hint ? hint : "", hint ? "'?)" : "");
-		}
-	}
+	if ((v = node_map_get(n, "boot")) && want_kind(c, v, NODE_SCALAR, "boot"))
+		load_host_boot(c, h, v);
 	if ((v = node_map_get(n, "initrd")))
 		get_bool(c, v, "initrd", &h->initrd);
 	if (h->boot == HOST_BOOT_GRUB && h->cmdline)
@@ -1087,6 +1104,45 @@ static void load_job(struct ctx *c, struct spec_job *job, const struct node *n)
 		load_expect(c, job, v);
 }
 
+static void load_boot_mode(struct ctx *c, struct spec_experiment *e, const struct node *v)
+{
+	e->boot_pos = v->pos;
+	if (streq(v->scalar, "per-run"))
+		e->boot = BOOT_PER_RUN;
+	else if (streq(v->scalar, "once"))
+		e->boot = BOOT_ONCE;
+	else if (streq(v->scalar, "side-by-side"))
+		e->boot = BOOT_SIDE_BY_SIDE;
+	else
+		err(c, v, "boot must be per-run, once or side-by-side, not '%s'", v->scalar);
+}
+
+static void load_sysctl(struct ctx *c, struct spec_experiment *e, const struct node *v)
+{
+	e->sysctl = xcalloc(v->n, sizeof(*e->sysctl));
+	for (size_t i = 0; i < v->n; i++) {
+		const struct node *k = v->keys[i], *x = v->items[i];
+		bool ok = *k->scalar && k->scalar[0] != '.' && k->scalar[0] != '/';
+
+		for (const char *p = k->scalar; ok && *p; p++)
+			ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+			     *p == '.' || *p == '-' || *p == '/' || (*p >= 'A' && *p <= 'Z');
+		if (!ok || strstr(k->scalar, "..")) {
+			err(c, k, "'%s' is not a sysctl name such as vm.percpu_pagelist_high_fraction",
+			    k->scalar);
+			continue;
+		}
+		if (x->kind != NODE_SCALAR || node_is_null(x)) {
+			err(c, x, "sysctl '%s' needs a value", k->scalar);
+			continue;
+		}
+		e->sysctl[e->nsysctl].key = xstrdup(k->scalar);
+		e->sysctl[e->nsysctl].value = xstrdup(x->scalar);
+		e->sysctl[e->nsysctl].pos = k->pos;
+		e->nsysctl++;
+	}
+}
+
 static void load_experiment(struct ctx *c, struct spec_experiment *e, const struct node *key,
 			    const struct node *n)
 {
@@ -1137,45 +1193,14 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 		if (get_duration(c, v, "timeout", &e->timeout_usec) == 0 && e->timeout_usec < 1000000)
 			err(c, v, "timeout must be at least 1s");
 	}
-	if ((v = node_map_get(n, "boot")) && want_kind(c, v, NODE_SCALAR, "boot")) {
-		e->boot_pos = v->pos;
-		if (streq(v->scalar, "per-run"))
-			e->boot = BOOT_PER_RUN;
-		else if (streq(v->scalar, "once"))
-			e->boot = BOOT_ONCE;
-		else if (streq(v->scalar, "side-by-side"))
-			e->boot = BOOT_SIDE_BY_SIDE;
-		else
-			err(c, v, "boot must be per-run, once or side-by-side, not '%s'", v->scalar);
-	}
+	if ((v = node_map_get(n, "boot")) && want_kind(c, v, NODE_SCALAR, "boot"))
+		load_boot_mode(c, e, v);
 	if ((v = node_map_get(n, "monitors")))
 		get_refs(c, v, "monitors", &e->monitors);
 	if ((v = node_map_get(n, "observe")))
 		load_observe(c, e, v);
-	if ((v = node_map_get(n, "sysctl")) && want_kind(c, v, NODE_MAP, "sysctl")) {
-		e->sysctl = xcalloc(v->n, sizeof(*e->sysctl));
-		for (size_t i = 0; i < v->n; i++) {
-			const struct node *k = v->keys[i], *x = v->items[i];
-			bool ok = *k->scalar && k->scalar[0] != '.' && k->scalar[0] != '/';
-
-			for (const char *p = k->scalar; ok && *p; p++)
-				ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
-				     *p == '.' || *p == '-' || *p == '/' || (*p >= 'A' && *p <= 'Z');
-			if (!ok || strstr(k->scalar, "..")) {
-				err(c, k, "'%s' is not a sysctl name such as vm.percpu_pagelist_high_fraction",
-				    k->scalar);
-				continue;
-			}
-			if (x->kind != NODE_SCALAR || node_is_null(x)) {
-				err(c, x, "sysctl '%s' needs a value", k->scalar);
-				continue;
-			}
-			e->sysctl[e->nsysctl].key = xstrdup(k->scalar);
-			e->sysctl[e->nsysctl].value = xstrdup(x->scalar);
-			e->sysctl[e->nsysctl].pos = k->pos;
-			e->nsysctl++;
-		}
-	}
+	if ((v = node_map_get(n, "sysctl")) && want_kind(c, v, NODE_MAP, "sysctl"))
+		load_sysctl(c, e, v);
 	if ((v = node_map_get(n, "workloads")) && want_kind(c, v, NODE_SEQ, "workloads")) {
 		if (!v->n)
 			err(c, v, "workloads lists nothing to run");
