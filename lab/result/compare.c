@@ -187,77 +187,55 @@ static bool applies(const struct comparison *c, const struct cmp_group *g, const
 	return true;
 }
 
-static void judge(struct comparison *c, const struct cmp_group *g, const struct result_expect *e, size_t v)
+/* why a metric has no value on one side or both: the verdict stays inconclusive */
+static char *why_missing(const struct comparison *c, const struct cmp_group *g, const struct cmp_row *row,
+			 const struct result_expect *e, size_t v)
 {
-	const struct cmp_row *row = find_row(g, e->metric);
-	struct cmp_verdict *out;
-	const char *unit;
-	double want;
+	/* a profile has rows only for the symbols it sampled: absent is "too rare to see", not a failure */
+	bool profile = str_startswith(e->metric, "perf-profile.");
 
-	GROW(c->verdicts, c->valloc, c->nverdicts + 1);
-	out = &c->verdicts[c->nverdicts++];
-	memset(out, 0, sizeof(*out));
-	out->group = g->name;
-	out->metric = e->metric;
-	out->variant = c->rs->variants.v[v];
-	out->expect = e;
-	out->v = VERDICT_INCONCLUSIVE;
-	if (!row || !row->d[v].have) {
-		/* a profile has rows only for the symbols it sampled: absent is "too rare to see", not a failure */
-		bool profile = str_startswith(e->metric, "perf-profile.");
+	/* runs that failed explain a missing value; runs that all ended well mean nothing was measured by that name */
+	bool failures = g->failed[0] || g->failed[v];
 
-		/* runs that failed explain a missing value; runs that all ended well mean nothing was measured by that name */
-		bool failures = g->failed[0] || g->failed[v];
+	if (!row && profile)
+		return xstrdup("neither kernel's profile sampled this symbol: too rare here, or it runs "
+			       "with interrupts off, where cpu-clock (no PMU) never samples");
+	if (!row && failures)
+		return xasprintf("no run of either kernel reported it; runs failed: %zu of %s, %zu of %s", g->failed[0],
+				 c->rs->variants.v[0], g->failed[v], c->rs->variants.v[v]);
+	if (!row)
+		return xstrdup("no run of either kernel reported it, and none failed: the monitors measured "
+			       "nothing by that name here");
+	if (profile)
+		return xstrdup("only one kernel's profile sampled this symbol");
+	if (failures)
+		return xasprintf("no value on one side; runs failed: %zu of %s, %zu of %s", g->failed[0],
+				 c->rs->variants.v[0], g->failed[v], c->rs->variants.v[v]);
+	return xstrdup("no value on one side, and no run failed: one kernel's runs did not measure it");
+}
 
-		if (!row && profile)
-			out->why = xstrdup("neither kernel's profile sampled this symbol: too rare here, or it runs "
-					   "with interrupts off, where cpu-clock (no PMU) never samples");
-		else if (!row && failures)
-			out->why = xasprintf("no run of either kernel reported it; runs failed: %zu of %s, %zu of %s",
-					     g->failed[0], c->rs->variants.v[0], g->failed[v], c->rs->variants.v[v]);
-		else if (!row)
-			out->why = xstrdup("no run of either kernel reported it, and none failed: the monitors measured "
-					   "nothing by that name here");
-		else if (profile)
-			out->why = xstrdup("only one kernel's profile sampled this symbol");
-		else if (failures)
-			out->why = xasprintf("no value on one side; runs failed: %zu of %s, %zu of %s", g->failed[0],
-					     c->rs->variants.v[0], g->failed[v], c->rs->variants.v[v]);
-		else
-			out->why = xstrdup("no value on one side, and no run failed: one kernel's runs did not measure it");
-		return;
+/* an expectation of no change beyond ±want */
+static void judge_unchanged(const struct comparison *c, const struct cmp_delta *d, double want, const char *unit,
+			    struct cmp_verdict *out)
+{
+	if (d->lo >= -want && d->hi <= want) {
+		out->v = VERDICT_UNCHANGED;
+		out->why = xasprintf("the %.0f%% interval [%+.2f, %+.2f]%s is within ±%g%s", c->conf * 100, d->lo, d->hi,
+				     unit, want, unit);
+	} else if (d->significant && fabs(d->change) > want) {
+		out->v = VERDICT_CHANGED;
+		out->why = xasprintf("changed by %+.2f%s (p=%.3g), beyond ±%g%s", d->change, unit, d->w.p, want, unit);
+	} else {
+		out->why = xasprintf("the %.0f%% interval [%+.2f, %+.2f]%s is wider than ±%g%s; smallest detectable change ±%.2f%s",
+				     c->conf * 100, d->lo, d->hi, unit, want, unit, d->mde, unit);
 	}
-	const struct cmp_delta *d = &row->d[v];
+}
 
-	out->d = d;
-	out->na = row->s[0].n;
-	out->nb = row->s[v].n;
-	unit = d->points ? " points" : "%";
-	if (out->na < MIN_RUNS || out->nb < MIN_RUNS) {
-		out->why = xasprintf("%zu and %zu runs: fewer than %d a side", out->na, out->nb, MIN_RUNS);
-		return;
-	}
-	if (!isfinite(d->change)) {
-		out->why = xstrdup("the baseline mean is 0: no relative change");
-		return;
-	}
-	want = e->has_effect ? e->effect * 100 : (e->dir == DIR_UNCHANGED ? 1.0 : 0);
-	if (e->dir == DIR_UNCHANGED) {
-		if (d->lo >= -want && d->hi <= want) {
-			out->v = VERDICT_UNCHANGED;
-			out->why = xasprintf("the %.0f%% interval [%+.2f, %+.2f]%s is within ±%g%s", c->conf * 100, d->lo,
-					     d->hi, unit, want, unit);
-		} else if (d->significant && fabs(d->change) > want) {
-			out->v = VERDICT_CHANGED;
-			out->why = xasprintf("changed by %+.2f%s (p=%.3g), beyond ±%g%s", d->change, unit, d->w.p, want,
-					     unit);
-		} else {
-			out->why = xasprintf("the %.0f%% interval [%+.2f, %+.2f]%s is wider than ±%g%s; smallest detectable change ±%.2f%s",
-					     c->conf * 100, d->lo, d->hi, unit, want, unit, d->mde, unit);
-		}
-		return;
-	}
-	/* increase or decrease: sign = +1 when up is the expected way */
+/* an expected increase or decrease of at least want */
+static void judge_direction(const struct comparison *c, const struct result_expect *e, const struct cmp_delta *d,
+			    double want, const char *unit, struct cmp_verdict *out)
+{
+	/* sign = +1 when up is the expected way */
 	double sign = e->dir == DIR_INCREASE ? 1 : -1;
 	double ch = sign * d->change, lo = sign > 0 ? d->lo : -d->hi, hi = sign > 0 ? d->hi : -d->lo;
 
@@ -280,10 +258,49 @@ static void judge(struct comparison *c, const struct cmp_group *g, const struct 
 		out->why = xasprintf("no significant change (p=%.3g); the %.0f%% interval [%+.2f, %+.2f]%s excludes the declared %g%s",
 				     d->w.p, c->conf * 100, d->lo, d->hi, unit, want, unit);
 	} else {
-		(void)lo;
 		out->why = xasprintf("no significant change (p=%.3g); the %.0f%% interval [%+.2f, %+.2f]%s is too wide to decide; smallest detectable change ±%.2f%s",
 				     d->w.p, c->conf * 100, d->lo, d->hi, unit, d->mde, unit);
 	}
+}
+
+static void judge(struct comparison *c, const struct cmp_group *g, const struct result_expect *e, size_t v)
+{
+	const struct cmp_row *row = find_row(g, e->metric);
+	struct cmp_verdict *out;
+	const char *unit;
+	double want;
+
+	GROW(c->verdicts, c->valloc, c->nverdicts + 1);
+	out = &c->verdicts[c->nverdicts++];
+	memset(out, 0, sizeof(*out));
+	out->group = g->name;
+	out->metric = e->metric;
+	out->variant = c->rs->variants.v[v];
+	out->expect = e;
+	out->v = VERDICT_INCONCLUSIVE;
+	if (!row || !row->d[v].have) {
+		out->why = why_missing(c, g, row, e, v);
+		return;
+	}
+	const struct cmp_delta *d = &row->d[v];
+
+	out->d = d;
+	out->na = row->s[0].n;
+	out->nb = row->s[v].n;
+	unit = d->points ? " points" : "%";
+	if (out->na < MIN_RUNS || out->nb < MIN_RUNS) {
+		out->why = xasprintf("%zu and %zu runs: fewer than %d a side", out->na, out->nb, MIN_RUNS);
+		return;
+	}
+	if (!isfinite(d->change)) {
+		out->why = xstrdup("the baseline mean is 0: no relative change");
+		return;
+	}
+	want = e->has_effect ? e->effect * 100 : (e->dir == DIR_UNCHANGED ? 1.0 : 0);
+	if (e->dir == DIR_UNCHANGED)
+		judge_unchanged(c, d, want, unit, out);
+	else
+		judge_direction(c, e, d, want, unit, out);
 }
 
 const char *obs_state_name(enum obs_state s)
