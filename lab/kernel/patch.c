@@ -63,6 +63,44 @@ static bool parse_range(const char **p, unsigned *start, unsigned *len)
 	return true;
 }
 
+/* a "--- old" and "+++ new" pair starts the next file; a missing new path is a deletion */
+static struct patch_file *add_file(struct patch *p, size_t *files_alloc, const char *old, char *newp)
+{
+	struct patch_file *f;
+
+	GROW(p->files, *files_alloc, p->nfiles + 1);
+	f = &p->files[p->nfiles++];
+	f->created = streq(old, "/dev/null");
+	f->deleted = !newp;
+	f->path = newp ? newp : xstrdup(old);
+	return f;
+}
+
+/* the hunk runs while its counts last: returns the line after it and sets its last line */
+static const char *skip_hunk_body(const char *l2, struct patch_hunk *h, unsigned *lineno)
+{
+	unsigned old_left = h->old_len, new_left = h->new_len;
+
+	while ((old_left || new_left) && *l2) {
+		const char *nl2 = strchr(l2, '\n');
+
+		(*lineno)++;
+		if (*l2 == ' ') {
+			old_left -= old_left > 0;
+			new_left -= new_left > 0;
+		} else if (*l2 == '-') {
+			old_left -= old_left > 0;
+		} else if (*l2 == '+') {
+			new_left -= new_left > 0;
+		} else if (*l2 != '\\') {
+			break;
+		}
+		l2 = nl2 ? nl2 + 1 : l2 + strlen(l2);
+	}
+	h->last_line = *lineno;
+	return l2;
+}
+
 int patch_load(const char *path, struct patch **ret, struct diags *d)
 {
 	_cleanup_(patch_freep) struct patch *p = xcalloc(1, sizeof(*p));
@@ -97,14 +135,8 @@ int patch_load(const char *path, struct patch **ret, struct diags *d)
 			if (!pending_old)
 				pending_old = xstrdup("/dev/null");
 		} else if (len > 4 && strneq(line, "+++ ", 4) && pending_old) {
-			char *newp = strip_prefix(line + 4, len - 4);
-
-			GROW(p->files, files_alloc, p->nfiles + 1);
-			cur = &p->files[p->nfiles++];
+			cur = add_file(p, &files_alloc, pending_old, strip_prefix(line + 4, len - 4));
 			hunks_alloc = 0;
-			cur->created = streq(pending_old, "/dev/null");
-			cur->deleted = !newp;
-			cur->path = newp ? newp : xstrdup(pending_old);
 			free(pending_old);
 			pending_old = NULL;
 		} else if (cur && len > 3 && strneq(line, "@@ -", 4)) {
@@ -119,28 +151,7 @@ int patch_load(const char *path, struct patch **ret, struct diags *d)
 				free(pending_old);
 				return -EINVAL;
 			}
-			/* the hunk runs while its counts last */
-			unsigned old_left = h.old_len, new_left = h.new_len;
-			const char *l2 = next;
-
-			while ((old_left || new_left) && *l2) {
-				const char *nl2 = strchr(l2, '\n');
-
-				lineno++;
-				if (*l2 == ' ') {
-					old_left -= old_left > 0;
-					new_left -= new_left > 0;
-				} else if (*l2 == '-') {
-					old_left -= old_left > 0;
-				} else if (*l2 == '+') {
-					new_left -= new_left > 0;
-				} else if (*l2 != '\\') {
-					break;
-				}
-				l2 = nl2 ? nl2 + 1 : l2 + strlen(l2);
-			}
-			h.last_line = lineno;
-			next = l2;
+			next = skip_hunk_body(next, &h, &lineno);
 			GROW(cur->hunks, hunks_alloc, cur->nhunks + 1);
 			cur->hunks[cur->nhunks++] = h;
 		}
