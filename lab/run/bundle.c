@@ -304,6 +304,60 @@ static int unpack_data(struct unpack *u, struct archive_entry *e, const char *na
 }
 
 /* Every member into the folder dirfd; the run id from the first name. */
+/* checks the next member's name and kind: 1 with *ret_rel its path below the run's folder (pointing
+ * into *ret_trimmed), 0 for a folder to pass over, or a negative error; the first member sets *id */
+static int member_path(struct unpack *u, struct archive_entry *e, char **id, char **ret_trimmed,
+		       const char **ret_rel)
+{
+	const char *name = archive_entry_pathname(e), *rel;
+	char *trimmed;
+
+	if (++u->members > u->lim->max_members) {
+		diags_add(u->d, &u->pos, "refused: more than %" PRIu64 " members in the bundle", u->lim->max_members);
+		return -EFBIG;
+	}
+	if (!name || !*name) {
+		diags_add(u->d, &u->pos, "refused: a member without a name");
+		return -EINVAL;
+	}
+	if (name[0] == '/') {
+		diags_add(u->d, &u->pos, "refused: absolute path '%s' in the bundle", name);
+		return -EINVAL;
+	}
+	trimmed = *ret_trimmed = xstrdup(name);
+	for (size_t n = strlen(trimmed); n > 1 && trimmed[n - 1] == '/'; n--)
+		trimmed[n - 1] = '\0'; /* folders may be named "ID/sub/" */
+	if (!*id) {
+		*id = xstrndup(trimmed, strcspn(trimmed, "/"));
+		if (!str_is_name(*id)) {
+			diags_add(u->d, &u->pos, "refused: '%s' is not a run id", *id);
+			return -EINVAL;
+		}
+	}
+	size_t idlen = strlen(*id);
+
+	if (strncmp(trimmed, *id, idlen) != 0 || (trimmed[idlen] && trimmed[idlen] != '/')) {
+		diags_add(u->d, &u->pos, "refused: '%s' is outside %s/", name, *id);
+		return -EINVAL;
+	}
+	if (!trimmed[idlen] && archive_entry_filetype(e) == AE_IFDIR)
+		return 0; /* the run's own folder */
+	rel = trimmed + idlen + (trimmed[idlen] ? 1 : 0);
+	if (!path_is_safe_relative(rel)) {
+		diags_add(u->d, &u->pos, "refused: '%s' has '..', '.', '~', an empty part or a control character in it",
+			  name);
+		return -EINVAL;
+	}
+	if (archive_entry_filetype(e) == AE_IFDIR && !archive_entry_hardlink(e))
+		return 0; /* folders are made for the files in them */
+	if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e)) {
+		diags_add(u->d, &u->pos, "refused: '%s' is %s (a bundle holds only files)", name, member_kind(e));
+		return -EINVAL;
+	}
+	*ret_rel = rel;
+	return 1;
+}
+
 static int unpack_all(struct unpack *u, int dirfd, char **ret_id)
 {
 	_cleanup_strmap_ struct strmap seen = STRMAP_INIT;
@@ -313,52 +367,16 @@ static int unpack_all(struct unpack *u, int dirfd, char **ret_id)
 	int r;
 
 	while ((r = archive_read_next_header(u->a, &e)) == ARCHIVE_OK) {
-		const char *name = archive_entry_pathname(e), *rel;
+		const char *name = archive_entry_pathname(e), *rel = NULL;
 		_cleanup_free_ char *trimmed = NULL;
 		size_t one = 1;
 		int fd;
 
-		if (++u->members > u->lim->max_members) {
-			diags_add(u->d, &u->pos, "refused: more than %" PRIu64 " members in the bundle",
-				  u->lim->max_members);
-			return -EFBIG;
-		}
-		if (!name || !*name) {
-			diags_add(u->d, &u->pos, "refused: a member without a name");
-			return -EINVAL;
-		}
-		if (name[0] == '/') {
-			diags_add(u->d, &u->pos, "refused: absolute path '%s' in the bundle", name);
-			return -EINVAL;
-		}
-		trimmed = xstrdup(name);
-		for (size_t n = strlen(trimmed); n > 1 && trimmed[n - 1] == '/'; n--)
-			trimmed[n - 1] = '\0'; /* folders may be named "ID/sub/" */
-		if (!id) {
-			id = xstrndup(trimmed, strcspn(trimmed, "/"));
-			if (!str_is_name(id)) {
-				diags_add(u->d, &u->pos, "refused: '%s' is not a run id", id);
-				return -EINVAL;
-			}
-		}
-		if (strncmp(trimmed, id, strlen(id)) != 0 || (trimmed[strlen(id)] && trimmed[strlen(id)] != '/')) {
-			diags_add(u->d, &u->pos, "refused: '%s' is outside %s/", name, id);
-			return -EINVAL;
-		}
-		if (!trimmed[strlen(id)] && archive_entry_filetype(e) == AE_IFDIR)
-			continue; /* the run's own folder */
-		rel = trimmed + strlen(id) + (trimmed[strlen(id)] ? 1 : 0);
-		if (!path_is_safe_relative(rel)) {
-			diags_add(u->d, &u->pos, "refused: '%s' has '..', '.', '~', an empty part or a control character in it",
-				  name);
-			return -EINVAL;
-		}
-		if (archive_entry_filetype(e) == AE_IFDIR && !archive_entry_hardlink(e))
-			continue; /* folders are made for the files in them */
-		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e)) {
-			diags_add(u->d, &u->pos, "refused: '%s' is %s (a bundle holds only files)", name, member_kind(e));
-			return -EINVAL;
-		}
+		r = member_path(u, e, &id, &trimmed, &rel);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			continue;
 		if (strmap_get(&seen, rel, &one)) {
 			diags_add(u->d, &u->pos, "refused: '%s' is in the bundle twice", name);
 			return -EINVAL;
