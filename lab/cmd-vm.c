@@ -161,6 +161,24 @@ static void xml_host(const struct vopts *o, struct domain_host *host, char **hos
 		host->node_cpus[k] = o->host_nodes.v[k];
 }
 
+/* the kernel vm xml names: the built one, where an unbuilt one will be, or a placeholder without --kernel */
+static int xml_kernel(const struct lab_ctx *ctx, const struct spec *s, const char *kernel, struct kvariant *v,
+		      struct kartifact *a, char **ret_path, char **ret_cmdline)
+{
+	if (kernel) {
+		int r = lookup_kernel(ctx, s, kernel, v, a);
+
+		if (r < 0)
+			return r;
+		*ret_path = r == 0 ? xstrdup(a->bzimage) : xasprintf("/unbuilt/kernels/%s/bzImage", kernel);
+		*ret_cmdline = domain_cmdline(v->cmdline);
+	} else {
+		*ret_path = xstrdup("/unbuilt/kernels/KERNEL/bzImage");
+		*ret_cmdline = domain_cmdline(NULL);
+	}
+	return 0;
+}
+
 static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
@@ -194,17 +212,8 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_report_diags(ctx, &d);
 		return EXIT_USAGE;
 	}
-	if (o.kernel) {
-		int r = lookup_kernel(ctx, s, o.kernel, &v, &a);
-
-		if (r < 0)
-			return EXIT_USAGE;
-		kpath = r == 0 ? xstrdup(a.bzimage) : xasprintf("/unbuilt/kernels/%s/bzImage", o.kernel);
-		cmdline = domain_cmdline(v.cmdline);
-	} else {
-		kpath = xstrdup("/unbuilt/kernels/KERNEL/bzImage");
-		cmdline = domain_cmdline(NULL);
-	}
+	if (xml_kernel(ctx, s, o.kernel, &v, &a, &kpath, &cmdline) < 0)
+		return EXIT_USAGE;
 	xml_host(&o, &host, &hoststore);
 	{
 		_cleanup_free_ char *vdir = paths_vm(state, name);
