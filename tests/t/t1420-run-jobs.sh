@@ -154,6 +154,16 @@ test_expect_success 'boot: once: runs of a variant share a boot; a failed run ge
 	test -s \$d/once.0001/boot_id &&
 	test_cmp \$d/once.0001/boot_id \$d/once.0002/boot_id &&
 	! test_cmp \$d/once.0001/boot_id \$d/once.0003/boot_id >/dev/null &&
+	# run.json says the same of lab's boots: a boot, the place in it, the guest
+	python3 - proj/results/\$id/run.json <<-'EOF' &&
+	import json, sys
+	r = {x['id']: x for x in json.load(open(sys.argv[1]))['runs']}
+	a, b, c = r['once.0001'], r['once.0002'], r['once.0003']
+	assert a['boot'] == b['boot'] != c['boot'], (a, b, c)
+	assert a['boot'].startswith('once.b'), a
+	assert (a['boot_pos'], b['boot_pos'], c['boot_pos']) == (1, 2, 1), (a, b, c)
+	assert a['guest'] and a['guest'] == b['guest'], (a, b)
+	EOF
 	test \$(grep -c ': boot\$' err) = 2 &&
 	# the failed run left no metrics: the two that count saw 1 each
 	grep -A1 'FAILS    base count.n >= 2' report | grep -q '2 runs: 1\$'
