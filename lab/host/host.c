@@ -566,10 +566,15 @@ static char *probe_boot_id(struct host *h)
 	return xstrndup(out.buf, strcspn(out.buf, "\n"));
 }
 
-/* Wait for a boot id other than `old`; the power-cycle command once if it takes too long. */
+#define HOST_BOOT_LIMIT_USEC (600ULL * 1000000)
+
+/* Wait for a boot id other than `old`; the power-cycle command once if it
+ * takes too long. The limit is the boot's (--timeout); after a power cycle
+ * the machine goes through its firmware and boot loader too, so it gets at
+ * least the default limit. */
 static int wait_new_boot(struct host *h, const char *old, const struct host_boot_opts *o, char **ret, struct diags *d)
 {
-	uint64_t limit = o && o->timeout_usec ? o->timeout_usec : 600ULL * 1000000;
+	uint64_t limit = o && o->timeout_usec ? o->timeout_usec : HOST_BOOT_LIMIT_USEC;
 	bool cycled = false;
 
 	for (;;) {
@@ -609,6 +614,8 @@ static int wait_new_boot(struct host *h, const char *old, const struct host_boot
 				diags_add(d, &h->spec->pos, "the power-cycle command of '%s' failed: %s", h->spec->name,
 					  err.len ? err.buf : "?");
 			cycled = true;
+			if (limit < HOST_BOOT_LIMIT_USEC)
+				limit = HOST_BOOT_LIMIT_USEC;
 		}
 	}
 }

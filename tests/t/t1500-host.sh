@@ -12,6 +12,7 @@
 # fallback to its own kernel is reported; a host whose key changed is
 # refused.
 # The slowest test: two variants built, several kexecs under TCG.
+# lab-test-seconds: 360 (warm, here: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -133,7 +134,8 @@ test_expect_success 'lab host restore: a reboot into its own kernel' "
 
 test_expect_success 'a kexec that never comes back: the power-cycle command, then the fallback is reported' "
 	# root on a disk that does not exist: the kernel waits for it forever,
-	# so any timeout is \"never\"; a short one keeps the test short
+	# so any timeout is \"never\"; a short one keeps the test short (after
+	# the power cycle lab waits at least 10 minutes for the reset boot)
 	test_must_fail_with 1 lab -C proj host boot box tg-ratelimit --timeout 30s \\
 		--cmdline 'console=ttyS0 root=/dev/nosuchdisk rootwait' >out 2>err &&
 	grep -q 'no answer: running the power-cycle command' err &&
