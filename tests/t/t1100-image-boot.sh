@@ -7,7 +7,7 @@
 # sysctls and cgroups applied. The image file is never written.
 # Slow on a fresh machine (the base kernel, ~25 min cold on 2 cores; the
 # image, ~2 min); the cache (build/test-cache) makes later runs minutes.
-# lab-test-seconds: 45 (warm, here: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 46 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_vm isoinfo

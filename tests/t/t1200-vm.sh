@@ -7,7 +7,7 @@
 # this test boots). An injected panic is a boot failure, reported with the
 # console and cleaned up. Uses the cache of t1100 (build/test-cache): the
 # base kernel and the minimal image.
-# lab-test-seconds: 90 (warm, here: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 90 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm

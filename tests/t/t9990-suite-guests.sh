@@ -2,7 +2,7 @@
 # The last test of `make test`: the suite's shared guests (test_shared_vm,
 # booted once by the first test that needed one) go down, and `vm down`
 # leaves no domain, QEMU process, VM folder or listing behind.
-# lab-test-seconds: 5 (warm, here: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 5 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
