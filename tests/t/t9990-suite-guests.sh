@@ -1,7 +1,8 @@
 #!/bin/sh
-# After the tests that share them (in their lane of `make test`): the suite's shared guests (test_shared_vm,
-# booted once by the first test that needed one) go down, and `vm down`
-# leaves no domain, QEMU process, VM folder or listing behind.
+# After the tests that share them (in their lane of `make test`): the
+# suite's shared guests (test_shared_vm, booted once by the first test that
+# needed one) go down, and `vm down` leaves no domain, QEMU process, VM
+# folder or listing behind.
 # lab-test-seconds: 5 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
