@@ -174,14 +174,15 @@ shared_lab() {
 test_shared_vm() {
 	mkdir -p "$SUITE_STATE" &&
 	(
-		flock 9 &&
+		# bounded: a lock never released (a holder that kept this
+		# descriptor, which t1200 checks it does not) fails, not hangs
+		flock -w 900 9 || { echo "test_shared_vm: $SUITE_STATE/.lock held for 15 minutes" >&2; exit 1; }
 		if ! shared_lab -C "$P" vm ssh "$1" true >/dev/null 2>&1; then
 			shared_lab -C "$P" -q vm down "$1" >/dev/null 2>&1
 			lab -C "$P" -q kernel build base &&
 			lab -C "$P" -q image build "$2" &&
-			# 9>&-: the VM's holder outlives vm up and must not keep the lock
 			shared_lab -C "$P" --json vm up quick-2x2 --kernel base --image "$2" -e quick \
-				--name "$1" >"$SUITE_STATE/$1.up.json" 9>&- &&
+				--name "$1" >"$SUITE_STATE/$1.up.json" &&
 			copy_catalogue shared_lab "$1" "$SUITE_STATE/$1.wl.tar"
 		fi
 	) 9>>"$SUITE_STATE/.lock"
