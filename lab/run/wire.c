@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../util/alloc.h"
@@ -87,7 +86,7 @@ int wire_parse(const char *line, struct wire_msg *ret, char **ret_err)
 	_cleanup_free_ char *type = NULL, *status = NULL;
 	struct wire_msg m = { 0 };
 	const char *miss;
-	double rep;
+	long long rep;
 	size_t t;
 	int r;
 
@@ -111,7 +110,7 @@ int wire_parse(const char *line, struct wire_msg *ret, char **ret_err)
 	m.like = json_doc_string(doc, "like");
 	status = json_doc_string(doc, "status");
 	m.ok = status && streq(status, "ok");
-	if (m.like && (json_doc_number(doc, "repeat", &rep) < 0 || !(rep >= 1 && rep <= 1e6) || rep != floor(rep))) {
+	if (m.like && json_doc_int_value(json_doc_get(doc, "repeat"), 1, 1000000, &rep) < 0) {
 		wire_msg_release(&m);
 		*ret_err = xstrdup("a new run's repeat is not a number from 1");
 		return -EINVAL;
