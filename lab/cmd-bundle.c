@@ -37,7 +37,7 @@ static int pack(const struct lab_ctx *ctx, const char *dir, const char *out, int
 		cmd_report_diags(ctx, &d);
 		return -1;
 	}
-	c = compare_build(rs, 0.95);
+	c = compare_build(rs);
 	report_format_text(c, &all, &txt);
 	report_format_md(c, &all, &md);
 	report_format_json(c, &js);

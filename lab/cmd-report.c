@@ -73,7 +73,7 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_report_diags(ctx, &d);
 		return EXIT_FAILED;
 	}
-	cmp = compare_build(rs, 0.95);
+	cmp = compare_build(rs);
 	if (streq(format, "json"))
 		report_format_json(cmp, &out);
 	else if (streq(format, "html"))
@@ -198,7 +198,7 @@ int cmd_compare(struct lab_ctx *ctx, int argc, char **argv)
 		if (!strv_contains(&b->variants, a->variants.v[v]))
 			continue;
 		p = pair_set(a, b, a->variants.v[v]);
-		cmp = compare_build(p, 0.95);
+		cmp = compare_build(p);
 		if (streq(format, "json")) {
 			if (shared)
 				strbuf_addstr(&out, ",\n");

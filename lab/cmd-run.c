@@ -215,7 +215,7 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 	ui_end(&u);
 	if (r < 0)
 		return -1;
-	c = compare_build(rs, 0.95);
+	c = compare_build(rs);
 	if (engine_failed(rs, c))
 		*any_failed = true;
 	if (jo->json_array)

@@ -10,19 +10,6 @@
 #define NOISY_RSD 20.0
 #define MIN_RUNS 3
 
-static const char *const verdict_names[] = {
-	[VERDICT_IMPROVED] = "improved",
-	[VERDICT_REGRESSED] = "regressed",
-	[VERDICT_UNCHANGED] = "unchanged",
-	[VERDICT_INCONCLUSIVE] = "inconclusive",
-	[VERDICT_CHANGED] = "changed",
-};
-
-const char *verdict_name(enum verdict v)
-{
-	return verdict_names[v];
-}
-
 /* perf-profile rows: the smallest change in points listed among the changes */
 #define PROFILE_MIN_POINTS 0.1
 
@@ -33,42 +20,74 @@ bool metric_is_percentage(const char *name)
 	return str_startswith(name, "perf-profile.") && !streq(name, "perf-profile.samples");
 }
 
-/* Values of one metric per variant, gathered while scanning the runs. */
+/*
+ * A profile reports only the symbols it sampled, a lock monitor only the
+ * locks that were contended: a run that has the monitor's output but not
+ * the name saw it 0 times (the kernel test robot fills zeros the same way).
+ * The witness is a metric every run of the monitor has.
+ */
+static const struct {
+	const char *prefix, *witness;
+} sparse_families[] = {
+	{ "perf-profile.self.", "perf-profile.samples" },
+	{ "perf-profile.children.", "perf-profile.samples" },
+	{ "lock.contention.", "lock.contention." },
+	{ "lock_stat.", "lock_stat.classes" },
+};
+
+/* The witness of a sparse metric, or NULL. */
+static const char *sparse_witness(const char *metric)
+{
+	for (size_t i = 0; i < ELEMENTSOF(sparse_families); i++)
+		if (str_startswith(metric, sparse_families[i].prefix) && !streq(metric, sparse_families[i].witness))
+			return sparse_families[i].witness;
+	return NULL;
+}
+
+static bool run_has_prefix(const struct result_run *r, const char *prefix)
+{
+	for (size_t k = 0; k < r->nm; k++)
+		if (str_startswith(r->m[k].name, prefix))
+			return true;
+	return false;
+}
+
+/* Values of one metric per variant with each value's boot, gathered while scanning the runs. */
 struct values {
 	double *v;
-	size_t n, alloc;
+	const char **boot;
+	size_t n, alloc, balloc;
 };
 
 struct gather {
 	const char *metric;
 	struct values *per; /* per variant */
+	size_t *seen;       /* per variant: the last run (+1) that gave a value */
 };
 
-static void delta(const struct sample_stats *a, const struct sample_stats *b, const char *metric, double conf,
-		  struct cmp_delta *d)
+static void push_value(struct values *vals, double x, const char *boot)
 {
-	double scale;
+	GROW(vals->v, vals->alloc, vals->n + 1);
+	GROW(vals->boot, vals->balloc, vals->n + 1);
+	vals->boot[vals->n] = boot;
+	vals->v[vals->n++] = x;
+}
 
-	d->have = a->n && b->n;
-	if (!d->have)
-		return;
-	d->points = metric_is_percentage(metric);
-	stats_welch(a, b, conf, &d->w);
-	scale = d->points ? 1 : (a->mean != 0 ? 100 / fabs(a->mean) : NAN);
-	d->change = d->w.diff * scale;
-	d->lo = d->w.lo * scale;
-	d->hi = d->w.hi * scale;
-	d->mde = d->w.mde * scale;
-	d->separate = stats_ranges_separate(a, b);
-	d->significant = d->w.ok && d->w.p < 1 - conf;
+static uint64_t seed_of(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
 }
 
 static int cmp_rows(const void *x, const void *y)
 {
 	const struct cmp_row *a = x, *b = y;
 
-	if (a->significant != b->significant)
-		return a->significant ? -1 : 1;
+	if (a->flagged != b->flagged)
+		return a->flagged ? -1 : 1;
 	return strcmp(a->metric, b->metric);
 }
 
@@ -84,12 +103,12 @@ static double max_abs_change(const struct cmp_row *r, size_t nv)
 
 static size_t g_nv; /* qsort has no context argument */
 
-static int cmp_rows_sig(const void *x, const void *y)
+static int cmp_rows_flagged(const void *x, const void *y)
 {
 	const struct cmp_row *a = x, *b = y;
 	int c = cmp_rows(x, y);
 
-	if (c || !a->significant)
+	if (c || !a->flagged)
 		return c;
 	double ma = max_abs_change(a, g_nv), mb = max_abs_change(b, g_nv);
 
@@ -98,26 +117,19 @@ static int cmp_rows_sig(const void *x, const void *y)
 	return strcmp(a->metric, b->metric);
 }
 
-static void build_group(const struct result_set *rs, struct comparison *c, struct cmp_group *g)
+/* The group's metrics from its runs that ended well: one gather per name. */
+static struct gather *gather_group(const struct result_set *rs, const struct cmp_group *g, size_t nv, size_t *ret_n)
 {
-	size_t nv = c->nvariants;
 	_cleanup_strmap_ struct strmap idx = STRMAP_INIT;
 	struct gather *gs = NULL;
 	size_t ng = 0, galloc = 0;
 
-	g->ok = xcalloc(nv, sizeof(size_t));
-	g->failed = xcalloc(nv, sizeof(size_t));
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct result_run *r = &rs->runs[i];
 		size_t v = strv_index(&rs->variants, r->variant);
 
-		if (!streq(r->group, g->name))
+		if (!streq(r->group, g->name) || r->status != RUN_OK || v >= nv)
 			continue;
-		if (r->status == RUN_FAILED)
-			g->failed[v]++;
-		if (r->status != RUN_OK)
-			continue;
-		g->ok[v]++;
 		for (size_t k = 0; k < r->nm; k++) {
 			size_t at;
 
@@ -125,45 +137,141 @@ static void build_group(const struct result_set *rs, struct comparison *c, struc
 				GROW(gs, galloc, ng + 1);
 				gs[ng].metric = r->m[k].name;
 				gs[ng].per = xcalloc(nv, sizeof(struct values));
+				gs[ng].seen = xcalloc(nv, sizeof(size_t));
 				strmap_put(&idx, r->m[k].name, ng);
 				at = ng++;
 			}
-			struct values *vals = &gs[at].per[v];
-
-			GROW(vals->v, vals->alloc, vals->n + 1);
-			vals->v[vals->n++] = r->m[k].value;
+			/* a name twice in one run: its first value */
+			if (gs[at].seen[v] == i + 1)
+				continue;
+			gs[at].seen[v] = i + 1;
+			push_value(&gs[at].per[v], r->m[k].value, r->boot);
 		}
 	}
+	*ret_n = ng;
+	return gs;
+}
+
+/* A sparse metric's zeros: the runs with its monitor's output and not the name. */
+static void fill_zeros(const struct result_set *rs, const struct cmp_group *g, struct gather *x, size_t nv)
+{
+	const char *w = sparse_witness(x->metric);
+
+	if (!w)
+		return;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+		size_t v = strv_index(&rs->variants, r->variant), k;
+
+		if (!streq(r->group, g->name) || r->status != RUN_OK || v >= nv || x->seen[v] == i + 1)
+			continue;
+		for (k = 0; k < r->nm && !streq(r->m[k].name, x->metric); k++)
+			;
+		if (k == r->nm && run_has_prefix(r, w))
+			push_value(&x->per[v], 0, r->boot);
+	}
+}
+
+static void delta(const struct decide_params *dp, const struct values *a, const struct values *b,
+		  const char *metric, const struct sample_stats *sa, const struct sample_stats *sb, struct cmp_delta *d)
+{
+	struct side x = { .v = a->v, .boot = a->boot, .n = a->n }, y = { .v = b->v, .boot = b->boot, .n = b->n };
+
+	d->q = NAN;
+	d->have = a->n && b->n;
+	d->change = d->lo = d->hi = d->mde = NAN;
+	if (!d->have)
+		return;
+	d->points = metric_is_percentage(metric);
+	decide_effect(&x, &y, d->points, dp->method, dp->alpha, dp->power, seed_of(metric), &d->e);
+	d->change = d->e.change;
+	d->lo = d->e.lo;
+	d->hi = d->e.hi;
+	d->mde = d->e.mde;
+	d->separate = stats_ranges_separate(sa, sb);
+}
+
+static void build_group(const struct result_set *rs, struct comparison *c, struct cmp_group *g)
+{
+	size_t nv = c->nvariants, ng = 0;
+	struct gather *gs;
+
+	g->ok = xcalloc(nv, sizeof(size_t));
+	g->failed = xcalloc(nv, sizeof(size_t));
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+		size_t v = strv_index(&rs->variants, r->variant);
+
+		if (!streq(r->group, g->name) || v >= nv)
+			continue;
+		g->failed[v] += r->status == RUN_FAILED;
+		g->ok[v] += r->status == RUN_OK;
+	}
+	gs = gather_group(rs, g, nv, &ng);
 	g->rows = xcalloc(ng ? ng : 1, sizeof(*g->rows));
 	g->nrows = ng;
 	for (size_t i = 0; i < ng; i++) {
 		struct cmp_row *row = &g->rows[i];
 
+		fill_zeros(rs, g, &gs[i], nv);
 		row->metric = gs[i].metric;
+		row->sparse = sparse_witness(row->metric) != NULL;
 		row->s = xcalloc(nv, sizeof(*row->s));
 		row->d = xcalloc(nv, sizeof(*row->d));
 		for (size_t v = 0; v < nv; v++) {
 			stats_describe(gs[i].per[v].v, gs[i].per[v].n, &row->s[v]);
 			if (row->s[v].n > 1 && row->s[v].rsd_pct >= NOISY_RSD)
 				row->noisy = true;
-			free(gs[i].per[v].v);
 		}
-		for (size_t v = 1; v < nv; v++) {
-			delta(&row->s[0], &row->s[v], row->metric, c->conf, &row->d[v]);
-			/* a profile share moves in steps of one sample: a change of less than
-			 * PROFILE_MIN_POINTS is listed with --all, not among the changes */
-			if (row->d[v].significant &&
-			    (!str_startswith(row->metric, "perf-profile.") || fabs(row->d[v].change) >= PROFILE_MIN_POINTS))
-				row->significant = true;
-		}
-		free(gs[i].per);
+		for (size_t v = 1; v < nv; v++)
+			delta(&rs->decide, &gs[i].per[0], &gs[i].per[v], row->metric, &row->s[0], &row->s[v], &row->d[v]);
+		row->raw = gs[i].per; /* declared rows are judged again at their own alpha */
+		free(gs[i].seen);
 	}
 	free(gs);
-	g_nv = nv;
-	qsort(g->rows, g->nrows, sizeof(*g->rows), cmp_rows_sig);
 }
 
-static const struct cmp_row *find_row(const struct cmp_group *g, const char *metric)
+/* The exploratory rows' q-values over the whole comparison, then the flags and the order. */
+static void flag_rows(struct comparison *c)
+{
+	size_t n = 0, k = 0;
+	_cleanup_free_ double *p = NULL, *q = NULL;
+
+	for (size_t g = 0; g < c->ngroups; g++)
+		n += c->groups[g].nrows * c->nvariants;
+	p = xcalloc(n + 1, sizeof(double));
+	q = xcalloc(n + 1, sizeof(double));
+	for (size_t g = 0; g < c->ngroups; g++)
+		for (size_t r = 0; r < c->groups[g].nrows; r++)
+			for (size_t v = 0; v < c->nvariants; v++) {
+				const struct cmp_delta *d = &c->groups[g].rows[r].d[v];
+				bool declared = cmp_is_expected(c, &c->groups[g], c->groups[g].rows[r].metric);
+
+				p[k++] = v && d->have && d->e.tested && !declared ? d->e.p : NAN;
+			}
+	stats_bh(p, n, q);
+	k = 0;
+	for (size_t g = 0; g < c->ngroups; g++) {
+		struct cmp_group *gr = &c->groups[g];
+
+		for (size_t r = 0; r < gr->nrows; r++)
+			for (size_t v = 0; v < c->nvariants; v++) {
+				struct cmp_row *row = &gr->rows[r];
+				struct cmp_delta *d = &row->d[v];
+
+				d->q = q[k++];
+				/* a profile share moves in steps of one sample: under PROFILE_MIN_POINTS it is not listed */
+				d->flagged = !isnan(d->q) && d->q <= c->rs->decide.q && d->e.runs[0] >= MIN_RUNS &&
+					     d->e.runs[1] >= MIN_RUNS &&
+					     (!str_startswith(row->metric, "perf-profile.") || fabs(d->change) >= PROFILE_MIN_POINTS);
+				row->flagged |= d->flagged;
+			}
+		g_nv = c->nvariants;
+		qsort(gr->rows, gr->nrows, sizeof(*gr->rows), cmp_rows_flagged);
+	}
+}
+
+static struct cmp_row *find_row(const struct cmp_group *g, const char *metric)
 {
 	for (size_t i = 0; i < g->nrows; i++)
 		if (streq(g->rows[i].metric, metric))
@@ -214,60 +322,25 @@ static char *why_missing(const struct comparison *c, const struct cmp_group *g, 
 	return xstrdup("no value on one side, and no run failed: one kernel's runs did not measure it");
 }
 
-/* an expectation of no change beyond ±want */
-static void judge_unchanged(const struct comparison *c, const struct cmp_delta *d, double want, const char *unit,
-			    struct cmp_verdict *out)
+/* The look a variant's data is at: boots a side past the minimum (1 of 1 in a fixed design). */
+static void look_of(const struct decide_params *dp, const struct effect *e, unsigned *look, unsigned *looks)
 {
-	if (d->lo >= -want && d->hi <= want) {
-		out->v = VERDICT_UNCHANGED;
-		out->why = xasprintf("the %.0f%% interval [%+.2f, %+.2f]%s is within ±%g%s", c->conf * 100, d->lo, d->hi,
-				     unit, want, unit);
-	} else if (d->significant && fabs(d->change) > want) {
-		out->v = VERDICT_CHANGED;
-		out->why = xasprintf("changed by %+.2f%s (p=%.3g), beyond ±%g%s", d->change, unit, d->w.p, want, unit);
-	} else {
-		out->why = xasprintf("the %.0f%% interval [%+.2f, %+.2f]%s is wider than ±%g%s; smallest detectable change ±%.2f%s",
-				     c->conf * 100, d->lo, d->hi, unit, want, unit, d->mde, unit);
-	}
-}
+	size_t boots = e->boots[0] < e->boots[1] ? e->boots[0] : e->boots[1];
 
-/* an expected increase or decrease of at least want */
-static void judge_direction(const struct comparison *c, const struct result_expect *e, const struct cmp_delta *d,
-			    double want, const char *unit, struct cmp_verdict *out)
-{
-	/* sign = +1 when up is the expected way */
-	double sign = e->dir == DIR_INCREASE ? 1 : -1;
-	double ch = sign * d->change, lo = sign > 0 ? d->lo : -d->hi, hi = sign > 0 ? d->hi : -d->lo;
-
-	if (d->significant && ch > 0) {
-		if (ch >= want) {
-			out->v = VERDICT_IMPROVED;
-			out->why = xasprintf("%+.2f%s (p=%.3g, %.0f%% interval [%+.2f, %+.2f]%s)", d->change, unit,
-					     d->w.p, c->conf * 100, d->lo, d->hi, unit);
-		} else {
-			out->v = VERDICT_UNCHANGED;
-			out->why = xasprintf("a significant %+.2f%s (p=%.3g) is below the declared %g%s", d->change, unit,
-					     d->w.p, want, unit);
-		}
-	} else if (d->significant) {
-		out->v = VERDICT_REGRESSED;
-		out->why = xasprintf("%+.2f%s the wrong way (p=%.3g, %.0f%% interval [%+.2f, %+.2f]%s)", d->change, unit,
-				     d->w.p, c->conf * 100, d->lo, d->hi, unit);
-	} else if (want > 0 && hi < want && lo > -want) {
-		out->v = VERDICT_UNCHANGED;
-		out->why = xasprintf("no significant change (p=%.3g); the %.0f%% interval [%+.2f, %+.2f]%s excludes the declared %g%s",
-				     d->w.p, c->conf * 100, d->lo, d->hi, unit, want, unit);
-	} else {
-		out->why = xasprintf("no significant change (p=%.3g); the %.0f%% interval [%+.2f, %+.2f]%s is too wide to decide; smallest detectable change ±%.2f%s",
-				     d->w.p, c->conf * 100, d->lo, d->hi, unit, d->mde, unit);
-	}
+	*looks = 1;
+	*look = 1;
+	if (!dp->sequential || dp->max_boots <= dp->min_boots)
+		return;
+	*looks = dp->max_boots - dp->min_boots + 1;
+	if (boots > dp->min_boots)
+		*look = boots - dp->min_boots + 1 > *looks ? *looks : (unsigned)(boots - dp->min_boots + 1);
 }
 
 static void judge(struct comparison *c, const struct cmp_group *g, const struct result_expect *e, size_t v)
 {
-	const struct cmp_row *row = find_row(g, e->metric);
+	const struct decide_params *dp = &c->rs->decide;
+	struct cmp_row *row = find_row(g, e->metric);
 	struct cmp_verdict *out;
-	const char *unit;
 	double want;
 
 	GROW(c->verdicts, c->valloc, c->nverdicts + 1);
@@ -278,29 +351,34 @@ static void judge(struct comparison *c, const struct cmp_group *g, const struct 
 	out->variant = c->rs->variants.v[v];
 	out->expect = e;
 	out->v = VERDICT_INCONCLUSIVE;
+	out->alpha = dp->alpha;
+	out->look = out->looks = 1;
+	out->method = e->method >= 0 ? (enum stat_method)e->method : dp->method;
 	if (!row || !row->d[v].have) {
 		out->why = why_missing(c, g, row, e, v);
 		return;
 	}
-	const struct cmp_delta *d = &row->d[v];
+	struct cmp_delta *d = &row->d[v];
+	const struct values *raw = row->raw;
+	struct side a = { raw[0].v, raw[0].boot, raw[0].n }, b = { raw[v].v, raw[v].boot, raw[v].n };
 
+	look_of(dp, &d->e, &out->look, &out->looks);
+	out->alpha = decide_look_alpha(dp->alpha, out->look, out->looks);
+	/* declared: judged at its own alpha and statistic */
+	decide_effect(&a, &b, d->points, out->method, out->alpha, dp->power, seed_of(e->metric), &d->e);
+	d->change = d->e.change;
+	d->lo = d->e.lo;
+	d->hi = d->e.hi;
+	d->mde = d->e.mde;
 	out->d = d;
-	out->na = row->s[0].n;
-	out->nb = row->s[v].n;
-	unit = d->points ? " points" : "%";
+	out->na = d->e.runs[0];
+	out->nb = d->e.runs[1];
 	if (out->na < MIN_RUNS || out->nb < MIN_RUNS) {
 		out->why = xasprintf("%zu and %zu runs: fewer than %d a side", out->na, out->nb, MIN_RUNS);
 		return;
 	}
-	if (!isfinite(d->change)) {
-		out->why = xstrdup("the baseline mean is 0: no relative change");
-		return;
-	}
 	want = e->has_effect ? e->effect * 100 : (e->dir == DIR_UNCHANGED ? 1.0 : 0);
-	if (e->dir == DIR_UNCHANGED)
-		judge_unchanged(c, d, want, unit, out);
-	else
-		judge_direction(c, e, d, want, unit, out);
+	out->v = decide_verdict(&d->e, e->dir, want, out->alpha, &out->why);
 }
 
 const char *obs_state_name(enum obs_state s)
@@ -386,13 +464,13 @@ static void observe(struct comparison *c)
 	}
 }
 
-struct comparison *compare_build(const struct result_set *rs, double conf)
+struct comparison *compare_build(const struct result_set *rs)
 {
 	struct comparison *c = xcalloc(1, sizeof(*c));
 	size_t galloc = 0;
 
 	c->rs = rs;
-	c->conf = conf;
+	c->conf = 1 - rs->decide.alpha;
 	c->nvariants = rs->variants.n;
 	for (size_t i = 0; i < rs->n; i++) {
 		bool seen = false;
@@ -413,6 +491,7 @@ struct comparison *compare_build(const struct result_set *rs, double conf)
 			if (rs->expect[e].job == c->groups[g].job && applies(c, &c->groups[g], &rs->expect[e]))
 				for (size_t v = 1; v < c->nvariants; v++)
 					judge(c, &c->groups[g], &rs->expect[e], v);
+	flag_rows(c);
 	observe(c);
 	return c;
 }
@@ -423,6 +502,13 @@ void comparison_free(struct comparison *c)
 		return;
 	for (size_t g = 0; g < c->ngroups; g++) {
 		for (size_t r = 0; r < c->groups[g].nrows; r++) {
+			struct values *raw = c->groups[g].rows[r].raw;
+
+			for (size_t v = 0; raw && v < c->nvariants; v++) {
+				free(raw[v].v);
+				free(raw[v].boot);
+			}
+			free(raw);
 			free(c->groups[g].rows[r].s);
 			free(c->groups[g].rows[r].d);
 		}

@@ -1,29 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Comparing variants: per group (what ran) and metric, the figures of each
- * variant's runs, each variant against the baseline (the first one): %change
- * (absolute points for metrics that are percentages), Welch's test with the
- * confidence interval of the difference, and the robot's range rule; then a
- * verdict per declared expectation. Pure: the result set in, a comparison out.
+ * variant's runs, each variant against the baseline (the first one) through
+ * the decision engine (decide.h: boots as units, the ratio's interval, a
+ * permutation test when nothing varies), the exploratory rows' q-values
+ * (Benjamini-Hochberg over every row that is not declared), the robot's
+ * range rule; then a verdict per declared expectation at its own alpha.
+ * Pure: the result set in, a comparison out.
  */
 #pragma once
 
 #include "result.h"
+#include "decide.h"
 #include "stats.h"
 
-/* CHANGED: an "unchanged" expectation the data contradicts, whichever way it moved */
-enum verdict { VERDICT_IMPROVED, VERDICT_REGRESSED, VERDICT_UNCHANGED, VERDICT_INCONCLUSIVE, VERDICT_CHANGED };
-#define VERDICT_COUNT (VERDICT_CHANGED + 1)
-
 struct cmp_delta {
-	bool have;       /* both sides have values */
+	bool have;       /* a value on both sides */
 	bool points;     /* change is in absolute points, not % */
-	double change;   /* % of the baseline mean, or points */
-	double lo, hi;   /* the interval of the difference, same unit as change */
-	double mde;      /* smallest detectable change, same unit */
-	struct welch w;
-	bool separate;    /* the robot's rule: ranges do not overlap */
-	bool significant; /* Welch p < 1 - conf */
+	double change;   /* % of the baseline, or points; NaN: none */
+	double lo, hi;   /* its interval at the experiment's alpha; NaN: none */
+	double mde;      /* smallest detectable change, same unit; NaN: none */
+	struct effect e; /* the decision engine's figures */
+	double q;        /* Benjamini-Hochberg over the exploratory rows; NaN: declared or not tested */
+	bool separate;   /* the robot's rule: ranges do not overlap */
+	bool flagged;    /* an exploratory change: q <= the experiment's q, 3 runs a side */
 };
 
 struct cmp_row {
@@ -31,14 +31,16 @@ struct cmp_row {
 	struct sample_stats *s; /* per variant */
 	struct cmp_delta *d;    /* per variant; [0] (the baseline) unused */
 	bool noisy;             /* some variant's %stddev >= 20 */
-	bool significant;       /* some variant differs significantly */
+	bool flagged;           /* some variant's change is flagged */
+	bool sparse;            /* a profile symbol or lock: a run that did not report it counts 0 */
+	void *raw;              /* the values and boots per variant (compare.c's) */
 };
 
 struct cmp_group {
 	const char *name; /* borrowed */
 	size_t job;
 	size_t *ok, *failed; /* runs per variant */
-	struct cmp_row *rows; /* significant first (largest change first), then by name */
+	struct cmp_row *rows; /* flagged first (largest change first), then by name */
 	size_t nrows;
 };
 
@@ -47,7 +49,10 @@ struct cmp_verdict {
 	const struct result_expect *expect;
 	enum verdict v;
 	const struct cmp_delta *d; /* NULL when the metric is missing */
-	size_t na, nb;
+	size_t na, nb;             /* runs a side */
+	double alpha;              /* the level it was judged at: a sequential design's look's */
+	unsigned look, looks;      /* 1 of 1 in a fixed design */
+	enum stat_method method;
 	char *why;
 };
 
@@ -63,7 +68,7 @@ struct cmp_observation {
 
 struct comparison {
 	const struct result_set *rs;
-	double conf;
+	double conf; /* 1 - alpha */
 	size_t nvariants;
 	struct cmp_group *groups;
 	size_t ngroups;
@@ -73,13 +78,12 @@ struct comparison {
 	size_t nobs, oalloc;
 };
 
-/* conf: 0.95. Never fails; missing data shows as inconclusive. */
-struct comparison *compare_build(const struct result_set *rs, double conf);
+/* At the result set's decide parameters. Never fails; missing data shows as inconclusive. */
+struct comparison *compare_build(const struct result_set *rs);
 void comparison_free(struct comparison *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct comparison *, comparison_free)
 #define _cleanup_comparison_ _cleanup_(comparison_freep)
 
-const char *verdict_name(enum verdict v);
 const char *obs_state_name(enum obs_state s); /* "holds", "FAILS", "missing" */
 /* Whether an expectation names metric in group g. */
 bool cmp_is_expected(const struct comparison *c, const struct cmp_group *g, const char *metric);

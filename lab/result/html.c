@@ -24,7 +24,7 @@ static const char css[] =
 	"td.m,th.m{text-align:left;font-family:monospace}"
 	".improved{background:#d8f5d0}.regressed,.changed{background:#f8d0d0}"
 	".unchanged{background:#eef}.inconclusive{background:#f5f0d0}"
-	".up{background:#e0ecff}.down{background:#ffe8d0}.noisy{color:#a60}"
+	".up{background:#e0ecff}.down{background:#ffe8d0}.noisy{color:#a60}.none{color:#888;font-style:italic}"
 	"figure{display:inline-block;margin:0.5em}figcaption{font-family:monospace;font-size:12px}";
 
 static void cell(struct xml *x, const char *cls, const char *fmt, ...) _printf_(3, 4);
@@ -212,6 +212,15 @@ static void chart(struct xml *x, const struct comparison *c, const struct cmp_gr
 	free(n);
 }
 
+/* A side's mean, or that it reported nothing: an empty side is never "0 ±0%". */
+static void mean_cell(struct xml *x, const struct sample_stats *s)
+{
+	if (!s->n)
+		cell(x, "none", "not reported");
+	else
+		cell(x, NULL, "%.4g ±%.1f%%", s->mean, s->rsd_pct);
+}
+
 static void table(struct xml *x, const struct comparison *c, const struct cmp_group *g, const struct report_opts *o)
 {
 	size_t nv = c->nvariants;
@@ -223,30 +232,35 @@ static void table(struct xml *x, const struct comparison *c, const struct cmp_gr
 	for (size_t v = 1; v < nv; v++) {
 		head_cell(x, NULL, "%change");
 		head_cell(x, NULL, c->rs->variants.v[v]);
-		head_cell(x, NULL, "p");
+		head_cell(x, NULL, "p, q");
 	}
 	xml_close(x);
 	for (size_t i = 0; i < g->nrows; i++) {
 		const struct cmp_row *r = &g->rows[i];
 
-		if (!o->all && nv > 1 && !r->significant && !cmp_is_expected(c, g, r->metric))
+		if (!o->all && nv > 1 && !r->flagged && !cmp_is_expected(c, g, r->metric))
 			continue;
 		xml_open(x, "tr");
 		if (r->noisy)
 			xml_attr(x, "class", "noisy");
 		cell(x, "m", "%s%s", r->metric, r->noisy ? " (noisy)" : "");
-		cell(x, NULL, "%.4g ±%.1f%%", r->s[0].mean, r->s[0].rsd_pct);
+		mean_cell(x, &r->s[0]);
 		for (size_t v = 1; v < nv; v++) {
 			const struct cmp_delta *d = &r->d[v];
+			const char *u = d->points ? "" : "%";
 
-			if (d->have && isfinite(d->change))
-				cell(x, d->significant ? (d->change > 0 ? "up" : "down") : NULL, "%+.1f%s", d->change,
-				     d->points ? "" : "%");
+			if (d->have && isfinite(d->change) && isfinite(d->lo))
+				cell(x, d->flagged ? (d->change > 0 ? "up" : "down") : NULL, "%+.1f%s [%+.1f, %+.1f]",
+				     d->change, u, d->lo, d->hi);
+			else if (d->have && isfinite(d->change))
+				cell(x, d->flagged ? (d->change > 0 ? "up" : "down") : NULL, "%+.1f%s", d->change, u);
 			else
 				cell(x, NULL, "-");
-			cell(x, NULL, "%.4g ±%.1f%%", r->s[v].mean, r->s[v].rsd_pct);
-			if (d->w.ok)
-				cell(x, NULL, "%.2g%s", d->w.p, d->separate ? " R" : "");
+			mean_cell(x, &r->s[v]);
+			if (d->e.tested && !isnan(d->q))
+				cell(x, NULL, "%.2g, %.2g%s", d->e.p, d->q, d->separate ? " R" : "");
+			else if (d->e.tested)
+				cell(x, NULL, "%.2g%s", d->e.p, d->separate ? " R" : "");
 			else
 				cell(x, NULL, "n/a");
 		}
@@ -327,7 +341,7 @@ static void group_html(struct xml *x, const struct comparison *c, const struct c
 		for (size_t i = 0; i < g->nrows && charts < MAX_CHARTS; i++) {
 			const struct cmp_row *r = &g->rows[i];
 			bool want = pass == 0 ? cmp_is_expected(c, g, r->metric)
-					      : (!cmp_is_expected(c, g, r->metric) && (r->significant || c->nvariants < 2));
+					      : (!cmp_is_expected(c, g, r->metric) && (r->flagged || c->nvariants < 2));
 
 			if (!want)
 				continue;
@@ -340,6 +354,7 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 {
 	const struct result_set *rs = c->rs;
 	_cleanup_free_ char *title = xasprintf("lab: %s %s", rs->experiment, rs->id);
+	_cleanup_free_ char *legend = report_legend(c);
 	struct xml x;
 
 	strbuf_addstr(out, "<!DOCTYPE html>\n");
@@ -355,8 +370,7 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 	xml_element(&x, "h1", title);
 	for (size_t i = 0; i < rs->mechanism.n; i++)
 		xml_element(&x, "p", rs->mechanism.v[i]);
-	xml_element(&x, "p", "Welch's t-test at 95% confidence (p); R: the min-max ranges are apart (the kernel test "
-			     "robot's rule); noisy: %stddev >= 20%. perf-profile and *_pct rows change in points.");
+	xml_element(&x, "p", legend);
 	verdicts_html(&x, c);
 	observations_html(&x, c);
 	for (size_t gi = 0; gi < c->ngroups; gi++)

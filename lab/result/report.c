@@ -78,8 +78,10 @@ static void fmt_basis(struct strbuf *out, const struct cmp_row *r, size_t nv)
 			continue;
 		strbuf_addstr(out, any ? ", " : "  (");
 		any = true;
-		if (d->w.ok)
-			strbuf_addf(out, "p=%.2g", d->w.p);
+		if (d->e.tested && !isnan(d->q))
+			strbuf_addf(out, "p=%.2g q=%.2g", d->e.p, d->q);
+		else if (d->e.tested)
+			strbuf_addf(out, "p=%.2g", d->e.p);
 		else
 			strbuf_addstr(out, "p=n/a");
 		if (d->separate)
@@ -129,10 +131,28 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 		term_escape(out, rs->mechanism.v[i]);
 		strbuf_addch(out, '\n');
 	}
-	strbuf_addf(out, "Rows: Welch's t-test at %.0f%% confidence (p); \"ranges apart\": the kernel test robot's rule\n"
-			 "(the min-max ranges do not overlap); noisy: %%stddev >= 20%%. perf-profile and *_pct rows\n"
-			 "change in absolute points.\n",
-		    c->conf * 100);
+	_cleanup_free_ char *legend = report_legend(c);
+
+	strbuf_addstr(out, legend);
+	strbuf_addch(out, '\n');
+}
+
+char *report_legend(const struct comparison *c)
+{
+	const struct decide_params *dp = &c->rs->decide;
+	size_t tested = 0;
+
+	for (size_t g = 0; g < c->ngroups; g++)
+		for (size_t r = 0; r < c->groups[g].nrows; r++)
+			for (size_t v = 1; v < c->nvariants; v++)
+				tested += !isnan(c->groups[g].rows[r].d[v].q);
+	return xasprintf("Declared expectations: %s at alpha %g%s; the unit is the boot when each side has 2 or "
+			 "more, else the run. Other rows: p, and q (Benjamini-Hochberg over %zu tested rows); "
+			 "shown when q <= %g with 3 runs a side (--all: every row). \"ranges apart\": the kernel test "
+			 "robot's rule; noisy: %%stddev >= 20%%. perf-profile and *_pct rows change in points; a profile "
+			 "symbol or lock a run did not report counts 0 in that run.",
+			 stat_method_name(dp->method), dp->alpha,
+			 dp->sequential ? ", spent over the looks of a sequential design" : "", tested, dp->q);
 }
 
 /* A sweep (three variants or more): one row per step, like the seeds'
@@ -148,7 +168,7 @@ static void sweep_table(const struct comparison *c, const struct cmp_group *g, s
 		for (size_t i = 0; i < g->nrows && ncols < ELEMENTSOF(cols); i++) {
 			bool exp = cmp_is_expected(c, g, g->rows[i].metric);
 
-			if (pass == 0 ? exp : (!exp && g->rows[i].significant))
+			if (pass == 0 ? exp : (!exp && g->rows[i].flagged))
 				cols[ncols++] = &g->rows[i];
 		}
 	if (!ncols)
@@ -283,7 +303,7 @@ static void group_text(const struct comparison *c, const struct cmp_group *gr, c
 		const struct cmp_row *r = &gr->rows[i];
 
 		/* one variant: nothing to compare, every row */
-		if (!o->all && nv > 1 && !r->significant)
+		if (!o->all && nv > 1 && !r->flagged && !cmp_is_expected(c, gr, r->metric))
 			continue;
 		shown++;
 		fmt_mean(out, &r->s[0]);
@@ -299,12 +319,45 @@ static void group_text(const struct comparison *c, const struct cmp_group *gr, c
 		strbuf_addch(out, '\n');
 	}
 	if (!shown)
-		strbuf_addf(out, "(no significant change among %zu metrics; --all lists them)\n", gr->nrows);
+		strbuf_addf(out, "(no flagged change among %zu metrics; --all lists them)\n", gr->nrows);
 	else if (!o->all && shown < gr->nrows)
-		strbuf_addf(out, "(%zu more metrics without a significant change; --all lists them)\n",
+		strbuf_addf(out, "(%zu more metrics without a flagged change; --all lists them)\n",
 			    gr->nrows - shown);
 	if (nv >= 3)
 		sweep_table(c, gr, out);
+}
+
+/* CV % or "-" */
+static void fmt_cv(struct strbuf *out, double cv)
+{
+	if (isnan(cv))
+		strbuf_addch(out, '-');
+	else
+		strbuf_addf(out, "%.1f%%", cv);
+}
+
+void report_verdict_basis(const struct cmp_verdict *v, struct strbuf *out)
+{
+	const struct effect *e = v->d ? &v->d->e : NULL;
+
+	strbuf_addf(out, "%s, alpha %.3g", v->d ? e->method : stat_method_name(v->method), v->alpha);
+	if (v->looks > 1)
+		strbuf_addf(out, " (look %u of %u)", v->look, v->looks);
+	if (!e)
+		return;
+	for (int k = 0; k < 2; k++) {
+		strbuf_addstr(out, k ? "; compared " : "; baseline ");
+		if (e->boots[k])
+			strbuf_addf(out, "%zu boots x %.3g runs", e->boots[k], (double)e->runs[k] / (double)e->boots[k]);
+		else
+			strbuf_addf(out, "%zu runs", e->runs[k]);
+		strbuf_addstr(out, ", CV between boots ");
+		fmt_cv(out, e->cv_between[k]);
+		strbuf_addstr(out, " within ");
+		fmt_cv(out, e->cv_within[k]);
+	}
+	if (!e->by_boot && (e->boots[0] == 1 || e->boots[1] == 1))
+		strbuf_addstr(out, "; one boot a side: its runs are not independent, the interval is too narrow");
 }
 
 static void verdicts_text(const struct comparison *c, struct strbuf *out)
@@ -326,6 +379,8 @@ static void verdicts_text(const struct comparison *c, struct strbuf *out)
 		term_escape(out, v->group);
 		strbuf_addstr(out, "]\n      ");
 		term_escape(out, v->why);
+		strbuf_addstr(out, "\n      ");
+		report_verdict_basis(v, out);
 		strbuf_addch(out, '\n');
 	}
 }
@@ -408,26 +463,41 @@ static void observations_md(const struct comparison *c, struct strbuf *out)
 	}
 }
 
+/* A side's mean, or that it reported nothing. */
+static void md_mean(struct strbuf *out, const struct sample_stats *s)
+{
+	if (!s->n) {
+		strbuf_addstr(out, "*not reported*");
+		return;
+	}
+	fmt_value(out, s->mean);
+	strbuf_addf(out, " ±%.1f%%", s->rsd_pct);
+}
+
 static void row_md(const struct comparison *c, const struct cmp_row *r, struct strbuf *out)
 {
 	strbuf_addstr(out, "| ");
 	md_code(out, r->metric);
 	strbuf_addstr(out, r->noisy ? " (noisy) | " : " | ");
-	fmt_value(out, r->s[0].mean);
-	strbuf_addf(out, " ±%.1f%% |", r->s[0].rsd_pct);
+	md_mean(out, &r->s[0]);
+	strbuf_addstr(out, " |");
 	for (size_t v = 1; v < c->nvariants; v++) {
 		const struct cmp_delta *d = &r->d[v];
+		const char *u = d->points ? "" : "%";
 
-		if (d->have && isfinite(d->change))
-			strbuf_addf(out, " %+.1f%s | ", d->change, d->points ? "" : "%");
+		if (d->have && isfinite(d->change) && isfinite(d->lo))
+			strbuf_addf(out, " %+.1f%s [%+.1f, %+.1f] | ", d->change, u, d->lo, d->hi);
+		else if (d->have && isfinite(d->change))
+			strbuf_addf(out, " %+.1f%s | ", d->change, u);
 		else
 			strbuf_addstr(out, " | ");
-		fmt_value(out, r->s[v].mean);
-		strbuf_addf(out, " ±%.1f%% | ", r->s[v].rsd_pct);
-		if (d->w.ok)
-			strbuf_addf(out, "%.2g |", d->w.p);
+		md_mean(out, &r->s[v]);
+		if (d->e.tested && !isnan(d->q))
+			strbuf_addf(out, " | %.2g | %.2g |", d->e.p, d->q);
+		else if (d->e.tested)
+			strbuf_addf(out, " | %.2g | - |", d->e.p);
 		else
-			strbuf_addstr(out, "n/a |");
+			strbuf_addstr(out, " | n/a | - |");
 	}
 	strbuf_addch(out, '\n');
 }
@@ -445,14 +515,14 @@ static void group_md(const struct comparison *c, const struct cmp_group *gr, con
 	for (size_t v = 1; v < nv; v++) {
 		strbuf_addstr(out, " %change | ");
 		md_escape(out, c->rs->variants.v[v]);
-		strbuf_addstr(out, " | p |");
+		strbuf_addstr(out, " | p | q |");
 	}
 	strbuf_addstr(out, "\n|---|---:|");
 	for (size_t v = 1; v < nv; v++)
-		strbuf_addstr(out, "---:|---:|---:|");
+		strbuf_addstr(out, "---:|---:|---:|---:|");
 	strbuf_addch(out, '\n');
 	for (size_t i = 0; i < gr->nrows; i++)
-		if (o->all || gr->rows[i].significant)
+		if (o->all || gr->rows[i].flagged || cmp_is_expected(c, gr, gr->rows[i].metric))
 			row_md(c, &gr->rows[i], out);
 }
 
@@ -500,18 +570,23 @@ static void json_delta(struct json *j, const struct cmp_delta *d)
 	json_num(j, "ci_low", d->lo);
 	json_num(j, "ci_high", d->hi);
 	json_num(j, "min_detectable", d->mde);
-	json_key(j, "welch");
-	if (d->w.ok) {
+	json_kv_string(j, "method", d->e.method);
+	json_num(j, "p", d->e.p);
+	json_num(j, "q", d->q);
+	json_kv_string(j, "why", d->e.why);
+	json_key(j, "unit_of_test");
+	json_string(j, d->e.by_boot ? "boot" : "run");
+	for (int k = 0; k < 2; k++) {
+		json_key(j, k ? "compared" : "baseline");
 		json_object_begin(j);
-		json_num(j, "t", d->w.t);
-		json_num(j, "df", d->w.df);
-		json_num(j, "p", d->w.p);
+		json_kv_uint(j, "boots", d->e.boots[k]);
+		json_kv_uint(j, "runs", d->e.runs[k]);
+		json_num(j, "cv_between_boots_pct", d->e.cv_between[k]);
+		json_num(j, "cv_within_boot_pct", d->e.cv_within[k]);
 		json_object_end(j);
-	} else {
-		json_null(j);
 	}
-	json_key(j, "significant");
-	json_bool(j, d->significant);
+	json_key(j, "flagged");
+	json_bool(j, d->flagged);
 	json_key(j, "ranges_apart");
 	json_bool(j, d->separate);
 	json_object_end(j);
@@ -620,6 +695,10 @@ static void json_verdicts(struct json *j, const struct comparison *c)
 		json_kv_double_or_null(j, "effect", v->expect->has_effect, v->expect->effect);
 		json_kv_uint(j, "n_baseline", v->na);
 		json_kv_uint(j, "n_compared", v->nb);
+		json_num(j, "alpha", v->alpha);
+		json_kv_uint(j, "look", v->look);
+		json_kv_uint(j, "looks", v->looks);
+		json_kv_string(j, "method", v->d ? v->d->e.method : stat_method_name(v->method));
 		json_kv_string(j, "why", v->why);
 		json_object_end(j);
 	}

@@ -25,6 +25,10 @@ void report_observation_evidence(const struct cmp_observation *x, struct strbuf 
  * Both are the stored run's, unescaped: each format escapes them its way. */
 void report_observation_seen(const struct cmp_observation *x, struct strbuf *out);
 
+/* How the rows were decided, in one paragraph (the reports' legend). */
+char *report_legend(const struct comparison *c);
+/* A verdict's statistic, level and look, boots x runs and variance parts a side. */
+void report_verdict_basis(const struct cmp_verdict *v, struct strbuf *out);
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_json(const struct comparison *c, struct strbuf *out);

@@ -13,6 +13,7 @@ struct result_set *result_set_new(const char *id, const char *experiment)
 
 	rs->id = xstrdup(id);
 	rs->experiment = xstrdup(experiment);
+	rs->decide = DECIDE_PARAMS_DEFAULT;
 	return rs;
 }
 
@@ -132,6 +133,7 @@ void result_add_expect(struct result_set *rs, size_t job, const char *metric, en
 	e->dir = dir;
 	e->effect = effect;
 	e->has_effect = has_effect;
+	e->method = -1;
 }
 
 static const char *const status_names[] = { [RUN_PENDING] = "pending", [RUN_OK] = "ok", [RUN_FAILED] = "failed" };

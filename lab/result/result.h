@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include "../util/macro.h"
 #include "../util/strv.h"
+#include "decide.h"
 
 enum run_status { RUN_PENDING, RUN_OK, RUN_FAILED };
 
@@ -36,14 +37,13 @@ struct result_run {
 	size_t nm, alloc;
 };
 
-enum expect_direction { DIR_INCREASE, DIR_DECREASE, DIR_UNCHANGED };
-
 struct result_expect {
 	size_t job;
 	char *metric;
 	enum expect_direction dir;
-	double effect; /* fraction: minimum effect, or the bound of unchanged */
+	double effect; /* fraction: the smallest change that matters (mde), or the bound of unchanged */
 	bool has_effect;
+	int method;    /* enum stat_method, -1: the experiment's */
 };
 
 /* A mechanism check (lab.yaml `observe:`), as stored with the run. */
@@ -71,6 +71,7 @@ struct result_set {
 	struct strv mechanism; /* checks the report repeats: the variants' require: results */
 	struct result_observe *observe;
 	size_t nobserve;
+	struct decide_params decide;
 };
 
 struct result_set *result_set_new(const char *id, const char *experiment);

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct sample_stats {
 	size_t n;
@@ -40,3 +41,45 @@ bool stats_ranges_separate(const struct sample_stats *a, const struct sample_sta
 /* Half the width of the confidence interval of s's mean at conf (Student's
  * t with n - 1 degrees of freedom); 0 when n < 2. */
 double stats_mean_halfwidth(const struct sample_stats *s, double conf);
+
+/* A seeded generator (splitmix64): simulations and resampling repeat exactly. */
+uint64_t stats_rand(uint64_t *state);
+/* Uniform in [0, 1). */
+double stats_uniform(uint64_t *state);
+/* Standard normal (Box-Muller). */
+double stats_normal(uint64_t *state);
+
+/* Two-sided permutation test of mean(b) - mean(a): exact when the
+ * arrangements number at most 50,000, else 20,000 sampled ones with the
+ * observed counted (p = (k + 1) / (N + 1)). Never 0; 1 when a side is empty. */
+double stats_permutation_p(const double *a, size_t na, const double *b, size_t nb, uint64_t seed);
+
+/* Fieller's interval of mb / ma for two independent means with squared
+ * standard errors va, vb and the quantile tq. false: the interval is
+ * unbounded (ma is not clearly away from 0); *lo, *hi are then NaN. */
+bool stats_fieller(double ma, double va, double mb, double vb, double tq, double *lo, double *hi);
+
+/* Mann-Whitney U of b against a and the Hodges-Lehmann shift (median of
+ * the pairwise differences b - a) with its interval from the order
+ * statistics. p: exact when both sides are under 8 values and there are no
+ * ties, else the normal approximation with tie and continuity correction
+ * (SciPy's mannwhitneyu, method "auto"). */
+struct rank_test {
+	bool ok;  /* a value on each side */
+	double u; /* U of b */
+	double p;
+	double shift, lo, hi; /* the interval: NaN when the sides are too small for conf */
+};
+void stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double conf, struct rank_test *out);
+
+/* Percentile bootstrap of median(b) / median(a), each side resampled on
+ * its own, reps times from seed; p is twice the smaller tail beyond 1 (at
+ * least 1 / reps). false: a median of a is 0 in some resample. */
+struct boot_ratio {
+	double ratio, lo, hi, p;
+};
+bool stats_bootstrap_ratio(const double *a, size_t na, const double *b, size_t nb, double conf, unsigned reps,
+			   uint64_t seed, struct boot_ratio *out);
+
+/* Benjamini-Hochberg adjusted p-values (q): NaN in p stays NaN and is not counted. */
+void stats_bh(const double *p, size_t n, double *q);

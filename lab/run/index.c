@@ -339,7 +339,7 @@ void index_entries_free(struct index_entry *e, size_t n)
 
 char *index_verdict_summary(const struct result_set *rs)
 {
-	_cleanup_comparison_ struct comparison *c = compare_build(rs, 0.95);
+	_cleanup_comparison_ struct comparison *c = compare_build(rs);
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	size_t count[VERDICT_COUNT] = { 0 };
 

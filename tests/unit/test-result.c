@@ -174,7 +174,7 @@ static void test_matrix_expectations(void **state)
 	result_add_expect(rs, 0, metrics[0], DIR_INCREASE, 0, false);
 	result_add_expect(rs, 0, metrics[1], DIR_INCREASE, 0, false);
 	result_add_expect(rs, 0, "stress-ng.nanosleep.ops_per_sec", DIR_INCREASE, 0, false);
-	c = compare_build(rs, 0.95);
+	c = compare_build(rs);
 	/* switch in its group, sem in its group, and nanosleep, which no group has, in both */
 	assert_int_equal(c->nverdicts, 4);
 	for (size_t i = 0; i < c->nverdicts; i++) {
@@ -195,7 +195,7 @@ static void test_matrix_expectations(void **state)
 static void test_verdicts(void **state)
 {
 	struct result_set *rs = fixture();
-	struct comparison *c = compare_build(rs, 0.95);
+	struct comparison *c = compare_build(rs);
 
 	(void)state;
 	assert_int_equal(c->ngroups, 2);
@@ -223,8 +223,8 @@ static void test_verdicts(void **state)
 	assert_int_equal(c->verdicts[5].v, VERDICT_INCONCLUSIVE);
 	assert_non_null(strstr(c->verdicts[5].why, "fewer than 3"));
 	/* rows: significant ones first */
-	assert_true(c->groups[0].rows[0].significant);
-	assert_false(c->groups[0].rows[c->groups[0].nrows - 1].significant);
+	assert_true(c->groups[0].rows[0].flagged);
+	assert_false(c->groups[0].rows[c->groups[0].nrows - 1].flagged);
 	assert_true(c->groups[0].rows[c->groups[0].nrows - 1].noisy);
 	assert_int_equal(c->groups[0].failed[1], 1);
 	comparison_free(c);
@@ -253,7 +253,7 @@ static void test_regressed_and_unchanged(void **state)
 	result_add_expect(rs, 0, "b", DIR_INCREASE, 0.05, true);
 	/* a 10% fall against "unchanged within 5%": changed, not regressed */
 	result_add_expect(rs, 0, "a", DIR_UNCHANGED, 0.05, true);
-	c = compare_build(rs, 0.95);
+	c = compare_build(rs);
 	assert_int_equal(c->verdicts[0].v, VERDICT_REGRESSED);
 	assert_int_equal(c->verdicts[1].v, VERDICT_UNCHANGED);
 	assert_int_equal(c->verdicts[2].v, VERDICT_UNCHANGED); /* the interval excludes +5% */
@@ -329,7 +329,7 @@ static void test_sweep_golden(void **state)
 		strv_release(&s3);
 		strv_release(&sweep);
 	}
-	c = compare_build(rs, 0.95);
+	c = compare_build(rs);
 	{
 		/* base ==0 holds; @7 >0 holds; @3 >0 fails; lower than the baseline
 		 * holds for @1, @3, @7; "pcp-auto" names the three steps: same as the
@@ -365,7 +365,7 @@ static void test_sweep_golden(void **state)
 static void test_report_goldens(void **state)
 {
 	struct result_set *rs = fixture();
-	struct comparison *c = compare_build(rs, 0.95);
+	struct comparison *c = compare_build(rs);
 	struct report_opts sig = { .all = false }, all = { .all = true };
 	struct strbuf t = STRBUF_INIT, ta = STRBUF_INIT, md = STRBUF_INIT, js = STRBUF_INIT, html = STRBUF_INIT;
 

@@ -396,7 +396,7 @@ static void test_store_json_strict(void **state)
 static char *all_reports(const struct result_set *rs)
 {
 	struct report_opts all = { .all = true }, some = { 0 };
-	struct comparison *c = compare_build(rs, 0.95);
+	struct comparison *c = compare_build(rs);
 	struct strbuf sb = STRBUF_INIT;
 
 	report_format_text(c, &some, &sb);
@@ -429,7 +429,7 @@ static void test_store_v1_run(void **state)
 	assert_int_equal(rs->runs[0].boot_pos, 0);
 	assert_null(rs->runs[0].guest);
 	/* what `lab report` printed for it at 480d661, in each format */
-	c = compare_build(rs, 0.95);
+	c = compare_build(rs);
 	report_format_text(c, &none, &sb);
 	assert_golden("tests/data/store-v1/report.txt", sb.buf);
 	strbuf_reset(&sb);

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_cdf.h>
+#include "../util/alloc.h"
+#include "../util/macro.h"
+#include "decide.h"
+#include "stats.h"
+#include "../util/banned.h"
+
+static const char *const method_names[] = {
+	[STAT_WELCH_LOG] = "welch-log",
+	[STAT_MANN_WHITNEY] = "mann-whitney",
+	[STAT_BOOTSTRAP] = "bootstrap",
+};
+
+const char *stat_method_name(enum stat_method m)
+{
+	return method_names[m];
+}
+
+int stat_method_from_name(const char *s, enum stat_method *ret)
+{
+	for (size_t i = 0; i < ELEMENTSOF(method_names); i++)
+		if (streq(s, method_names[i])) {
+			*ret = (enum stat_method)i;
+			return 0;
+		}
+	return -1;
+}
+
+static const char *const verdict_names[] = {
+	[VERDICT_IMPROVED] = "improved",
+	[VERDICT_REGRESSED] = "regressed",
+	[VERDICT_UNCHANGED] = "unchanged",
+	[VERDICT_INCONCLUSIVE] = "inconclusive",
+	[VERDICT_CHANGED] = "changed",
+	[VERDICT_SMALLER] = "smaller",
+};
+
+const char *verdict_name(enum verdict v)
+{
+	return verdict_names[v];
+}
+
+bool verdict_decided(enum verdict v)
+{
+	return v != VERDICT_INCONCLUSIVE;
+}
+
+#define BOOTSTRAP_REPS 2000
+
+/* A side's units (boot means, or its runs) and the parts of its variance. */
+struct units {
+	double *u;
+	size_t n, runs, boots;
+	double mean, cvb, cvw;
+};
+
+/* Distinct boots of a side; every run must name one, else 0. */
+static size_t count_boots(const struct side *s, size_t *which)
+{
+	size_t nb = 0;
+
+	if (!s->boot)
+		return 0;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t k = 0;
+
+		if (!s->boot[i])
+			return 0;
+		while (k < i && !streq(s->boot[k], s->boot[i]))
+			k++;
+		which[i] = k < i ? which[k] : nb++;
+	}
+	return nb;
+}
+
+/* One-way random effects: the between-boot and within-boot parts, as CV %. */
+static void variance_parts(const struct side *s, const size_t *which, size_t nb, const double *bm,
+			   const size_t *bn, struct units *u)
+{
+	double msw = 0, msb = 0, sumn2 = 0, n0, N = (double)s->n;
+
+	u->cvb = u->cvw = NAN;
+	if (nb < 2 || s->n <= nb || u->mean == 0)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		msw += (s->v[i] - bm[which[i]]) * (s->v[i] - bm[which[i]]);
+	msw /= N - (double)nb;
+	for (size_t k = 0; k < nb; k++) {
+		msb += (double)bn[k] * (bm[k] - u->mean) * (bm[k] - u->mean);
+		sumn2 += (double)bn[k] * (double)bn[k];
+	}
+	msb /= (double)(nb - 1);
+	n0 = (N - sumn2 / N) / (double)(nb - 1);
+	u->cvw = 100 * sqrt(msw) / fabs(u->mean);
+	u->cvb = 100 * sqrt(fmax(0, (msb - msw) / n0)) / fabs(u->mean);
+}
+
+static void make_units(const struct side *s, bool by_boot, struct units *u)
+{
+	_cleanup_free_ size_t *which = xcalloc(s->n + 1, sizeof(size_t)), *bn = NULL;
+	_cleanup_free_ double *bm = NULL;
+	double sum = 0;
+
+	memset(u, 0, sizeof(*u));
+	u->runs = s->n;
+	u->boots = count_boots(s, which);
+	for (size_t i = 0; i < s->n; i++)
+		sum += s->v[i];
+	u->mean = s->n ? sum / (double)s->n : NAN;
+	bm = xcalloc(u->boots + 1, sizeof(double));
+	bn = xcalloc(u->boots + 1, sizeof(size_t));
+	for (size_t i = 0; u->boots && i < s->n; i++) {
+		bm[which[i]] += s->v[i];
+		bn[which[i]]++;
+	}
+	for (size_t k = 0; k < u->boots; k++)
+		bm[k] /= (double)bn[k];
+	variance_parts(s, which, u->boots, bm, bn, u);
+	u->n = by_boot ? u->boots : s->n;
+	u->u = xmalloc((u->n + 1) * sizeof(double));
+	memcpy(u->u, by_boot ? bm : s->v, u->n * sizeof(double));
+}
+
+static bool all_positive(const struct units *u)
+{
+	for (size_t i = 0; i < u->n; i++)
+		if (!(u->u[i] > 0))
+			return false;
+	return true;
+}
+
+/* Welch's test of the units, on logs or as they are. */
+static void welch_of(const struct units *a, const struct units *b, bool logs, double alpha, struct welch *w,
+		     struct welch *w2)
+{
+	_cleanup_free_ double *la = xmalloc((a->n + 1) * sizeof(double)), *lb = xmalloc((b->n + 1) * sizeof(double));
+	struct sample_stats sa, sb;
+
+	for (size_t i = 0; i < a->n; i++)
+		la[i] = logs ? log(a->u[i]) : a->u[i];
+	for (size_t i = 0; i < b->n; i++)
+		lb[i] = logs ? log(b->u[i]) : b->u[i];
+	stats_describe(la, a->n, &sa);
+	stats_describe(lb, b->n, &sb);
+	stats_welch(&sa, &sb, 1 - alpha, w);
+	stats_welch(&sa, &sb, 1 - 2 * alpha, w2);
+}
+
+/* A relative change from a difference of logs, in %. */
+static double pct(double dlog)
+{
+	return 100 * expm1(dlog);
+}
+
+/* The mde of a Welch test, at alpha with power, as a difference. */
+static double welch_mde(const struct welch *w, double alpha, double power)
+{
+	return (gsl_cdf_tdist_Qinv(alpha / 2, w->df) + gsl_cdf_tdist_Qinv(1 - power, w->df)) * w->se;
+}
+
+static void set_interval(struct effect *e, bool logs, const struct welch *w, const struct welch *w2)
+{
+	if (logs) {
+		e->change = pct(w->diff);
+		e->lo = pct(w->lo);
+		e->hi = pct(w->hi);
+		e->elo = pct(w2->lo);
+		e->ehi = pct(w2->hi);
+	} else {
+		e->change = w->diff;
+		e->lo = w->lo;
+		e->hi = w->hi;
+		e->elo = w2->lo;
+		e->ehi = w2->hi;
+	}
+}
+
+/* Not every value positive and not points: the ratio of the means, by Fieller. */
+static void fieller_of(const struct units *a, const struct units *b, double alpha, const struct welch *w,
+		       struct effect *e)
+{
+	struct sample_stats sa, sb;
+	double lo, hi;
+
+	e->method = "fieller";
+	stats_describe(a->u, a->n, &sa);
+	stats_describe(b->u, b->n, &sb);
+	if (sa.mean == 0) {
+		e->why = "the baseline's mean is 0: no relative change";
+		return;
+	}
+	e->change = 100 * (sb.mean / sa.mean - 1);
+	e->mde = 100 * w->mde / fabs(sa.mean);
+	double va = sa.stddev * sa.stddev / (double)sa.n, vb = sb.stddev * sb.stddev / (double)sb.n;
+
+	if (!stats_fieller(sa.mean, va, sb.mean, vb, gsl_cdf_tdist_Qinv(alpha / 2, w->df), &lo, &hi)) {
+		e->why = "the baseline's mean is not clearly away from 0: the ratio's interval is unbounded";
+		return;
+	}
+	e->lo = 100 * (fmax(lo, 0) - 1);
+	e->hi = 100 * (hi - 1);
+	if (stats_fieller(sa.mean, va, sb.mean, vb, gsl_cdf_tdist_Qinv(alpha, w->df), &lo, &hi)) {
+		e->elo = 100 * (fmax(lo, 0) - 1);
+		e->ehi = 100 * (hi - 1);
+	}
+}
+
+static void rank_of(const struct units *a, const struct units *b, bool logs, double alpha, struct effect *e)
+{
+	_cleanup_free_ double *la = xmalloc((a->n + 1) * sizeof(double)), *lb = xmalloc((b->n + 1) * sizeof(double));
+	struct rank_test r, r2;
+
+	for (size_t i = 0; i < a->n; i++)
+		la[i] = logs ? log(a->u[i]) : a->u[i];
+	for (size_t i = 0; i < b->n; i++)
+		lb[i] = logs ? log(b->u[i]) : b->u[i];
+	stats_mann_whitney(la, a->n, lb, b->n, 1 - alpha, &r);
+	stats_mann_whitney(la, a->n, lb, b->n, 1 - 2 * alpha, &r2);
+	e->method = "mann-whitney";
+	e->p = r.p;
+	e->change = logs ? pct(r.shift) : r.shift;
+	e->lo = logs ? pct(r.lo) : r.lo;
+	e->hi = logs ? pct(r.hi) : r.hi;
+	e->elo = logs ? pct(r2.lo) : r2.lo;
+	e->ehi = logs ? pct(r2.hi) : r2.hi;
+	if (isnan(e->lo))
+		e->why = "too few units a side for a rank interval at this level";
+}
+
+static void bootstrap_of(const struct units *a, const struct units *b, double alpha, uint64_t seed,
+			 struct effect *e)
+{
+	struct boot_ratio r, r2;
+
+	e->method = "bootstrap";
+	if (!stats_bootstrap_ratio(a->u, a->n, b->u, b->n, 1 - alpha, BOOTSTRAP_REPS, seed, &r) ||
+	    !stats_bootstrap_ratio(a->u, a->n, b->u, b->n, 1 - 2 * alpha, BOOTSTRAP_REPS, seed, &r2)) {
+		e->why = "a resampled baseline median is 0: no ratio";
+		return;
+	}
+	e->p = r.p;
+	e->change = 100 * (r.ratio - 1);
+	e->lo = 100 * (r.lo - 1);
+	e->hi = 100 * (r.hi - 1);
+	e->elo = 100 * (r2.lo - 1);
+	e->ehi = 100 * (r2.hi - 1);
+}
+
+/* The test on the units: e->units and the sides' figures are set. */
+static void test_units(const struct units *a, const struct units *b, bool points, enum stat_method m, double alpha,
+		       double power, uint64_t seed, struct effect *e)
+{
+	bool logs = !points && all_positive(a) && all_positive(b);
+	struct welch w, w2;
+
+	welch_of(a, b, logs, alpha, &w, &w2);
+	e->tested = true;
+	if (w.se == 0) {
+		e->method = "permutation";
+		e->p = stats_permutation_p(a->u, a->n, b->u, b->n, seed);
+		e->why = "no variation within either side: an exact permutation test, and no interval";
+		e->change = points ? b->mean - a->mean : a->mean != 0 ? 100 * (b->mean / a->mean - 1) : NAN;
+		return;
+	}
+	e->p = w.p;
+	e->mde = welch_mde(&w, alpha, power);
+	if (logs)
+		e->mde = pct(e->mde);
+	if (!logs && !points) {
+		fieller_of(a, b, alpha, &w, e);
+		e->mde = 100 * welch_mde(&w, alpha, power) / fabs(a->mean);
+		return;
+	}
+	e->method = logs ? "welch-log" : "welch";
+	set_interval(e, logs, &w, &w2);
+	if (m == STAT_MANN_WHITNEY)
+		rank_of(a, b, logs, alpha, e);
+	else if (m == STAT_BOOTSTRAP && logs)
+		bootstrap_of(a, b, alpha, seed, e);
+}
+
+void decide_effect(const struct side *a, const struct side *b, bool points, enum stat_method m, double alpha,
+		   double power, uint64_t seed, struct effect *e)
+{
+	struct units ua, ub;
+	bool by_boot;
+
+	memset(e, 0, sizeof(*e));
+	e->points = points;
+	e->change = e->lo = e->hi = e->elo = e->ehi = e->p = e->mde = NAN;
+	e->method = "none";
+	make_units(a, false, &ua);
+	make_units(b, false, &ub);
+	by_boot = ua.boots >= 2 && ub.boots >= 2;
+	if (by_boot) {
+		free(ua.u);
+		free(ub.u);
+		make_units(a, true, &ua);
+		make_units(b, true, &ub);
+	}
+	e->by_boot = by_boot;
+	e->units[0] = ua.n, e->units[1] = ub.n;
+	e->runs[0] = ua.runs, e->runs[1] = ub.runs;
+	e->boots[0] = ua.boots, e->boots[1] = ub.boots;
+	e->cv_between[0] = ua.cvb, e->cv_between[1] = ub.cvb;
+	e->cv_within[0] = ua.cvw, e->cv_within[1] = ub.cvw;
+	e->mean[0] = ua.mean, e->mean[1] = ub.mean;
+	if (ua.n < 2 || ub.n < 2)
+		e->why = by_boot ? "fewer than 2 boots a side" : "fewer than 2 runs a side";
+	else
+		test_units(&ua, &ub, points, m, alpha, power, seed, e);
+	free(ua.u);
+	free(ub.u);
+}
+
+/* "+2.10% [+0.51, +3.72]" in the effect's unit */
+static char *fmt_effect(const struct effect *e)
+{
+	const char *u = e->points ? " points" : "%";
+
+	if (isnan(e->lo))
+		return xasprintf("%+.2f%s (p=%.3g)", e->change, u, e->p);
+	return xasprintf("%+.2f%s [%+.2f, %+.2f]%s (p=%.3g)", e->change, u, e->lo, e->hi, u, e->p);
+}
+
+/* No interval, a test: only the direction can be decided. */
+static enum verdict verdict_no_interval(const struct effect *e, double s, double alpha, char **why)
+{
+	if (e->p < alpha && isfinite(e->change) && e->change != 0) {
+		*why = xasprintf("%+.4g%s, p=%.3g; %s", e->change, e->points ? " points" : "%", e->p, e->why);
+		if (s == 0)
+			return VERDICT_CHANGED;
+		return s * e->change > 0 ? VERDICT_IMPROVED : VERDICT_REGRESSED;
+	}
+	*why = xasprintf("p=%.3g; %s", e->p, e->why ? e->why : "no interval");
+	return VERDICT_INCONCLUSIVE;
+}
+
+enum verdict decide_verdict(const struct effect *e, enum expect_direction dir, double mde, double alpha, char **why)
+{
+	double s = dir == DIR_INCREASE ? 1 : dir == DIR_DECREASE ? -1 : 0;
+	const char *u = e->points ? " points" : "%";
+	_cleanup_free_ char *fx = NULL;
+	bool equivalent, up, down;
+
+	if (!e->tested) {
+		*why = xstrdup(e->why ? e->why : "not tested");
+		return VERDICT_INCONCLUSIVE;
+	}
+	if (isnan(e->lo) || isnan(e->hi))
+		return verdict_no_interval(e, s, alpha, why);
+	fx = fmt_effect(e);
+	/* the equivalence test (two one-sided tests at alpha): the 1 - 2 alpha interval inside ±mde */
+	equivalent = mde > 0 && e->elo > -mde && e->ehi < mde;
+	up = e->lo > 0;
+	down = e->hi < 0;
+	if (equivalent && s != 0 && (s > 0 ? up : down)) {
+		*why = xasprintf("%s: a real change, within the declared %g%s", fx, mde, u);
+		return VERDICT_SMALLER;
+	}
+	if (equivalent) {
+		*why = xasprintf("%s: within ±%g%s (equivalence at alpha %g)", fx, mde, u, alpha);
+		return VERDICT_UNCHANGED;
+	}
+	if (s == 0 && (up || down) && fabs(e->change) > mde) {
+		*why = xasprintf("%s: beyond ±%g%s", fx, mde, u);
+		return VERDICT_CHANGED;
+	}
+	if (s != 0 && (up || down)) {
+		*why = xasprintf("%s%s", fx, (s > 0) == up ? "" : ": the wrong way");
+		return (s > 0) == up ? VERDICT_IMPROVED : VERDICT_REGRESSED;
+	}
+	if (mde > 0)
+		*why = xasprintf("%s: the interval reaches beyond ±%g%s; smallest detectable change ±%.2f%s", fx, mde, u,
+				 e->mde, u);
+	else
+		*why = xasprintf("%s: the interval spans 0; smallest detectable change ±%.2f%s", fx, e->mde, u);
+	return VERDICT_INCONCLUSIVE;
+}
+
+double decide_look_alpha(double alpha, unsigned look, unsigned looks)
+{
+	(void)look;
+	return looks > 1 ? alpha / looks : alpha;
+}
+
+unsigned decide_boots_needed(double cv_between, double cv_within, unsigned m, double mde_pct, double alpha,
+			     double power)
+{
+	double z = gsl_cdf_ugaussian_Qinv(alpha / 2) + gsl_cdf_ugaussian_Qinv(1 - power);
+	/* the variance of a boot's mean in % of the mean, squared; two sides */
+	double v = cv_between * cv_between + (m ? cv_within * cv_within / m : 0);
+	double n;
+
+	if (!(mde_pct > 0) || isnan(v))
+		return 0;
+	n = ceil(2 * v * z * z / (mde_pct * mde_pct));
+	return n < 2 ? 2 : n > 1e6 ? 1000000 : (unsigned)n;
+}
