@@ -93,6 +93,8 @@ static void fmt_basis(struct strbuf *out, const struct cmp_row *r, size_t nv)
 		strbuf_addch(out, ')');
 }
 
+static void wrap(struct strbuf *out, const char *s, size_t width);
+
 static void header_text(const struct comparison *c, struct strbuf *out)
 {
 	const struct result_set *rs = c->rs;
@@ -133,7 +135,29 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 	}
 	_cleanup_free_ char *legend = report_legend(c);
 
-	strbuf_addstr(out, legend);
+	wrap(out, legend, 100);
+}
+
+/* Words of s in lines of at most width columns (a longer word alone). */
+static void wrap(struct strbuf *out, const char *s, size_t width)
+{
+	size_t col = 0;
+
+	while (*s) {
+		size_t n = strcspn(s, " ");
+
+		if (col && col + 1 + n > width) {
+			strbuf_addch(out, '\n');
+			col = 0;
+		} else if (col) {
+			strbuf_addch(out, ' ');
+			col++;
+		}
+		strbuf_add(out, s, n);
+		col += n;
+		s += n;
+		s += strspn(s, " ");
+	}
 	strbuf_addch(out, '\n');
 }
 

@@ -222,10 +222,14 @@ static void test_verdicts(void **state)
 	/* 2 runs a side */
 	assert_int_equal(c->verdicts[5].v, VERDICT_INCONCLUSIVE);
 	assert_non_null(strstr(c->verdicts[5].why, "fewer than 3"));
-	/* rows: significant ones first */
-	assert_true(c->groups[0].rows[0].flagged);
-	assert_false(c->groups[0].rows[c->groups[0].nrows - 1].flagged);
-	assert_true(c->groups[0].rows[c->groups[0].nrows - 1].noisy);
+	/* declared rows are judged at their own alpha: no q, never flagged */
+	for (size_t i = 0; i < c->groups[0].nrows; i++) {
+		assert_true(isnan(c->groups[0].rows[i].d[1].q));
+		assert_false(c->groups[0].rows[i].flagged);
+	}
+	/* sorted by name when nothing is flagged: latency (noisy) between the profile row and tps */
+	assert_string_equal(c->groups[0].rows[1].metric, "sysbench.latency_p95_ms");
+	assert_true(c->groups[0].rows[1].noisy);
 	assert_int_equal(c->groups[0].failed[1], 1);
 	comparison_free(c);
 	result_set_free(rs);
