@@ -197,23 +197,30 @@ struct jobs_opts {
 	size_t reports;
 };
 
+int cmd_engine_run(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
+		   const char *resume_dir, unsigned jobs, bool oversubscribe, struct result_set **ret_rs)
+{
+	_cleanup_free_ char *root = cmd_results_dir(s), *layer = lab_layer_dir();
+	struct run_ui u = { .ctx = ctx, .t0 = now_sec(), .tty = isatty(2) && !getenv("LAB_NO_TTY") };
+	struct engine_opts o = { .s = s, .root = root, .layer = layer, .set = &ctx->set, .kernels = &ctx->kernels,
+				 .jobs = jobs, .oversubscribe = oversubscribe, .event = on_event, .userdata = &u };
+	int r = engine_run(&o, e, resume_dir, ret_rs);
+
+	ui_end(&u);
+	return r;
+}
+
 /* The engine on one experiment, then its comparison report; *any_failed
  * when the run failed (engine_failed). */
 static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
 			  const char *resume_dir, struct jobs_opts *jo, bool *any_failed)
 {
-	_cleanup_free_ char *root = cmd_results_dir(s), *layer = lab_layer_dir();
 	_cleanup_result_set_ struct result_set *rs = NULL;
 	_cleanup_comparison_ struct comparison *c = NULL;
 	_cleanup_strbuf_ struct strbuf rep = STRBUF_INIT;
-	struct run_ui u = { .ctx = ctx, .t0 = now_sec(), .tty = isatty(2) && !getenv("LAB_NO_TTY") };
-	struct engine_opts o = { .s = s, .root = root, .layer = layer, .set = &ctx->set, .kernels = &ctx->kernels,
-				 .jobs = jo->jobs, .oversubscribe = jo->oversubscribe, .event = on_event, .userdata = &u };
 	struct report_opts ro = { .all = false };
-	int r = engine_run(&o, e, resume_dir, &rs);
 
-	ui_end(&u);
-	if (r < 0)
+	if (cmd_engine_run(ctx, s, e, resume_dir, jo->jobs, jo->oversubscribe, &rs) < 0)
 		return -1;
 	c = compare_build(rs);
 	if (engine_failed(rs, c))

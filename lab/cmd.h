@@ -89,7 +89,7 @@ extern const struct lab_option global_options[];
 
 /* The options tables of the commands (lab/cmd-*.c). */
 extern const struct lab_option init_options[], kernel_options[], image_options[], vm_options[], host_options[],
-	run_options[], report_options[], compare_options[], bundle_options[], fetch_options[], gc_options[];
+	run_options[], calibrate_options[], report_options[], compare_options[], bundle_options[], fetch_options[], gc_options[];
 extern const char *const kernel_subs[], *const image_subs[], *const vm_subs[], *const host_subs[];
 
 int cmd_init(struct lab_ctx *ctx, int argc, char **argv);
@@ -103,6 +103,7 @@ int cmd_host(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_gc(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_run(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_calibrate(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_ls(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_compare(struct lab_ctx *ctx, int argc, char **argv);
@@ -150,6 +151,11 @@ long cmd_lookup(const struct lab_ctx *ctx, const char *what, const char *name, c
 const struct spec_image *cmd_find_image(const struct lab_ctx *ctx, const struct spec *s, const char *name);
 /* The results folder: lab.yaml's settings.results, else <its folder>/results; ./results without a spec. */
 char *cmd_results_dir(const struct spec *s);
+struct result_set;
+/* lab run's engine call with its progress line and events on stderr:
+ * experiment e, a new run or the one in resume_dir; 0 with *ret_rs. */
+int cmd_engine_run(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
+		   const char *resume_dir, unsigned jobs, bool oversubscribe, struct result_set **ret_rs);
 /* The same for commands that work without lab.yaml: ./results then; NULL after a reported error. */
 char *cmd_results_root(const struct lab_ctx *ctx);
 /* The folder of the one stored run named in args (an id or a path), or NULL after an error. */

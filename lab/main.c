@@ -34,6 +34,9 @@ const struct cli_command commands[] = {
 	  "Bare-metal hosts over SSH: pin the key, check what lab needs, read CPUs and NUMA nodes, kexec a variant", host_options, host_subs },
 	{ "run", cmd_run, 0, -1, "[-j N] [--oversubscribe] [--resume RUN_ID] [EXPERIMENT...]",
 	  "Run experiments (N guests at a time, each on its own host CPUs) and store results", run_options, NULL },
+	{ "calibrate", cmd_calibrate, 0, -1, "EXPERIMENT [--boots N] [--runs-per-boot N] [-j N]",
+	  "A/A runs of the baseline kernel: each metric's noise between and within boots, the false-positive rate "
+	  "of lab's test here, the smallest change the budget can decide", calibrate_options, NULL },
 	{ "ls", cmd_ls, 0, 0, "", "List stored runs (from the result index)" },
 	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|html|json] [--all]", "Compare the variants of a stored run", report_options, NULL },
 	{ "compare", cmd_compare, 0, -1, "RUN_A RUN_B [--format text|md|json] [--all]",

@@ -39,9 +39,32 @@ static void fill_params(const struct spec *s, const struct spec_job *job, const 
 	}
 }
 
+unsigned plan_repeats(const struct spec_experiment *e)
+{
+	unsigned hosts = e->hosts.n ? (unsigned)e->hosts.n : 1;
+
+	if (e->repeat_auto)
+		return e->decide.max_boots * e->decide.runs_per_boot * hosts;
+	return e->repeat;
+}
+
+/* The boot of its variant a repetition belongs to, 1-based. */
+static unsigned boot_of(const struct spec_experiment *e, unsigned rep)
+{
+	unsigned hosts = e->hosts.n ? (unsigned)e->hosts.n : 1, k = (rep - 1) / hosts;
+	unsigned boots = e->decide.min_boots ? e->decide.min_boots : 2;
+
+	if (e->boot == BOOT_PER_RUN)
+		return k + 1;
+	if (e->repeat_auto)
+		return k / (e->decide.runs_per_boot ? e->decide.runs_per_boot : 1) + 1;
+	return k % boots + 1;
+}
+
 static void add_runs(const struct spec *s, const struct spec_experiment *e, struct plan *p, size_t *seq)
 {
 	_cleanup_strv_ struct strv variants = STRV_INIT;
+	unsigned reps = plan_repeats(e);
 
 	spec_experiment_variants(s, e, &variants);
 	for (size_t j = 0; j < e->njobs; j++) {
@@ -49,8 +72,12 @@ static void add_runs(const struct spec *s, const struct spec_experiment *e, stru
 		_cleanup_free_ size_t *pick = xcalloc(job->nparams + 1, sizeof(size_t));
 
 		for (;;) {
-			for (unsigned rep = 1; rep <= e->repeat; rep++) {
-				for (size_t v = 0; v < variants.n; v++) {
+			for (unsigned rep = 1; rep <= reps; rep++) {
+				unsigned boot = boot_of(e, rep);
+
+				for (size_t k = 0; k < variants.n; k++) {
+					/* every other boot in the other order: A B, B A, A B ... */
+					size_t v = boot % 2 ? k : variants.n - 1 - k;
 					struct plan_run *r;
 
 					GROW(p->runs, p->alloc, p->n + 1);
@@ -64,6 +91,7 @@ static void add_runs(const struct spec *s, const struct spec_experiment *e, stru
 					r->workload = job->workload.name;
 					r->job = j;
 					r->repeat = rep;
+					r->boot = boot;
 					for (size_t m = 0; m < e->monitors.n; m++)
 						strv_push(&r->monitors, e->monitors.v[m].name);
 					for (size_t m = 0; m < job->monitors.n; m++)
@@ -150,7 +178,7 @@ void plan_free(struct plan *p)
 void plan_format_text(const struct plan *p, struct strbuf *out)
 {
 	static const char *const cols[] = { "ID:id", "KERNEL:kernel", "TOPOLOGY:topology", "HOST:host",
-					    "WORKLOAD:workload", "REPEAT:repeat", "PARAMS:params", NULL };
+					    "WORKLOAD:workload", "REPEAT:repeat", "BOOT:boot", "PARAMS:params", NULL };
 	_cleanup_table_ struct table *t = table_new(cols);
 
 	for (size_t i = 0; i < p->n; i++) {
@@ -168,6 +196,7 @@ void plan_format_text(const struct plan *p, struct strbuf *out)
 		table_add_string(t, r->host);
 		table_add_string(t, r->workload);
 		table_add_uint(t, r->repeat);
+		table_add_uint(t, r->boot);
 		table_add_string(t, params.len ? params.buf : NULL);
 	}
 	table_format_text(t, out);
@@ -201,6 +230,7 @@ void plan_format_json(const struct plan *p, struct strbuf *out)
 			json_string(&j, r->monitors.v[k]);
 		json_array_end(&j);
 		json_kv_uint(&j, "repeat", r->repeat);
+		json_kv_uint(&j, "boot", r->boot);
 		json_object_end(&j);
 	}
 	json_array_end(&j);

@@ -3,10 +3,13 @@
  * A plan: the runs experiments expand to, in execution order. For each
  * experiment and workload entry, the parameter matrix (a list value is a
  * dimension, the kernel test robot's job-file rule) times `repeat`, with
- * the compared kernels interleaved inside each repetition (base, patched,
- * base, patched ...) so drift hits every variant alike. Hosts of an
- * experiment take whole repetitions in turn, so a base/patched pair always
- * shares a machine.
+ * the compared kernels interleaved inside each repetition and their order
+ * reversed in every other boot (base, patched, patched, base ...) so drift
+ * hits every variant alike. The repetitions are spread over the boots
+ * (`decide: min-boots`, 2 by default; with `repeat: auto` the budget's
+ * max-boots of runs-per-boot each, which a sequential run stops early).
+ * Hosts of an experiment take whole repetitions in turn, so a
+ * base/patched pair always shares a machine.
  */
 #pragma once
 
@@ -32,6 +35,7 @@ struct plan_run {
 	size_t nparams;
 	struct strv monitors;
 	unsigned repeat; /* 1-based */
+	unsigned boot;   /* 1-based: the boot of its variant it belongs to (with `boot: per-run`, each repetition's own) */
 };
 
 struct plan {
@@ -44,6 +48,10 @@ int plan_build(const struct spec *s, const struct strv *only, struct plan **ret,
 void plan_free(struct plan *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct plan *, plan_free)
 #define _cleanup_plan_ _cleanup_(plan_freep)
+
+/* Repetitions per variant and job cell the plan holds: `repeat`, or with
+ * `repeat: auto` the budget's max-boots x runs-per-boot (per host). */
+unsigned plan_repeats(const struct spec_experiment *e);
 
 /* Pure formatters. */
 void plan_format_text(const struct plan *p, struct strbuf *out);

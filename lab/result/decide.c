@@ -84,8 +84,15 @@ static void variance_parts(const struct side *s, const size_t *which, size_t nb,
 	double msw = 0, msb = 0, sumn2 = 0, n0, N = (double)s->n;
 
 	u->cvb = u->cvw = NAN;
-	if (nb < 2 || s->n <= nb || u->mean == 0)
+	if (nb < 2 || u->mean == 0)
 		return;
+	if (s->n == nb) {
+		/* a run a boot: the parts cannot be told apart, all of it counts as between boots */
+		for (size_t k = 0; k < nb; k++)
+			msb += (bm[k] - u->mean) * (bm[k] - u->mean);
+		u->cvb = 100 * sqrt(msb / (double)(nb - 1)) / fabs(u->mean);
+		return;
+	}
 	for (size_t i = 0; i < s->n; i++)
 		msw += (s->v[i] - bm[which[i]]) * (s->v[i] - bm[which[i]]);
 	msw /= N - (double)nb;
@@ -393,11 +400,32 @@ unsigned decide_boots_needed(double cv_between, double cv_within, unsigned m, do
 {
 	double z = gsl_cdf_ugaussian_Qinv(alpha / 2) + gsl_cdf_ugaussian_Qinv(1 - power);
 	/* the variance of a boot's mean in % of the mean, squared; two sides */
-	double v = cv_between * cv_between + (m ? cv_within * cv_within / m : 0);
+	double v = cv_between * cv_between + (m && !isnan(cv_within) ? cv_within * cv_within / m : 0);
 	double n;
 
 	if (!(mde_pct > 0) || isnan(v))
 		return 0;
 	n = ceil(2 * v * z * z / (mde_pct * mde_pct));
 	return n < 2 ? 2 : n > 1e6 ? 1000000 : (unsigned)n;
+}
+
+void decide_variance_parts(const struct side *s, double *mean, double *cv_between, double *cv_within)
+{
+	struct units u;
+
+	make_units(s, false, &u);
+	*mean = u.mean;
+	*cv_between = u.cvb;
+	*cv_within = u.cvw;
+	free(u.u);
+}
+
+double decide_mde_pct(double cv_between, double cv_within, unsigned m, unsigned boots, double alpha, double power)
+{
+	double z = gsl_cdf_ugaussian_Qinv(alpha / 2) + gsl_cdf_ugaussian_Qinv(1 - power);
+	double v = cv_between * cv_between + (m && !isnan(cv_within) ? cv_within * cv_within / m : 0);
+
+	if (!boots || isnan(v))
+		return NAN;
+	return z * sqrt(2 * v / boots);
 }

@@ -85,3 +85,11 @@ double decide_look_alpha(double alpha, unsigned look, unsigned looks);
  * with m runs a boot (normal approximation, at least 2). */
 unsigned decide_boots_needed(double cv_between, double cv_within, unsigned m, double mde_pct, double alpha,
 			     double power);
+
+/* One side's mean and the parts of its variance as CV % (between boots,
+ * within a boot; NaN when not estimable: fewer than 2 boots, or one run each). */
+void decide_variance_parts(const struct side *s, double *mean, double *cv_between, double *cv_within);
+
+/* The smallest relative change (%) decidable at alpha with power with
+ * `boots` boots a side of m runs each, for those CVs (normal approximation). */
+double decide_mde_pct(double cv_between, double cv_within, unsigned m, unsigned boots, double alpha, double power);

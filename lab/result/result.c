@@ -17,24 +17,45 @@ struct result_set *result_set_new(const char *id, const char *experiment)
 	return rs;
 }
 
+static void run_release(struct result_run *r)
+{
+	free(r->id);
+	free(r->variant);
+	free(r->group);
+	free(r->release);
+	free(r->error);
+	free(r->boot);
+	free(r->guest);
+	for (size_t j = 0; j < r->nm; j++)
+		free(r->m[j].name);
+	free(r->m);
+}
+
+size_t result_drop_runs(struct result_set *rs, const bool *drop)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < rs->n; i++) {
+		if (drop[i]) {
+			run_release(&rs->runs[i]);
+			continue;
+		}
+		if (k != i)
+			rs->runs[k] = rs->runs[i];
+		k++;
+	}
+	size_t dropped = rs->n - k;
+
+	rs->n = k;
+	return dropped;
+}
+
 void result_set_free(struct result_set *rs)
 {
 	if (!rs)
 		return;
-	for (size_t i = 0; i < rs->n; i++) {
-		struct result_run *r = &rs->runs[i];
-
-		free(r->id);
-		free(r->variant);
-		free(r->group);
-		free(r->release);
-		free(r->error);
-		free(r->boot);
-		free(r->guest);
-		for (size_t j = 0; j < r->nm; j++)
-			free(r->m[j].name);
-		free(r->m);
-	}
+	for (size_t i = 0; i < rs->n; i++)
+		run_release(&rs->runs[i]);
 	for (size_t i = 0; i < rs->nexpect; i++)
 		free(rs->expect[i].metric);
 	free(rs->expect);

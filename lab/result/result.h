@@ -82,6 +82,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct result_set *, result_set_free)
 struct result_run *result_add_run(struct result_set *rs, const char *id, const char *variant,
 				  const char *group, size_t job, unsigned repeat);
 void result_add_metric(struct result_run *r, const char *name, double value);
+/* Removes the runs whose drop[i] is set, keeping the others' order; how many went. */
+size_t result_drop_runs(struct result_set *rs, const bool *drop);
 void result_add_expect(struct result_set *rs, size_t job, const char *metric, enum expect_direction dir,
 		       double effect, bool has_effect);
 void result_add_observe(struct result_set *rs, const char *metric, enum observe_rel rel, double value,

@@ -480,15 +480,54 @@ static void announce(struct engine *x, unsigned jobs)
 			  x->cpusets ? ", each pinned to its own host CPUs" : "");
 }
 
+/* `repeat: auto`: the sequential policy with lab.yaml's budget. */
+static void sequential_begin(struct engine *x, struct seq_policy *sp)
+{
+	const struct spec_decide *d = &x->e->decide;
+
+	*sp = (struct seq_policy){ .min_boots = d->min_boots, .max_runs = d->max_runs };
+	if (d->max_time_usec)
+		sp->deadline = now_sec() + (double)d->max_time_usec / 1e6;
+	x->policy = (struct run_policy){ .ops = &run_policy_sequential_ops, .data = sp };
+}
+
+/* The planned runs a stopped sequence did not need leave the run; said how it ended. */
+static void sequential_end(struct engine *x, struct seq_policy *sp)
+{
+	_cleanup_free_ bool *drop = xcalloc(x->rs->n + 1, sizeof(bool));
+	size_t n;
+
+	for (size_t i = 0; i < x->rs->n; i++) {
+		const struct plan_run *pr = engine_plan_run(x, x->rs->runs[i].id);
+
+		drop[i] = sp->stop != SEQ_RUNNING && x->rs->runs[i].status == RUN_PENDING && !x->issued[i] && pr &&
+			  pr->boot >= sp->stop_boot;
+	}
+	n = result_drop_runs(x->rs, drop);
+	if (sp->stop != SEQ_RUNNING)
+		engine_emit_text(x, ENGINE_EV_NOTE,
+				 "repeat: auto: stopped before boot %u of each variant after %u look%s: %s; %zu planned "
+				 "run%s not needed", sp->stop_boot, sp->looks, sp->looks == 1 ? "" : "s",
+				 seq_stop_describe(sp->stop), n, n == 1 ? "" : "s");
+	else
+		engine_emit_text(x, ENGINE_EV_NOTE, "repeat: auto: %s (%u boots a variant) after %u look%s",
+				 seq_stop_describe(sp->stop), x->e->decide.max_boots, sp->looks, sp->looks == 1 ? "" : "s");
+	seq_policy_release(sp);
+}
+
 /* The pending runs, on workers: groups, placement, the pool. */
 static int execute(struct engine *x)
 {
 	struct pool_ops ops = { .work = engine_work, .message = on_message, .ended = on_ended, .userdata = x };
 	_cleanup_diags_ struct diags pd = { 0 };
 	_cleanup_free_ char *err = NULL;
+	struct seq_policy sp = { 0 };
+	bool seq = x->e->repeat_auto && !(x->o && x->o->policy);
 	unsigned jobs = 1;
 
 	x->t0 = now_sec();
+	if (seq)
+		sequential_begin(x, &sp);
 	engine_sched_init(x);
 	engine_make_groups(x);
 	for (size_t i = 0; i < x->rs->n; i++)
@@ -503,6 +542,8 @@ static int execute(struct engine *x)
 	x->prog.running = x->ngroups < jobs ? (unsigned)x->ngroups : jobs;
 	if (pool_run(x->ngroups, jobs, &ops, &pd) < 0)
 		emit_diags(x, &pd);
+	if (seq)
+		sequential_end(x, &sp);
 	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUNS_END });
 	/* a bare-metal host stays on the last variant: say how to get it back */
 	for (size_t i = 0; i < x->e->hosts.n; i++)

@@ -19,6 +19,7 @@
 struct run_group {
 	size_t *runs; /* indexes into the result set, in the order they are run */
 	size_t n, alloc;
+	unsigned boot; /* the plan's boot of its variant(s) (1-based), 0 when unknown */
 };
 
 /* What a policy sees: the result set (ended runs with their metrics,
@@ -57,3 +58,32 @@ struct run_policy {
 
 /* The plan as it is: the group's runs in order, each once. */
 extern const struct run_policy_ops run_policy_fixed_ops;
+
+/*
+ * The sequential policy (`repeat: auto`): every group of the first
+ * min-boots boots runs; before a later boot's first group starts, lab
+ * judges the declared expectations on what has ended (compare_build at
+ * the look's alpha) and skips that boot and all later ones when every one
+ * is decided, or when the budget (runs a variant, time) is spent. A boot
+ * that started always runs to its end: the boot is the unit. Both sides
+ * of a boot are kept together: once a group of boot k started, the other
+ * groups of boot k run too.
+ */
+enum seq_stop { SEQ_RUNNING, SEQ_DECIDED, SEQ_BUDGET_RUNS, SEQ_BUDGET_TIME, SEQ_BUDGET_BOOTS };
+
+struct seq_policy {
+	unsigned min_boots;
+	unsigned max_runs;  /* per variant, 0: none */
+	double deadline;    /* now_sec() after which no boot starts, 0: none */
+	enum seq_stop stop;
+	unsigned stop_boot; /* the first boot not run */
+	unsigned looks;     /* judgements made */
+	/* per boot number (index), whether a group of it started: grows as needed */
+	bool *started;
+	size_t nstarted;
+	double (*clock)(void); /* now_sec; tests set their own */
+};
+
+extern const struct run_policy_ops run_policy_sequential_ops;
+void seq_policy_release(struct seq_policy *p);
+const char *seq_stop_describe(enum seq_stop s);

@@ -57,25 +57,41 @@ static void group_push(struct run_group *g, size_t i)
 	g->runs[g->n++] = i;
 }
 
+/* The plan's boot of a stored run, 0 when it is not in the plan. */
+static unsigned run_boot(const struct engine *x, const struct result_run *r)
+{
+	const struct plan_run *pr = engine_plan_run(x, r->id);
+
+	return pr ? pr->boot : 0;
+}
+
 /* Runs into groups: each pending run alone, with `boot: once` a group per
- * variant and host, with `boot: side-by-side` a group per host (its runs in
- * the plan's order, the variants interleaved). */
+ * variant, host and boot of the plan, with `boot: side-by-side` a group per
+ * host and boot (its runs in the plan's order, the variants interleaved).
+ * Groups are in the order of their first run: the plan's A B, B A, A B ... */
 void engine_make_groups(struct engine *x)
 {
 	bool shared = x->e->boot != BOOT_PER_RUN, side = x->e->boot == BOOT_SIDE_BY_SIDE;
 
 	x->groups = xcalloc(x->rs->n + 1, sizeof(*x->groups));
 	for (size_t i = 0; i < x->rs->n; i++) {
+		const struct result_run *r = &x->rs->runs[i];
+		unsigned boot = run_boot(x, r);
 		struct run_group *g = NULL;
 
-		if (x->rs->runs[i].status != RUN_PENDING)
+		if (r->status != RUN_PENDING)
 			continue;
-		for (size_t k = 0; shared && k < x->ngroups && !g; k++)
-			if ((side || streq(x->rs->runs[x->groups[k].runs[0]].variant, x->rs->runs[i].variant)) &&
-			    streq(run_host(x, &x->rs->runs[x->groups[k].runs[0]]), run_host(x, &x->rs->runs[i])))
+		for (size_t k = 0; shared && k < x->ngroups && !g; k++) {
+			const struct result_run *first = &x->rs->runs[x->groups[k].runs[0]];
+
+			if ((side || streq(first->variant, r->variant)) && x->groups[k].boot == boot &&
+			    streq(run_host(x, first), run_host(x, r)))
 				g = &x->groups[k];
-		if (!g)
+		}
+		if (!g) {
 			g = &x->groups[x->ngroups++];
+			g->boot = boot;
+		}
 		group_push(g, i);
 	}
 }

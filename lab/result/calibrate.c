@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../util/alloc.h"
+#include "../util/escape.h"
+#include "../util/json.h"
+#include "../util/strbuf.h"
+#include "../util/strmap.h"
+#include "calibrate.h"
+#include "decide.h"
+#include "stats.h"
+#include "../util/banned.h"
+
+/* One metric's values and boots, and the distinct boots in order of appearance. */
+struct series {
+	double *v;
+	const char **boot;
+	size_t n, alloc, balloc;
+	size_t *which; /* per value: index of its boot */
+	size_t nb;
+};
+
+static void series_push(struct series *s, double v, const char *boot)
+{
+	GROW(s->v, s->alloc, s->n + 1);
+	GROW(s->boot, s->balloc, s->n + 1);
+	s->v[s->n] = v;
+	s->boot[s->n++] = boot;
+}
+
+/* Each value's boot number; false when a value has no boot. */
+static bool number_boots(struct series *s)
+{
+	s->which = xcalloc(s->n + 1, sizeof(size_t));
+	s->nb = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t k = 0;
+
+		if (!s->boot[i])
+			return false;
+		while (k < i && strcmp(s->boot[k], s->boot[i]) != 0)
+			k++;
+		s->which[i] = k < i ? s->which[k] : s->nb++;
+	}
+	return true;
+}
+
+/* Judges one split (mask: the boots of side b) as two kernels: p < alpha? -1 when untested. */
+static int split_positive(const struct series *s, uint64_t mask, const struct decide_params *dp)
+{
+	_cleanup_free_ double *va = xmalloc((s->n + 1) * sizeof(double)), *vb = xmalloc((s->n + 1) * sizeof(double));
+	_cleanup_free_ const char **ba = xmalloc((s->n + 1) * sizeof(char *)), **bb = xmalloc((s->n + 1) * sizeof(char *));
+	struct side a = { va, ba, 0 }, b = { vb, bb, 0 };
+	struct effect e;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (mask >> s->which[i] & 1) {
+			vb[b.n] = s->v[i];
+			bb[b.n++] = s->boot[i];
+		} else {
+			va[a.n] = s->v[i];
+			ba[a.n++] = s->boot[i];
+		}
+	}
+	decide_effect(&a, &b, false, dp->method, dp->alpha, dp->power, mask, &e);
+	if (!e.tested || isnan(e.p))
+		return -1;
+	return e.p < dp->alpha;
+}
+
+/* The balanced splits with boot 0 on side a (each split once): the share judged p < alpha. */
+static double false_positive_rate(const struct series *s, const struct decide_params *dp, unsigned *ret_splits)
+{
+	size_t half = s->nb / 2, pos = 0, all = 0;
+	uint64_t seed = 0x5eed;
+
+	*ret_splits = 0;
+	if (s->nb < 4 || s->nb > 62)
+		return NAN;
+	/* enumerate masks of `half` bits over boots 1..nb-1 (boot 0 stays on side a); sample when too many */
+	for (uint64_t mask = 0; mask < (1ULL << s->nb) && all < CALIB_MAX_SPLITS; mask += 2) {
+		uint64_t m = mask;
+
+		if (s->nb > 16)
+			m = (stats_rand(&seed) & ((1ULL << s->nb) - 1)) & ~1ULL;
+		if ((size_t)__builtin_popcountll(m) != half)
+			continue;
+		int r = split_positive(s, m, dp);
+
+		if (r < 0)
+			continue;
+		pos += (size_t)r;
+		all++;
+	}
+	*ret_splits = (unsigned)all;
+	return all ? (double)pos / (double)all : NAN;
+}
+
+static void add_metric(struct calibration *c, const char *group, const char *metric, struct series *s,
+		       const struct decide_params *dp, unsigned bps, unsigned rpb)
+{
+	struct side all = { s->v, s->boot, s->n };
+	struct calib_metric *m;
+	bool booted = number_boots(s);
+
+	GROW(c->m, c->alloc, c->n + 1);
+	m = &c->m[c->n++];
+	memset(m, 0, sizeof(*m));
+	m->group = xstrdup(group);
+	m->metric = xstrdup(metric);
+	m->runs = s->n;
+	m->boots = booted ? s->nb : 0;
+	decide_variance_parts(&all, &m->mean, &m->cv_between, &m->cv_within);
+	m->false_positive_rate = booted ? false_positive_rate(s, dp, &m->splits) : NAN;
+	if (!bps)
+		bps = m->boots / 2;
+	if (!rpb)
+		rpb = m->boots ? (unsigned)(m->runs / m->boots) : 1;
+	m->mde_pct = decide_mde_pct(m->cv_between, m->cv_within, rpb, bps, dp->alpha, dp->power);
+}
+
+struct calibration *calibrate_build(const struct result_set *rs, const struct decide_params *dp,
+				    unsigned boots_per_side, unsigned runs_per_boot)
+{
+	struct calibration *c = xcalloc(1, sizeof(*c));
+	_cleanup_strmap_ struct strmap idx = STRMAP_INIT;
+	struct series *ss = NULL;
+	const char **gname = NULL, **mname = NULL;
+	size_t ns = 0, salloc = 0, galloc = 0, malloc_ = 0;
+
+	c->alpha = dp->alpha;
+	c->power = dp->power;
+	c->boots_per_side = boots_per_side;
+	c->runs_per_boot = runs_per_boot;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+
+		if (r->status != RUN_OK || !rs->variants.n || strcmp(r->variant, rs->variants.v[0]) != 0)
+			continue;
+		for (size_t k = 0; k < r->nm; k++) {
+			_cleanup_free_ char *key = xasprintf("%s\n%s", r->group, r->m[k].name);
+			size_t at;
+
+			if (!strmap_get(&idx, key, &at)) {
+				GROW(ss, salloc, ns + 1);
+				GROW(gname, galloc, ns + 1);
+				GROW(mname, malloc_, ns + 1);
+				memset(&ss[ns], 0, sizeof(ss[ns]));
+				gname[ns] = r->group;
+				mname[ns] = r->m[k].name;
+				strmap_put(&idx, key, ns);
+				at = ns++;
+			}
+			series_push(&ss[at], r->m[k].value, r->boot);
+		}
+	}
+	for (size_t k = 0; k < ns; k++) {
+		add_metric(c, gname[k], mname[k], &ss[k], dp, boots_per_side, runs_per_boot);
+		free(ss[k].v);
+		free(ss[k].boot);
+		free(ss[k].which);
+	}
+	free(ss);
+	free(gname);
+	free(mname);
+	return c;
+}
+
+void calibration_free(struct calibration *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->m[i].group);
+		free(c->m[i].metric);
+	}
+	free(c->m);
+	free(c);
+}
+
+const struct calib_metric *calibration_find(const struct calibration *c, const char *group, const char *metric)
+{
+	for (size_t i = 0; c && i < c->n; i++)
+		if (!strcmp(c->m[i].metric, metric) && (!group || !strcmp(c->m[i].group, group)))
+			return &c->m[i];
+	return NULL;
+}
+
+static void num_or_null(struct json *j, const char *k, double v)
+{
+	json_key(j, k);
+	if (isfinite(v))
+		json_double(j, v);
+	else
+		json_null(j);
+}
+
+void calibration_json_metrics(struct json *j, const struct calibration *c)
+{
+	json_key(j, "metrics");
+	json_array_begin(j);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct calib_metric *m = &c->m[i];
+
+		json_object_begin(j);
+		json_kv_string(j, "metric", m->metric);
+		json_kv_string(j, "group", m->group);
+		json_kv_uint(j, "boots", m->boots);
+		json_kv_uint(j, "runs", m->runs);
+		num_or_null(j, "mean", m->mean);
+		num_or_null(j, "cv_between_boots_pct", m->cv_between);
+		num_or_null(j, "cv_within_boot_pct", m->cv_within);
+		num_or_null(j, "false_positive_rate", m->false_positive_rate);
+		json_kv_uint(j, "splits", m->splits);
+		num_or_null(j, "mde_pct", m->mde_pct);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void cell_pct(struct strbuf *out, double v, const char *fmt)
+{
+	if (isfinite(v))
+		strbuf_addf(out, fmt, v);
+	else
+		strbuf_addf(out, "%9s", "-");
+}
+
+void calibration_format_text(const struct calibration *c, struct strbuf *out)
+{
+	_cleanup_strbuf_ struct strbuf e = STRBUF_INIT;
+
+	strbuf_addf(out, "%5s %5s %9s %9s %9s %9s  %s\n", "boots", "runs", "between%", "within%", "false+",
+		    "mde%", "metric [group]");
+	for (size_t i = 0; i < c->n; i++) {
+		const struct calib_metric *m = &c->m[i];
+
+		strbuf_addf(out, "%5zu %5zu ", m->boots, m->runs);
+		cell_pct(out, m->cv_between, "%9.2f");
+		strbuf_addch(out, ' ');
+		cell_pct(out, m->cv_within, "%9.2f");
+		strbuf_addch(out, ' ');
+		cell_pct(out, m->false_positive_rate, "%9.3f");
+		strbuf_addch(out, ' ');
+		cell_pct(out, m->mde_pct, "%9.2f");
+		strbuf_reset(&e);
+		term_escape(&e, m->metric);
+		strbuf_addf(out, "  %s [", e.buf);
+		strbuf_reset(&e);
+		term_escape(&e, m->group);
+		strbuf_addf(out, "%s]\n", e.buf);
+	}
+	strbuf_addf(out, "between%%, within%%: CV of boot means and of runs within a boot; false+: share of the "
+			 "balanced A/A splits of the boots judged p < %g (should be near %g); mde%%: the smallest "
+			 "change decidable with %u boots x %u runs a side at power %g\n",
+		    c->alpha, c->alpha, c->boots_per_side, c->runs_per_boot, c->power);
+}

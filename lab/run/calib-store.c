@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "../util/alloc.h"
+#include "../util/fs.h"
+#include "../util/json-read.h"
+#include "../util/json.h"
+#include "../util/path.h"
+#include "../util/strbuf.h"
+#include "../vm/machine.h"
+#include "calib-store.h"
+#include "../util/banned.h"
+
+#define CALIB_MAX_BYTES (64u << 20)
+
+static char *cpu_model(void)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const char *p;
+
+	if (strbuf_read_file(&sb, "/proc/cpuinfo", 1 << 20) < 0 || !(p = strstr(sb.buf, "model name")))
+		return xstrdup("unknown");
+	p = strchr(p, ':');
+	if (!p)
+		return xstrdup("unknown");
+	p += strspn(p + 1, " \t") + 1;
+	return xstrndup(p, strcspn(p, "\n"));
+}
+
+void calib_host_here(struct calib_host *h)
+{
+	struct utsname u;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	h->cpu = cpu_model();
+	h->kernel = xstrdup(uname(&u) == 0 ? u.release : "unknown");
+	h->accel = xstrdup(vm_kvm_usable(NULL) ? "kvm" : "tcg");
+	h->cpus = n > 0 ? (unsigned)n : 0;
+}
+
+void calib_host_release(struct calib_host *h)
+{
+	free(h->cpu);
+	free(h->kernel);
+	free(h->accel);
+	memset(h, 0, sizeof(*h));
+}
+
+char *calib_host_differs(const struct calib_host *a, const struct calib_host *b)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	if (strcmp(a->cpu, b->cpu) != 0)
+		strbuf_addf(&sb, "CPU %s, here %s; ", a->cpu, b->cpu);
+	if (a->cpus != b->cpus)
+		strbuf_addf(&sb, "%u CPUs, here %u; ", a->cpus, b->cpus);
+	if (strcmp(a->accel, b->accel) != 0)
+		strbuf_addf(&sb, "%s, here %s; ", a->accel, b->accel);
+	if (strcmp(a->kernel, b->kernel) != 0)
+		strbuf_addf(&sb, "host kernel %s, here %s; ", a->kernel, b->kernel);
+	if (!sb.len)
+		return NULL;
+	strbuf_setlen(&sb, sb.len - 2);
+	return strbuf_detach(&sb, NULL);
+}
+
+void calib_record_release(struct calib_record *r)
+{
+	free(r->experiment);
+	free(r->date);
+	calib_host_release(&r->host);
+	calibration_free(r->c);
+	memset(r, 0, sizeof(*r));
+}
+
+char *calib_path(const char *root, const char *experiment)
+{
+	return xasprintf("%s/calibration/%s.json", root, experiment);
+}
+
+void calib_format_json(const struct calib_record *r, struct strbuf *out)
+{
+	struct json j;
+
+	json_init(&j, out, true);
+	json_object_begin(&j);
+	json_kv_string(&j, "experiment", r->experiment);
+	json_kv_string(&j, "date", r->date);
+	json_key(&j, "host");
+	json_object_begin(&j);
+	json_kv_string(&j, "cpu", r->host.cpu);
+	json_kv_uint(&j, "cpus", r->host.cpus);
+	json_kv_string(&j, "kernel", r->host.kernel);
+	json_kv_string(&j, "accel", r->host.accel);
+	json_object_end(&j);
+	json_key(&j, "seconds_per_run");
+	json_double(&j, isfinite(r->seconds_per_run) ? r->seconds_per_run : 0);
+	json_key(&j, "alpha");
+	json_double(&j, r->c->alpha);
+	json_key(&j, "power");
+	json_double(&j, r->c->power);
+	json_kv_uint(&j, "boots_per_side", r->c->boots_per_side);
+	json_kv_uint(&j, "runs_per_boot", r->c->runs_per_boot);
+	calibration_json_metrics(&j, r->c);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+int calib_save(const char *root, const struct calib_record *r, char **ret_err)
+{
+	_cleanup_free_ char *dir = xasprintf("%s/calibration", root), *path = calib_path(root, r->experiment);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int e;
+
+	calib_format_json(r, &sb);
+	if ((e = path_mkdir_p(dir, 0755)) < 0 || (e = fs_write_atomic(path, sb.buf, sb.len, 0644)) < 0) {
+		*ret_err = xasprintf("cannot write %s: %s", path, strerror(-e));
+		return e;
+	}
+	return 0;
+}
+
+/* A reader that names the file and the member a bad value is in. */
+struct creader {
+	const char *path;
+	char *err;
+};
+
+static int bad(struct creader *r, const char *what, const char *key)
+{
+	if (!r->err)
+		r->err = xasprintf("%s: \"%s\" %s", r->path, key, what);
+	return -EINVAL;
+}
+
+static int get_string(struct creader *r, const struct json_doc *o, const char *key, char **ret)
+{
+	const char *s = json_doc_string_value(json_doc_get(o, key));
+
+	if (!s)
+		return bad(r, "is missing or not a string", key);
+	*ret = xstrdup(s);
+	return 0;
+}
+
+static int get_uint(struct creader *r, const struct json_doc *o, const char *key, long long max, size_t *ret)
+{
+	long long v;
+
+	if (json_doc_int_value(json_doc_get(o, key), 0, max, &v) < 0)
+		return bad(r, "is missing or not a whole number in range", key);
+	*ret = (size_t)v;
+	return 0;
+}
+
+/* A number in [lo, hi], or null (NaN) when nullable. */
+static int get_num(struct creader *r, const struct json_doc *o, const char *key, double lo, double hi, bool nullable,
+		   double *ret)
+{
+	const struct json_doc *v = json_doc_get(o, key);
+
+	if (nullable && v && json_doc_type(v) == JSON_DOC_NULL) {
+		*ret = NAN;
+		return 0;
+	}
+	if (json_doc_number_value(v, ret) < 0 || !(*ret >= lo && *ret <= hi))
+		return bad(r, "is missing or not a number in range", key);
+	return 0;
+}
+
+static int read_metric(struct creader *r, const struct json_doc *o, struct calibration *c)
+{
+	struct calib_metric m = { 0 };
+	size_t splits = 0;
+	int e = 0;
+
+	if (json_doc_type(o) != JSON_DOC_OBJECT)
+		return bad(r, "has an element that is not an object", "metrics");
+	if (get_string(r, o, "metric", &m.metric) < 0 || get_string(r, o, "group", &m.group) < 0 ||
+	    get_uint(r, o, "boots", 1000000, &m.boots) < 0 || get_uint(r, o, "runs", 100000000, &m.runs) < 0 ||
+	    get_uint(r, o, "splits", 1000000, &splits) < 0 ||
+	    get_num(r, o, "mean", -HUGE_VAL, HUGE_VAL, true, &m.mean) < 0 ||
+	    get_num(r, o, "cv_between_boots_pct", 0, HUGE_VAL, true, &m.cv_between) < 0 ||
+	    get_num(r, o, "cv_within_boot_pct", 0, HUGE_VAL, true, &m.cv_within) < 0 ||
+	    get_num(r, o, "false_positive_rate", 0, 1, true, &m.false_positive_rate) < 0 ||
+	    get_num(r, o, "mde_pct", 0, HUGE_VAL, true, &m.mde_pct) < 0)
+		e = -EINVAL;
+	m.splits = (unsigned)splits;
+	GROW(c->m, c->alloc, c->n + 1);
+	c->m[c->n++] = m;
+	return e;
+}
+
+static int read_record(struct creader *r, const struct json_doc *doc, struct calib_record *rec)
+{
+	const struct json_doc *h = json_doc_get(doc, "host"), *ms = json_doc_get(doc, "metrics");
+	size_t cpus = 0, bps = 0, rpb = 0;
+	struct calibration *c = xcalloc(1, sizeof(*c));
+
+	rec->c = c;
+	if (get_string(r, doc, "experiment", &rec->experiment) < 0 || get_string(r, doc, "date", &rec->date) < 0 ||
+	    get_num(r, doc, "seconds_per_run", 0, 1e9, false, &rec->seconds_per_run) < 0 ||
+	    get_num(r, doc, "alpha", 1e-9, 0.5, false, &c->alpha) < 0 ||
+	    get_num(r, doc, "power", 0.01, 0.9999, false, &c->power) < 0 ||
+	    get_uint(r, doc, "boots_per_side", 1000000, &bps) < 0 || get_uint(r, doc, "runs_per_boot", 1000000, &rpb) < 0)
+		return -EINVAL;
+	c->boots_per_side = (unsigned)bps;
+	c->runs_per_boot = (unsigned)rpb;
+	if (json_doc_type(h) != JSON_DOC_OBJECT)
+		return bad(r, "is missing or not an object", "host");
+	if (get_string(r, h, "cpu", &rec->host.cpu) < 0 || get_string(r, h, "kernel", &rec->host.kernel) < 0 ||
+	    get_string(r, h, "accel", &rec->host.accel) < 0 || get_uint(r, h, "cpus", 1 << 20, &cpus) < 0)
+		return -EINVAL;
+	rec->host.cpus = (unsigned)cpus;
+	if (json_doc_type(ms) != JSON_DOC_ARRAY)
+		return bad(r, "is missing or not an array", "metrics");
+	for (size_t i = 0; i < json_doc_array_size(ms); i++)
+		if (read_metric(r, json_doc_array_get(ms, i), c) < 0)
+			return -EINVAL;
+	return 0;
+}
+
+int calib_load(const char *root, const char *experiment, struct calib_record *rec, char **ret_err)
+{
+	_cleanup_free_ char *path = calib_path(root, experiment);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int e;
+
+	memset(rec, 0, sizeof(*rec));
+	if ((e = strbuf_read_file(&sb, path, CALIB_MAX_BYTES)) < 0) {
+		if (e != -ENOENT)
+			*ret_err = xasprintf("cannot read %s: %s", path, strerror(-e));
+		return e;
+	}
+	return calib_parse(path, sb.buf, sb.len, experiment, rec, ret_err);
+}
+
+int calib_parse(const char *path, const char *text, size_t len, const char *experiment, struct calib_record *rec,
+		char **ret_err)
+{
+	_cleanup_free_ char *perr = NULL;
+	_cleanup_json_doc_ struct json_doc *doc = NULL;
+	struct creader r = { .path = path };
+	unsigned line = 0, col = 0;
+
+	memset(rec, 0, sizeof(*rec));
+	if (json_doc_parse_at(text, len, &doc, &line, &col, &perr) < 0) {
+		*ret_err = xasprintf("%s:%u:%u: %s", path, line, col, perr);
+		return -EINVAL;
+	}
+	if (read_record(&r, doc, rec) < 0 || (strcmp(rec->experiment, experiment) != 0 &&
+					      bad(&r, "names another experiment", "experiment") < 0)) {
+		*ret_err = r.err ? r.err : xasprintf("%s: malformed", path);
+		calib_record_release(rec);
+		return -EINVAL;
+	}
+	return 0;
+}
