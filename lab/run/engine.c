@@ -53,8 +53,24 @@ _Static_assert((int)OBSERVE_EQ == (int)OBS_EQ && (int)OBSERVE_GE == (int)OBS_GE 
 		       (int)OBSERVE_SAME == (int)OBS_SAME,
 	       "lab.yaml observe: relations and the stored ones are the same list");
 
+_Static_assert((int)SPEC_STAT_WELCH_LOG == (int)STAT_WELCH_LOG && (int)SPEC_STAT_MANN_WHITNEY == (int)STAT_MANN_WHITNEY &&
+		       (int)SPEC_STAT_BOOTSTRAP == (int)STAT_BOOTSTRAP && SPEC_STAT_COUNT == STAT_METHOD_COUNT,
+	       "lab.yaml statistics and the decision engine's methods are the same list");
+
+/* lab.yaml's decide: (and repeat: auto) as the result set stores it. */
+static void pending_decide(struct result_set *rs, const struct spec_experiment *e)
+{
+	const struct spec_decide *d = &e->decide;
+
+	rs->decide = (struct decide_params){
+		.alpha = d->alpha, .power = d->power, .q = d->q, .method = (enum stat_method)d->statistic,
+		.sequential = e->repeat_auto, .min_boots = d->min_boots, .max_boots = d->max_boots,
+	};
+}
+
 static void pending_expectations(struct result_set *rs, const struct spec_experiment *e)
 {
+	pending_decide(rs, e);
 	for (size_t j = 0; j < e->njobs; j++)
 		for (size_t k = 0; k < e->jobs[j].nexpect; k++) {
 			const struct spec_expect *x = &e->jobs[j].expect[k];
@@ -64,6 +80,7 @@ static void pending_expectations(struct result_set *rs, const struct spec_experi
 					  : x->dir == EXPECT_DECREASE ? DIR_DECREASE
 								      : DIR_UNCHANGED,
 					  x->effect, x->has_effect);
+			rs->expect[rs->nexpect - 1].method = x->statistic; /* -1: the experiment's */
 		}
 	for (size_t i = 0; i < e->nobserve; i++) {
 		const struct spec_observe *o = &e->observe[i];

@@ -137,9 +137,33 @@ static void expect_json(struct json *j, const struct result_set *rs)
 			json_double(j, x->effect);
 		else
 			json_null(j);
+		json_key(j, "statistic");
+		if (x->method >= 0 && x->method < STAT_METHOD_COUNT)
+			json_string(j, stat_method_name((enum stat_method)x->method));
+		else
+			json_null(j); /* the experiment's */
 		json_object_end(j);
 	}
 	json_array_end(j);
+}
+
+/* How the run decides (lab.yaml decide: and repeat: auto). */
+static void decide_json(struct json *j, const struct decide_params *p)
+{
+	json_key(j, "decide");
+	json_object_begin(j);
+	json_key(j, "alpha");
+	json_double(j, p->alpha);
+	json_key(j, "power");
+	json_double(j, p->power);
+	json_key(j, "q");
+	json_double(j, p->q);
+	json_kv_string(j, "statistic", stat_method_name(p->method));
+	json_key(j, "sequential");
+	json_bool(j, p->sequential);
+	json_kv_int(j, "min_boots", p->min_boots);
+	json_kv_int(j, "max_boots", p->max_boots);
+	json_object_end(j);
 }
 
 static void observe_json(struct json *j, const struct result_set *rs)
@@ -171,6 +195,7 @@ void store_format(const struct result_set *rs, struct strbuf *out)
 	json_kv_string(&j, "experiment", rs->experiment);
 	json_strv(&j, "variants", &rs->variants);
 	json_strv(&j, "mechanism", &rs->mechanism);
+	decide_json(&j, &rs->decide);
 	expect_json(&j, rs);
 	observe_json(&j, rs);
 	runs_json(&j, rs);
@@ -414,26 +439,98 @@ static int read_run(struct rd *x, struct result_set *rs, struct strmap *ids, con
 	return 0;
 }
 
+/* A statistic's name, or null (-1: the experiment's) when nullable; absent
+ * when optional (files written before statistics were stored). */
+static int member_statistic(struct rd *x, const struct json_doc *obj, const char *key, bool optional, int *ret)
+{
+	const char *s = NULL;
+	enum stat_method m;
+
+	*ret = -1;
+	if (optional && !json_doc_get(obj, key))
+		return 0;
+	if (member_string(x, obj, key, optional, &s) < 0)
+		return -EINVAL;
+	if (!s)
+		return 0;
+	if (stat_method_from_name(s, &m) < 0)
+		return bad(x, "unknown %s '%s' (welch-log, mann-whitney or bootstrap)", key, s);
+	*ret = (int)m;
+	return 0;
+}
+
+/* A number member within (lo, hi), or [lo, hi] when closed. */
+static int member_range(struct rd *x, const struct json_doc *obj, const char *key, double lo, double hi, bool closed,
+			double *ret)
+{
+	bool set;
+
+	if (member_number(x, obj, key, false, &set, ret) < 0)
+		return -EINVAL;
+	if (closed ? *ret >= lo && *ret <= hi : *ret > lo && *ret < hi)
+		return 0;
+	return bad(x, "'%s' is %g, not %s %g %s %g%s", key, *ret, closed ? "from" : "between", lo, closed ? "to" : "and",
+		   hi, closed ? "" : " (both excluded)");
+}
+
+/* "decide": the run's decision parameters, lab.yaml's ranges; absent in
+ * files written before they were stored: the defaults. */
+static int read_decide(struct rd *x, struct result_set *rs, const struct json_doc *top)
+{
+	static const char *const known[] = { "alpha", "power", "q", "statistic", "sequential", "min_boots",
+					     "max_boots", NULL };
+	struct decide_params p = DECIDE_PARAMS_DEFAULT;
+	const struct json_doc *o, *b;
+	unsigned long long lo = 0, hi = 0;
+	int m = -1;
+
+	if (!json_doc_get(top, "decide"))
+		return 0;
+	if (member(x, top, "decide", JSON_DOC_OBJECT, false, &o) < 0)
+		return -EINVAL;
+	snprintf(x->where, sizeof(x->where), "decide");
+	if (object(x, o, known) < 0 || member_range(x, o, "alpha", 0, 0.5, false, &p.alpha) < 0 ||
+	    member_range(x, o, "power", 0.5, 0.99, true, &p.power) < 0 ||
+	    member_range(x, o, "q", 0, 0.5, false, &p.q) < 0 || member_statistic(x, o, "statistic", false, &m) < 0 ||
+	    member(x, o, "sequential", JSON_DOC_BOOL, false, &b) < 0 ||
+	    member_uint(x, o, "min_boots", 1000, &lo) < 0 || member_uint(x, o, "max_boots", 1000, &hi) < 0)
+		return -EINVAL;
+	if (lo < 2)
+		return bad(x, "'min_boots' is %llu, not from 2 to 1000", lo);
+	if (hi < lo)
+		return bad(x, "'max_boots' %llu is below 'min_boots' %llu", hi, lo);
+	*x->where = '\0';
+	p.method = (enum stat_method)m;
+	p.sequential = json_doc_bool(o, "sequential");
+	p.min_boots = (unsigned)lo;
+	p.max_boots = (unsigned)hi;
+	rs->decide = p;
+	return 0;
+}
+
 static int read_expect(struct rd *x, struct result_set *rs, const struct json_doc *o)
 {
-	static const char *const known[] = { "job", "metric", "direction", "effect", NULL };
+	static const char *const known[] = { "job", "metric", "direction", "effect", "statistic", NULL };
 	unsigned long long job = 0;
 	const char *metric = NULL;
 	unsigned dir = 0;
 	bool has_effect = false;
 	double effect = 0;
+	int method = -1;
 
 	if (object(x, o, known) < 0 || member_uint(x, o, "job", UINT_MAX, &job) < 0 ||
 	    member_string(x, o, "metric", false, &metric) < 0 ||
 	    member_enum(x, o, "direction", dir_names, ELEMENTSOF(dir_names), "increase, decrease or unchanged",
 			&dir) < 0 ||
-	    member_number(x, o, "effect", true, &has_effect, &effect) < 0)
+	    member_number(x, o, "effect", true, &has_effect, &effect) < 0 ||
+	    member_statistic(x, o, "statistic", true, &method) < 0)
 		return -EINVAL;
 	if (!*metric)
 		return bad(x, "an empty metric name");
 	if (effect < 0)
 		return bad(x, "effect %g is not >= 0", effect);
 	result_add_expect(rs, job, metric, (enum expect_direction)dir, effect, has_effect);
+	rs->expect[rs->nexpect - 1].method = method;
 	return 0;
 }
 
@@ -488,8 +585,8 @@ static int read_lists(struct rd *x, struct result_set *rs, const struct json_doc
 int store_parse(const char *id, const char *text, size_t len, const char *file, struct result_set **ret,
 		struct diags *d)
 {
-	static const char *const known[] = { "format", "experiment", "variants", "mechanism", "expect", "observe",
-					     "runs", NULL };
+	static const char *const known[] = { "format", "experiment", "variants", "mechanism", "decide", "expect",
+					     "observe", "runs", NULL };
 	_cleanup_json_doc_ struct json_doc *doc = NULL;
 	_cleanup_result_set_ struct result_set *rs = NULL;
 	_cleanup_free_ char *err = NULL;
@@ -513,7 +610,8 @@ int store_parse(const char *id, const char *text, size_t len, const char *file, 
 		return -EINVAL;
 	rs = result_set_new(id, experiment);
 	if (strings(&x, doc, "variants", true, true, &rs->variants) < 0 ||
-	    strings(&x, doc, "mechanism", false, false, &rs->mechanism) < 0 || read_lists(&x, rs, doc) < 0)
+	    strings(&x, doc, "mechanism", false, false, &rs->mechanism) < 0 || read_decide(&x, rs, doc) < 0 ||
+	    read_lists(&x, rs, doc) < 0)
 		return -EINVAL;
 	*ret = TAKE_PTR(rs);
 	return 0;

@@ -883,10 +883,112 @@ static void load_host(struct ctx *c, struct spec_host *h, const struct node *key
 		err(c, key, "power-cycle, cmdline, boot and initrd are for bare-metal (ssh) hosts");
 }
 
+static const char *const statistic_names[] = { [SPEC_STAT_WELCH_LOG] = "welch-log",
+						[SPEC_STAT_MANN_WHITNEY] = "mann-whitney",
+						[SPEC_STAT_BOOTSTRAP] = "bootstrap" };
+
+const char *spec_statistic_name(enum spec_statistic t)
+{
+	return statistic_names[t];
+}
+
+/* welch-log, mann-whitney or bootstrap: 0 and *ret, or -EINVAL after reporting. */
+static int get_statistic(struct ctx *c, const struct node *v, enum spec_statistic *ret)
+{
+	const char *hint;
+
+	if (!want_kind(c, v, NODE_SCALAR, "statistic"))
+		return -EINVAL;
+	for (size_t i = 0; i < ELEMENTSOF(statistic_names); i++)
+		if (streq(v->scalar, statistic_names[i])) {
+			*ret = (enum spec_statistic)i;
+			return 0;
+		}
+	hint = str_suggest(v->scalar, statistic_names, ELEMENTSOF(statistic_names));
+	if (hint)
+		err(c, v, "statistic must be welch-log, mann-whitney or bootstrap, not '%s' (did you mean '%s'?)",
+		    v->scalar, hint);
+	else
+		err(c, v, "statistic must be welch-log, mann-whitney or bootstrap, not '%s'", v->scalar);
+	return -EINVAL;
+}
+
+static bool node_before(const struct node *a, const struct node *b)
+{
+	return a->pos.line < b->pos.line || (a->pos.line == b->pos.line && a->pos.col < b->pos.col);
+}
+
+/*
+ * The mapping form of an expectation: its direction node, the node of the
+ * smallest change that matters (mde, or its older spellings min and
+ * within; one of them) with the key that gave it, and its statistic.
+ */
+static int load_expect_map(struct ctx *c, struct spec_expect *x, const struct node *v, const struct node **ret_dir,
+			   const struct node **ret_eff, const char **ret_kname)
+{
+	static const char *const keys[] = { "direction", "mde", "min", "within", "statistic" };
+	static const char *const effs[] = { "mde", "min", "within" };
+	const struct node *st;
+
+	check_keys(c, v, keys, ELEMENTSOF(keys), "an expectation");
+	*ret_dir = node_map_get(v, "direction");
+	if (!*ret_dir) {
+		err(c, v, "an expectation needs 'direction'");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(effs); i++) {
+		const struct node *e = node_map_get(v, effs[i]);
+
+		if (!e)
+			continue;
+		if (*ret_eff) {
+			bool e_first = node_before(e, *ret_eff);
+			const struct node *first = e_first ? e : *ret_eff;
+
+			err(c, e_first ? *ret_eff : e, "give one of 'mde', 'min' or 'within': '%s' is already given at %u:%u",
+			    e_first ? effs[i] : *ret_kname, first->pos.line, first->pos.col);
+			return -EINVAL;
+		}
+		*ret_eff = e;
+		*ret_kname = effs[i];
+	}
+	if ((st = node_map_get(v, "statistic"))) {
+		enum spec_statistic t;
+
+		if (get_statistic(c, st, &t) < 0)
+			return -EINVAL;
+		x->statistic = (int)t;
+	}
+	return 0;
+}
+
+/* The smallest change that matters, as a fraction; kname: the key that gave it. */
+static int load_expect_effect(struct ctx *c, struct spec_expect *x, const struct node *eff, const char *kname)
+{
+	if (eff->kind != NODE_SCALAR || parse_percent(eff->scalar, &x->effect) < 0 || x->effect <= 0) {
+		err(c, eff, "%s must be a positive percentage such as 5%%", kname);
+		return -EINVAL;
+	}
+	if (x->dir == EXPECT_UNCHANGED && streq(kname, "min")) {
+		err(c, eff, "an 'unchanged' expectation takes 'within', not 'min'");
+		return -EINVAL;
+	}
+	if (x->dir != EXPECT_UNCHANGED && streq(kname, "within")) {
+		err(c, eff, "'within' goes with 'unchanged'; use 'min' for the smallest effect");
+		return -EINVAL;
+	}
+	x->has_effect = true;
+	return 0;
+}
+
+/*
+ * expect: metric: increase | decrease | unchanged, or a mapping
+ * {direction: D, mde: 5%, statistic: S} (min: and within: are mde's older
+ * spellings, for increase/decrease and unchanged).
+ */
 static void load_expect(struct ctx *c, struct spec_job *job, const struct node *n)
 {
 	static const char *const dirs[] = { "increase", "decrease", "unchanged" };
-	static const char *const keys[] = { "direction", "min", "within" };
 
 	if (!want_kind(c, n, NODE_MAP, "expect"))
 		return;
@@ -894,24 +996,12 @@ static void load_expect(struct ctx *c, struct spec_job *job, const struct node *
 	for (size_t i = 0; i < n->n; i++) {
 		const struct node *key = n->keys[i], *v = n->items[i], *dir = v, *eff = NULL;
 		struct spec_expect *x = &job->expect[job->nexpect];
+		const char *kname = NULL;
 		size_t d;
 
-		if (v->kind == NODE_MAP) {
-			check_keys(c, v, keys, ELEMENTSOF(keys), "an expectation");
-			dir = node_map_get(v, "direction");
-			if (!dir) {
-				err(c, v, "an expectation needs 'direction'");
-				continue;
-			}
-			eff = node_map_get(v, "min");
-			if (node_map_get(v, "within")) {
-				if (eff) {
-					err(c, node_map_get(v, "within"), "use 'min' or 'within', not both");
-					continue;
-				}
-				eff = node_map_get(v, "within");
-			}
-		}
+		x->statistic = -1;
+		if (v->kind == NODE_MAP && load_expect_map(c, x, v, &dir, &eff, &kname) < 0)
+			continue;
 		if (dir->kind != NODE_SCALAR) {
 			err(c, dir, "an expectation is increase, decrease or unchanged");
 			continue;
@@ -930,23 +1020,8 @@ static void load_expect(struct ctx *c, struct spec_job *job, const struct node *
 			continue;
 		}
 		x->dir = (enum expect_dir)d;
-		if (eff) {
-			const char *kname = v->kind == NODE_MAP && node_map_get(v, "within") ? "within" : "min";
-
-			if (eff->kind != NODE_SCALAR || parse_percent(eff->scalar, &x->effect) < 0 || x->effect <= 0) {
-				err(c, eff, "%s must be a positive percentage such as 5%%", kname);
-				continue;
-			}
-			if (x->dir == EXPECT_UNCHANGED && streq(kname, "min")) {
-				err(c, eff, "an 'unchanged' expectation takes 'within', not 'min'");
-				continue;
-			}
-			if (x->dir != EXPECT_UNCHANGED && streq(kname, "within")) {
-				err(c, eff, "'within' goes with 'unchanged'; use 'min' for the smallest effect");
-				continue;
-			}
-			x->has_effect = true;
-		}
+		if (eff && load_expect_effect(c, x, eff, kname) < 0)
+			continue;
 		x->metric = xstrdup(key->scalar);
 		x->pos = key->pos;
 		job->nexpect++;
@@ -1143,18 +1218,134 @@ static void load_sysctl(struct ctx *c, struct spec_experiment *e, const struct n
 	}
 }
 
+/* A probability written 0.05 or 5%, within (lo, hi) or [lo, hi] when closed. */
+static int get_probability(struct ctx *c, const struct node *v, const char *what, double lo, double hi, bool closed,
+			   double *ret)
+{
+	double x = 0;
+	bool ok = v->kind == NODE_SCALAR && *v->scalar &&
+		  (v->scalar[strlen(v->scalar) - 1] == '%' ? parse_percent(v->scalar, &x) : parse_double(v->scalar, &x)) == 0;
+
+	if (ok)
+		ok = closed ? x >= lo && x <= hi : x > lo && x < hi;
+	if (!ok) {
+		if (v->kind == NODE_SCALAR)
+			err(c, v, "%s must be a number %s %g %s %g%s, not '%s'", what, closed ? "from" : "between", lo,
+			    closed ? "to" : "and", hi, closed ? "" : " (both excluded)", v->scalar);
+		else
+			err(c, v, "%s must be a number, not %s", what, node_kind_name(v->kind));
+		return -EINVAL;
+	}
+	*ret = x;
+	return 0;
+}
+
+/* Each key of decide: read into d with its position. */
+static void load_decide_keys(struct ctx *c, struct spec_decide *d, const struct node *n)
+{
+	for (size_t i = 0; i < n->n; i++) {
+		const char *k = n->keys[i]->scalar;
+		const struct node *v = n->items[i];
+
+		if (streq(k, "alpha") && get_probability(c, v, "decide.alpha", 0, 0.5, false, &d->alpha) == 0)
+			d->alpha_pos = v->pos;
+		else if (streq(k, "power") && get_probability(c, v, "decide.power", 0.5, 0.99, true, &d->power) == 0)
+			d->power_pos = v->pos;
+		else if (streq(k, "q") && get_probability(c, v, "decide.q", 0, 0.5, false, &d->q) == 0)
+			d->q_pos = v->pos;
+		else if (streq(k, "statistic") && get_statistic(c, v, &d->statistic) == 0)
+			d->statistic_pos = v->pos;
+		else if (streq(k, "min-boots") && get_uint(c, v, "decide.min-boots", 2, 1000, &d->min_boots) == 0)
+			d->min_boots_pos = v->pos;
+		else if (streq(k, "max-boots") && get_uint(c, v, "decide.max-boots", 2, 1000, &d->max_boots) == 0)
+			d->max_boots_pos = v->pos;
+		else if (streq(k, "runs-per-boot") &&
+			 get_uint(c, v, "decide.runs-per-boot", 1, 1000, &d->runs_per_boot) == 0)
+			d->runs_per_boot_pos = v->pos;
+		else if (streq(k, "max-runs") && get_uint(c, v, "decide.max-runs", 0, 1000000, &d->max_runs) == 0)
+			d->max_runs_pos = v->pos;
+		else if (streq(k, "max-time") && get_duration(c, v, "decide.max-time", &d->max_time_usec) == 0) {
+			d->max_time_pos = v->pos;
+			if (d->max_time_usec < 1000000)
+				err(c, v, "decide.max-time must be at least 1s");
+		}
+	}
+}
+
+/*
+ * decide: how the experiment's verdicts are reached (every key optional):
+ *   alpha: 0.05  power: 0.8  q: 0.05  statistic: welch-log
+ *   min-boots: 2  max-boots: 2 (6 with repeat: auto)  runs-per-boot: 3 (repeat: auto)
+ *   max-runs: 0 (no limit)  max-time: 30m
+ * Read after repeat: (the defaults of max-boots follow it).
+ */
+static void load_decide(struct ctx *c, struct spec_experiment *e, const struct node *n)
+{
+	static const char *const keys[] = { "alpha", "power", "q", "statistic", "min-boots", "max-boots",
+					    "runs-per-boot", "max-runs", "max-time" };
+	struct spec_decide *d = &e->decide;
+
+	if (n) {
+		d->pos = n->pos;
+		if (!want_kind(c, n, NODE_MAP, "decide"))
+			return;
+		check_keys(c, n, keys, ELEMENTSOF(keys), "decide");
+		load_decide_keys(c, d, n);
+	}
+	if (!d->max_boots_pos.file)
+		d->max_boots = MAX(e->repeat_auto ? 6u : 2u, d->min_boots);
+	else if (d->min_boots_pos.file && d->max_boots < d->min_boots)
+		err(c, node_map_get(n, "max-boots"), "decide.max-boots (%u) is below decide.min-boots (%u)",
+		    d->max_boots, d->min_boots);
+	if (d->runs_per_boot_pos.file && !e->repeat_auto)
+		err(c, node_map_get(n, "runs-per-boot"),
+		    "decide.runs-per-boot goes with repeat: auto; a fixed design runs each variant 'repeat' times");
+	if (e->repeat_auto && d->max_runs && d->max_runs < d->min_boots * d->runs_per_boot)
+		err(c, node_map_get(n, "max-runs"),
+		    "decide.max-runs (%u) is below min-boots x runs-per-boot (%u x %u): the first look never comes",
+		    d->max_runs, d->min_boots, d->runs_per_boot);
+}
+
+/* repeat: N runs of each variant, or auto: boots added until the verdicts are reached. */
+static void load_repeat(struct ctx *c, struct spec_experiment *e, const struct node *v)
+{
+	uint64_t x;
+
+	e->repeat_pos = v->pos;
+	if (!want_kind(c, v, NODE_SCALAR, "repeat"))
+		return;
+	if (streq(v->scalar, "auto")) {
+		e->repeat_auto = true;
+		e->repeat = 0;
+		return;
+	}
+	if (parse_uint(v->scalar, 1000, &x) < 0 || x < 1) {
+		err(c, v, "repeat must be a whole number from 1 to 1000 or auto, not '%s'", v->scalar);
+		return;
+	}
+	e->repeat = (unsigned)x;
+}
+
+static void decide_defaults(struct spec_decide *d)
+{
+	*d = (struct spec_decide){ .alpha = 0.05, .power = 0.8, .q = 0.05, .statistic = SPEC_STAT_WELCH_LOG,
+				   .min_boots = 2, .max_boots = 2, .runs_per_boot = 3 };
+}
+
 static void load_experiment(struct ctx *c, struct spec_experiment *e, const struct node *key,
 			    const struct node *n)
 {
 	static const char *const keys[] = { "description", "kernels", "topology", "image", "hosts",
 					    "repeat", "warmup", "timeout", "boot", "monitors", "sysctl",
-					    "workloads", "observe" };
+					    "workloads", "observe", "decide" };
 	_cleanup_free_ char *what = xasprintf("experiment '%s'", key->scalar);
 	const struct node *v;
 
 	e->name = xstrdup(key->scalar);
 	e->pos = key->pos;
 	e->repeat = 3;
+	decide_defaults(&e->decide);
+	e->decide.pos = key->pos;
 	e->timeout_usec = 3600ULL * 1000000;
 	e->boot = BOOT_PER_RUN;
 	if (!want_kind(c, n, NODE_MAP, what))
@@ -1186,7 +1377,8 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 	if ((v = node_map_get(n, "hosts")))
 		get_refs(c, v, "hosts", &e->hosts);
 	if ((v = node_map_get(n, "repeat")))
-		get_uint(c, v, "repeat", 1, 1000, &e->repeat);
+		load_repeat(c, e, v);
+	load_decide(c, e, node_map_get(n, "decide"));
 	if ((v = node_map_get(n, "warmup")))
 		get_duration(c, v, "warmup", &e->warmup_usec);
 	if ((v = node_map_get(n, "timeout"))) {

@@ -128,11 +128,18 @@ struct spec_host {
 
 enum expect_dir { EXPECT_INCREASE, EXPECT_DECREASE, EXPECT_UNCHANGED };
 
+/* How a change is tested; the same order as the result layer's enum stat_method. */
+enum spec_statistic { SPEC_STAT_WELCH_LOG, SPEC_STAT_MANN_WHITNEY, SPEC_STAT_BOOTSTRAP };
+#define SPEC_STAT_COUNT (SPEC_STAT_BOOTSTRAP + 1)
+/* "welch-log", "mann-whitney", "bootstrap" */
+const char *spec_statistic_name(enum spec_statistic t);
+
 struct spec_expect {
 	char *metric;
 	enum expect_dir dir;
-	double effect;   /* fraction: minimum effect (increase/decrease) or bound (unchanged) */
+	double effect;   /* fraction: the smallest change that matters (mde; older spellings min, within) */
 	bool has_effect;
+	int statistic;   /* enum spec_statistic, -1: the experiment's decide: statistic */
 	struct pos pos;
 };
 
@@ -182,6 +189,22 @@ struct spec_kv {
 	struct pos pos;
 };
 
+/* An experiment's `decide:` (every key optional; defaults as set here). */
+struct spec_decide {
+	double alpha;             /* 0.05: declared verdicts, two-sided */
+	double power;             /* 0.8 */
+	double q;                 /* 0.05: false discovery rate of the exploratory rows */
+	enum spec_statistic statistic; /* welch-log */
+	unsigned min_boots;       /* 2: per variant, before the first look */
+	unsigned max_boots;       /* per variant; 2 for a fixed design, 6 with repeat: auto (at least min_boots) */
+	unsigned runs_per_boot;   /* repeat: auto only: 3 */
+	unsigned max_runs;        /* per variant, 0: no limit */
+	uint64_t max_time_usec;   /* 0: no limit */
+	struct pos pos;           /* the decide: mapping; the experiment's name when absent */
+	struct pos alpha_pos, power_pos, q_pos, statistic_pos, min_boots_pos, max_boots_pos, runs_per_boot_pos,
+		max_runs_pos, max_time_pos; /* file NULL: not given */
+};
+
 struct spec_experiment {
 	char *name;
 	struct pos pos;
@@ -190,7 +213,10 @@ struct spec_experiment {
 	struct spec_ref topology;
 	struct spec_ref image;
 	struct spec_refs hosts; /* empty: the implicit "local" host */
-	unsigned repeat;
+	unsigned repeat;  /* runs per boot of a fixed design; 0 with repeat: auto */
+	bool repeat_auto; /* repeat: auto: boots added until decided (decide.runs_per_boot a boot) */
+	struct pos repeat_pos;
+	struct spec_decide decide;
 	uint64_t warmup_usec;
 	uint64_t timeout_usec;
 	enum boot_policy boot;

@@ -71,6 +71,9 @@ static struct result_set *sample(void)
 	result_add_run(rs, "quick.0003", "base", "stress-ng stressor=switch", 0, 2);
 	result_add_expect(rs, 0, "stress-ng.switch.ops_per_sec", DIR_INCREASE, 0.05, true);
 	result_add_expect(rs, 0, "stress-ng.ctxt_per_sec", DIR_UNCHANGED, 0, false);
+	rs->expect[0].method = STAT_BOOTSTRAP;
+	rs->decide = (struct decide_params){ .alpha = 0.01, .power = 0.9, .q = 0.1, .method = STAT_MANN_WHITNEY,
+					     .sequential = true, .min_boots = 3, .max_boots = 7 };
 	{
 		struct strv k = STRV_INIT;
 
@@ -128,6 +131,13 @@ static void test_store_round_trip(void **state)
 	assert_true(back->expect[0].has_effect);
 	assert_false(back->expect[1].has_effect);
 	assert_int_equal(back->expect[1].dir, DIR_UNCHANGED);
+	assert_int_equal(back->expect[0].method, STAT_BOOTSTRAP);
+	assert_int_equal(back->expect[1].method, -1);
+	assert_true(back->decide.alpha == 0.01 && back->decide.power == 0.9 && back->decide.q == 0.1);
+	assert_int_equal(back->decide.method, STAT_MANN_WHITNEY);
+	assert_true(back->decide.sequential);
+	assert_int_equal(back->decide.min_boots, 3);
+	assert_int_equal(back->decide.max_boots, 7);
 	assert_int_equal(back->nobserve, 2);
 	assert_string_equal(back->observe[0].metric, "zoneinfo-pcp.high_spread_max");
 	assert_int_equal(back->observe[0].rel, OBS_GE);
@@ -322,6 +332,12 @@ static void test_store_ok_without_metrics(void **state)
 	"{\"format\":2,\"experiment\":\"e\",\"variants\":" variants ",\"mechanism\":[],\"expect\":" expect \
 	",\"observe\":" observe ",\"runs\":" runs "}"
 
+#define DECIDE_REST "\"power\":0.8,\"q\":0.05,\"statistic\":\"welch-log\",\"sequential\":false," \
+	"\"min_boots\":2,\"max_boots\":2"
+#define DOC_DECIDE(decide) \
+	"{\"format\":2,\"experiment\":\"e\",\"variants\":[],\"mechanism\":[],\"decide\":" decide \
+	",\"expect\":[],\"observe\":[],\"runs\":[]}"
+
 /* run.json from elsewhere: each damage is an error naming the file, the element and what is wrong. */
 static void test_store_json_strict(void **state)
 {
@@ -362,6 +378,42 @@ static void test_store_json_strict(void **state)
 		      "\"release\":null,\"error\":null,\"boot\":\"../b\",\"boot_pos\":1,\"guest\":null}]"),
 		  "runs[0]: '../b' is not a boot id", 0 },
 		{ "{\"format\":2,\"experiment\":\"a\\u0000b\"}", "NUL", 1 },
+		{ DOC("[]", "[{\"job\":0,\"metric\":\"m\",\"direction\":\"increase\",\"effect\":null,\"statistic\":\"t\"}]",
+		      "[]", "[]"),
+		  "expect[0]: unknown statistic 't' (welch-log, mann-whitney or bootstrap)", 0 },
+		{ DOC("[]", "[{\"job\":0,\"metric\":\"m\",\"direction\":\"increase\",\"effect\":null,\"statistic\":1}]",
+		      "[]", "[]"),
+		  "expect[0]: 'statistic' is an integer, not a string or null", 0 },
+		{ DOC_DECIDE("\"yes\""), "'decide' is a string, not an object", 0 },
+		{ DOC_DECIDE("{" DECIDE_REST "}"), "decide: member 'alpha' is missing", 0 },
+		{ DOC_DECIDE("{\"alpha\":0.5," DECIDE_REST "}"),
+		  "decide: 'alpha' is 0.5, not between 0 and 0.5 (both excluded)", 0 },
+		{ DOC_DECIDE("{\"alpha\":\"0.05\"," DECIDE_REST "}"), "decide: 'alpha' is a string, not a number", 0 },
+		{ DOC_DECIDE("{\"alpha\":0.05,\"power\":1,\"q\":0.05,\"statistic\":\"welch-log\",\"sequential\":false,"
+			     "\"min_boots\":2,\"max_boots\":2}"),
+		  "decide: 'power' is 1, not from 0.5 to 0.99", 0 },
+		{ DOC_DECIDE("{\"alpha\":0.05,\"power\":0.8,\"q\":-1,\"statistic\":\"welch-log\",\"sequential\":false,"
+			     "\"min_boots\":2,\"max_boots\":2}"),
+		  "decide: 'q' is -1, not between 0 and 0.5", 0 },
+		{ DOC_DECIDE("{\"alpha\":0.05,\"power\":0.8,\"q\":0.05,\"statistic\":\"anova\",\"sequential\":false,"
+			     "\"min_boots\":2,\"max_boots\":2}"),
+		  "decide: unknown statistic 'anova'", 0 },
+		{ DOC_DECIDE("{\"alpha\":0.05,\"power\":0.8,\"q\":0.05,\"statistic\":null,\"sequential\":false,"
+			     "\"min_boots\":2,\"max_boots\":2}"),
+		  "decide: 'statistic' is null, not a string", 0 },
+		{ DOC_DECIDE("{\"alpha\":0.05,\"power\":0.8,\"q\":0.05,\"statistic\":\"bootstrap\",\"sequential\":1,"
+			     "\"min_boots\":2,\"max_boots\":2}"),
+		  "decide: 'sequential' is an integer, not a boolean", 0 },
+		{ DOC_DECIDE("{\"alpha\":0.05,\"power\":0.8,\"q\":0.05,\"statistic\":\"bootstrap\",\"sequential\":true,"
+			     "\"min_boots\":1,\"max_boots\":2}"),
+		  "decide: 'min_boots' is 1, not from 2 to 1000", 0 },
+		{ DOC_DECIDE("{\"alpha\":0.05,\"power\":0.8,\"q\":0.05,\"statistic\":\"bootstrap\",\"sequential\":true,"
+			     "\"min_boots\":4,\"max_boots\":3}"),
+		  "decide: 'max_boots' 3 is below 'min_boots' 4", 0 },
+		{ DOC_DECIDE("{\"alpha\":0.05,\"power\":0.8,\"q\":0.05,\"statistic\":\"bootstrap\",\"sequential\":true,"
+			     "\"min_boots\":2,\"max_boots\":99999999999}"),
+		  "decide: 'max_boots' is out of range (0 to 1000)", 0 },
+		{ DOC_DECIDE("{\"beta\":0.2,\"alpha\":0.05," DECIDE_REST "}"), "decide: unknown member 'beta'", 0 },
 	};
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -389,6 +441,30 @@ static void test_store_json_strict(void **state)
 		assert_null(rs->runs[0].boot);
 		result_set_free(rs);
 		diags_release(&d);
+	}
+	{
+		/* written before decide and statistics were stored: the defaults */
+		static const char old[] =
+			DOC("[\"base\"]", "[{\"job\":0,\"metric\":\"m\",\"direction\":\"increase\",\"effect\":0.05}]", "[]",
+			    "[" RUN_A "]");
+		static const char given[] = DOC_DECIDE("{\"alpha\":0.05," DECIDE_REST "}");
+		struct decide_params def = DECIDE_PARAMS_DEFAULT;
+		struct result_set *rs = NULL;
+		struct diags d = { 0 };
+
+		assert_int_equal(store_parse("20261201-000000-abcd", old, strlen(old), "J", &rs, &d), 0);
+		assert_int_equal(rs->nexpect, 1);
+		assert_int_equal(rs->expect[0].method, -1);
+		assert_true(rs->decide.alpha == def.alpha && rs->decide.power == def.power && rs->decide.q == def.q);
+		assert_int_equal(rs->decide.method, def.method);
+		assert_false(rs->decide.sequential);
+		assert_int_equal(rs->decide.min_boots, def.min_boots);
+		assert_int_equal(rs->decide.max_boots, def.max_boots);
+		result_set_free(rs);
+		assert_int_equal(store_parse("20261201-000000-abcd", given, strlen(given), "J", &rs, &d), 0);
+		assert_int_equal(rs->decide.method, STAT_WELCH_LOG);
+		result_set_free(rs);
+		assert_int_equal(d.n, 0);
 	}
 }
 

@@ -380,6 +380,181 @@ static void test_spec_top(void **state)
 	assert_errors("", "missing 'version: 1'");
 }
 
+
+/* An experiment e (line 5) whose last lines are `extra`, each indented 4. */
+#define EXP(extra)                                                                                 \
+	"version: 1\nkernels: {a: {}, b: {from: a}}\ntopologies: {t: {memory: 1G}}\nimages: {i: {recipe: r}}\n" \
+	"experiments:\n  e:\n    kernels: [a, b]\n    topology: t\n    image: i\n    workloads: [w]\n" extra
+
+static const struct spec_experiment *load_exp(const char *yaml, struct spec **s)
+{
+	char *errs = load(yaml, s);
+
+	if (*errs)
+		fail_msg("expected valid, got:\n%s", errs);
+	free(errs);
+	return spec_find_experiment(*s, "e");
+}
+
+static void test_spec_decide(void **state)
+{
+	struct spec *s = NULL;
+	const struct spec_experiment *e;
+
+	(void)state;
+	/* the defaults: a fixed design of 3 runs */
+	e = load_exp(EXP(""), &s);
+	assert_int_equal(e->repeat, 3);
+	assert_false(e->repeat_auto);
+	assert_true(e->decide.alpha == 0.05 && e->decide.power == 0.8 && e->decide.q == 0.05);
+	assert_int_equal(e->decide.statistic, SPEC_STAT_WELCH_LOG);
+	assert_int_equal(e->decide.min_boots, 2);
+	assert_int_equal(e->decide.max_boots, 2);
+	assert_int_equal(e->decide.runs_per_boot, 3);
+	assert_int_equal(e->decide.max_runs, 0);
+	assert_int_equal(e->decide.max_time_usec, 0);
+	assert_null(e->decide.alpha_pos.file);
+	spec_free(s);
+
+	/* every key */
+	e = load_exp(EXP("    decide: {alpha: 0.01, power: 90%, q: 0.1, statistic: mann-whitney, min-boots: 3,\n"
+			 "             max-boots: 5, max-runs: 40, max-time: 30m}\n"), &s);
+	assert_true(e->decide.alpha == 0.01 && e->decide.power > 0.8999 && e->decide.power < 0.9001);
+	assert_true(e->decide.q == 0.1);
+	assert_int_equal(e->decide.statistic, SPEC_STAT_MANN_WHITNEY);
+	assert_int_equal(e->decide.min_boots, 3);
+	assert_int_equal(e->decide.max_boots, 5);
+	assert_int_equal(e->decide.max_runs, 40);
+	assert_int_equal(e->decide.max_time_usec, 30ULL * 60 * 1000000);
+	assert_int_equal(e->decide.alpha_pos.line, 11);
+	assert_int_equal(e->decide.alpha_pos.col, 21);
+	assert_string_equal(spec_statistic_name(e->decide.statistic), "mann-whitney");
+	spec_free(s);
+
+	/* repeat: auto: runs per boot instead of runs, 6 boots at most unless said */
+	e = load_exp(EXP("    repeat: auto\n"), &s);
+	assert_true(e->repeat_auto);
+	assert_int_equal(e->repeat, 0);
+	assert_int_equal(e->decide.runs_per_boot, 3);
+	assert_int_equal(e->decide.min_boots, 2);
+	assert_int_equal(e->decide.max_boots, 6);
+	spec_free(s);
+	e = load_exp(EXP("    repeat: auto\n    decide: {runs-per-boot: 5, min-boots: 8, statistic: bootstrap}\n"), &s);
+	assert_int_equal(e->decide.runs_per_boot, 5);
+	assert_int_equal(e->decide.max_boots, 8); /* at least min-boots */
+	assert_int_equal(e->decide.statistic, SPEC_STAT_BOOTSTRAP);
+	spec_free(s);
+	e = load_exp(EXP("    decide: {min-boots: 4}\n"), &s);
+	assert_int_equal(e->decide.max_boots, 4);
+	spec_free(s);
+}
+
+static void test_spec_decide_errors(void **state)
+{
+	static const struct {
+		const char *yaml, *err;
+	} cases[] = {
+		{ EXP("    decide: {alpha: 0.5}\n"),
+		  "t.yaml:11:21: decide.alpha must be a number between 0 and 0.5 (both excluded), not '0.5'" },
+		{ EXP("    decide: {alpha: 0}\n"), "t.yaml:11:21: decide.alpha must be a number between 0 and 0.5" },
+		{ EXP("    decide: {alpha: five}\n"), "t.yaml:11:21: decide.alpha must be a number between 0 and 0.5" },
+		{ EXP("    decide: {alpha: [1]}\n"), "t.yaml:11:21: decide.alpha must be a number, not a sequence" },
+		{ EXP("    decide: {power: 0.995}\n"),
+		  "t.yaml:11:21: decide.power must be a number from 0.5 to 0.99, not '0.995'" },
+		{ EXP("    decide: {power: 0.4}\n"), "t.yaml:11:21: decide.power must be a number from 0.5 to 0.99" },
+		{ EXP("    decide: {q: 60%}\n"), "t.yaml:11:17: decide.q must be a number between 0 and 0.5 (both excluded), not '60%'" },
+		{ EXP("    decide: {q: ''}\n"), "t.yaml:11:17: decide.q must be a number between 0 and 0.5" },
+		{ EXP("    decide: {statistic: welch}\n"),
+		  "t.yaml:11:25: statistic must be welch-log, mann-whitney or bootstrap, not 'welch'" },
+		{ EXP("    decide: {statistic: bootstrp}\n"), "not 'bootstrp' (did you mean 'bootstrap'?)" },
+		{ EXP("    decide: {min-boots: 1}\n"),
+		  "t.yaml:11:25: decide.min-boots must be a whole number from 2 to 1000, not '1'" },
+		{ EXP("    decide: {max-boots: 1}\n"), "t.yaml:11:25: decide.max-boots must be a whole number from 2 to 1000" },
+		{ EXP("    decide: {min-boots: 4, max-boots: 3}\n"),
+		  "t.yaml:11:39: decide.max-boots (3) is below decide.min-boots (4)" },
+		{ EXP("    decide: {max-runs: -1}\n"), "t.yaml:11:24: decide.max-runs must be a whole number from 0 to 1000000" },
+		{ EXP("    repeat: auto\n    decide: {max-runs: 5}\n"),
+		  "t.yaml:12:24: decide.max-runs (5) is below min-boots x runs-per-boot (2 x 3): the first look never comes" },
+		{ EXP("    decide: {max-time: soon}\n"),
+		  "t.yaml:11:24: decide.max-time must be a duration such as 30s, 5m or 1h30m, not 'soon'" },
+		{ EXP("    decide: {max-time: 10ms}\n"), "t.yaml:11:24: decide.max-time must be at least 1s" },
+		{ EXP("    decide: {runs-per-boot: 0}\n"),
+		  "t.yaml:11:29: decide.runs-per-boot must be a whole number from 1 to 1000, not '0'" },
+		{ EXP("    decide: {runs-per-boot: 2}\n"),
+		  "t.yaml:11:29: decide.runs-per-boot goes with repeat: auto; a fixed design runs each variant 'repeat' times" },
+		{ EXP("    decide: {alfa: 0.01}\n"), "t.yaml:11:14: unknown key 'alfa' in decide (did you mean 'alpha'?)" },
+		{ EXP("    decide: 0.05\n"), "t.yaml:11:13: decide must be a mapping, not a scalar" },
+		{ EXP("    repeat: sometimes\n"), "t.yaml:11:13: repeat must be a whole number from 1 to 1000 or auto, not 'sometimes'" },
+		{ EXP("    repeat: 0\n"), "t.yaml:11:13: repeat must be a whole number from 1 to 1000 or auto, not '0'" },
+		{ EXP("    repeat: [auto]\n"), "t.yaml:11:13: repeat must be a scalar, not a sequence" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+		assert_errors(cases[i].yaml, cases[i].err);
+}
+
+/* An expectation of job w: `x` is its value. */
+#define EXPECT(x)                                                                                  \
+	"version: 1\nkernels: {a: {}, b: {from: a}}\ntopologies: {t: {memory: 1G}}\nimages: {i: {recipe: r}}\n" \
+	"experiments:\n  e:\n    kernels: [a, b]\n    topology: t\n    image: i\n    workloads:\n"           \
+	"      - workload: w\n        expect:\n          w.m: " x "\n"
+
+static void test_spec_expect_mde(void **state)
+{
+	static const struct {
+		const char *x;
+		enum expect_dir dir;
+		double effect;
+		int statistic;
+	} ok[] = {
+		{ "increase", EXPECT_INCREASE, 0, -1 },
+		{ "{direction: increase, mde: 5%}", EXPECT_INCREASE, 0.05, -1 },
+		{ "{direction: decrease, mde: 2%, statistic: bootstrap}", EXPECT_DECREASE, 0.02, SPEC_STAT_BOOTSTRAP },
+		{ "{direction: unchanged, mde: 1%}", EXPECT_UNCHANGED, 0.01, -1 },
+		{ "{direction: unchanged, within: 3%, statistic: mann-whitney}", EXPECT_UNCHANGED, 0.03,
+		  SPEC_STAT_MANN_WHITNEY },
+		{ "{direction: increase, min: 4%}", EXPECT_INCREASE, 0.04, -1 },
+		{ "{direction: increase, statistic: welch-log}", EXPECT_INCREASE, 0, SPEC_STAT_WELCH_LOG },
+	};
+	static const struct {
+		const char *x, *err;
+	} bad[] = {
+		{ "{direction: increase, mde: 5%, min: 5%}",
+		  "t.yaml:13:52: give one of 'mde', 'min' or 'within': 'mde' is already given at 13:43" },
+		{ "{direction: unchanged, within: 2%, mde: 2%}",
+		  "t.yaml:13:56: give one of 'mde', 'min' or 'within': 'within' is already given at 13:47" },
+		{ "{direction: increase, mde: five}", "t.yaml:13:43: mde must be a positive percentage such as 5%" },
+		{ "{direction: increase, mde: -5%}", "t.yaml:13:43: mde must be a positive percentage such as 5%" },
+		{ "{direction: increase, statistic: t-test}",
+		  "t.yaml:13:49: statistic must be welch-log, mann-whitney or bootstrap, not 't-test'" },
+		{ "{direction: increase, statistics: bootstrap}",
+		  "t.yaml:13:38: unknown key 'statistics' in an expectation (did you mean 'statistic'?)" },
+		{ "{direction: increase, min: 5%, within: 2%, mde: 1%}",
+		  "t.yaml:13:64: give one of 'mde', 'min' or 'within': 'min' is already given at 13:43" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+		struct spec *s = NULL;
+		char *yaml = xasprintf(EXPECT("%s"), ok[i].x);
+		const struct spec_expect *x = &load_exp(yaml, &s)->jobs[0].expect[0];
+
+		assert_int_equal(x->dir, ok[i].dir);
+		assert_true(x->has_effect == (ok[i].effect > 0));
+		assert_true(x->effect > ok[i].effect - 1e-9 && x->effect < ok[i].effect + 1e-9);
+		assert_int_equal(x->statistic, ok[i].statistic);
+		spec_free(s);
+		free(yaml);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		char *yaml = xasprintf(EXPECT("%s"), bad[i].x);
+
+		assert_errors(yaml, bad[i].err);
+		free(yaml);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +571,9 @@ int main(void)
 		cmocka_unit_test(test_spec_vars),
 		cmocka_unit_test(test_spec_hosts),
 		cmocka_unit_test(test_spec_top),
+		cmocka_unit_test(test_spec_decide),
+		cmocka_unit_test(test_spec_decide_errors),
+		cmocka_unit_test(test_spec_expect_mde),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
