@@ -169,6 +169,128 @@ static void test_policy_adds_a_repeat(void **state)
 	fixture_release(&f);
 }
 
+/*
+ * The sequential policy on a plan of 4 boots x 2 runs a variant (boot:
+ * once, groups A1 B1 B2 A2 A3 B3 B4 A4): runs are "measured" as they are
+ * handed out, each group in order on its own boot.
+ */
+struct seqfix {
+	struct result_set *rs;
+	struct plan plan;
+	struct plan_run pr[16];
+	char ids[16][16];
+	struct spec_experiment e;
+	struct engine x;
+	struct seq_policy sp;
+};
+
+static void seqfix_init(struct seqfix *f, unsigned max_runs)
+{
+	memset(f, 0, sizeof(*f));
+	f->rs = result_set_new("20260101-000000-abcd", "exp");
+	f->rs->decide.sequential = true;
+	f->rs->decide.min_boots = 2;
+	f->rs->decide.max_boots = 4;
+	strv_push(&f->rs->variants, "base");
+	strv_push(&f->rs->variants, "patched");
+	result_add_expect(f->rs, 0, "m", DIR_INCREASE, 0.05, true);
+	for (size_t i = 0; i < 16; i++) {
+		unsigned rep = (unsigned)(i / 2 + 1), boot = (rep - 1) / 2 + 1;
+		/* A B in odd boots, B A in even ones */
+		const char *v = (i % 2 == 0) == (boot % 2 == 1) ? "base" : "patched";
+
+		snprintf(f->ids[i], sizeof(f->ids[i]), "exp.%04zu", i + 1);
+		result_add_run(f->rs, f->ids[i], v, "w", 0, rep);
+		f->pr[i] = (struct plan_run){ .id = f->ids[i], .experiment = "exp", .kernel = (char *)v,
+					      .topology = "t", .host = "local", .workload = "w", .repeat = rep,
+					      .boot = boot };
+	}
+	f->plan = (struct plan){ .runs = f->pr, .n = 16 };
+	f->e.boot = BOOT_ONCE;
+	f->x.e = &f->e;
+	f->x.rs = f->rs;
+	f->x.p = &f->plan;
+	f->sp = (struct seq_policy){ .min_boots = 2, .max_runs = max_runs };
+	f->x.policy = (struct run_policy){ .ops = &run_policy_sequential_ops, .data = &f->sp };
+	engine_sched_init(&f->x);
+	engine_make_groups(&f->x);
+}
+
+/* Serves every group in order: base about 100, patched 100 * ratio, runs +- spread and each
+ * boot 0.3 spread higher than the one before; how many groups ran. */
+static size_t seqfix_serve(struct seqfix *f, double ratio, double spread)
+{
+	size_t ran = 0;
+
+	for (size_t g = 0; g < f->x.ngroups; g++) {
+		_cleanup_free_ char *boot = xasprintf("exp.b%zu", g + 1);
+		size_t i, k = 0;
+
+		while (engine_next(&f->x, g, &i) == 0) {
+			struct result_run *r = &f->rs->runs[i];
+			double noise = spread * ((k++ % 2 ? 1.0 : -1.0) + 0.3 * (double)g);
+
+			r->status = RUN_OK;
+			r->boot = xstrdup(boot);
+			result_add_metric(r, "m", (streq(r->variant, "base") ? 100 : 100 * ratio) + noise);
+		}
+		ran += k > 0;
+	}
+	return ran;
+}
+
+static void seqfix_release(struct seqfix *f)
+{
+	seq_policy_release(&f->sp);
+	engine_release(&f->x);
+	result_set_free(f->rs);
+}
+
+static void test_sequential_stops_when_decided(void **state)
+{
+	struct seqfix f;
+
+	(void)state;
+	seqfix_init(&f, 0);
+	assert_int_equal(f.x.ngroups, 8);
+	/* the plan's A1 B1 B2 A2 ...: groups follow it */
+	assert_int_equal(f.x.groups[0].boot, 1);
+	assert_int_equal(f.x.groups[2].boot, 2);
+	assert_string_equal(f.rs->runs[f.x.groups[2].runs[0]].variant, "patched");
+	/* +50%: decided after the 2 boots every experiment gets */
+	assert_int_equal(seqfix_serve(&f, 1.5, 1), 4);
+	assert_int_equal(f.sp.stop, SEQ_DECIDED);
+	assert_int_equal(f.sp.stop_boot, 3);
+	assert_int_equal(f.sp.looks, 1);
+	seqfix_release(&f);
+}
+
+static void test_sequential_runs_the_budget(void **state)
+{
+	struct seqfix f;
+
+	(void)state;
+	/* no change with ±1% noise: equivalent within ±5% once 3 boots a side tighten the interval */
+	seqfix_init(&f, 0);
+	assert_int_equal(seqfix_serve(&f, 1.0, 1), 6);
+	assert_int_equal(f.sp.stop, SEQ_DECIDED);
+	assert_int_equal(f.sp.stop_boot, 4);
+	assert_int_equal(f.sp.looks, 2);
+	seqfix_release(&f);
+	/* no change with ±30% noise: undecided, every boot runs */
+	seqfix_init(&f, 0);
+	assert_int_equal(seqfix_serve(&f, 1.0, 30), 8);
+	assert_int_equal(f.sp.stop, SEQ_RUNNING);
+	assert_int_equal(f.sp.looks, 2);
+	seqfix_release(&f);
+	/* the budget's runs: 4 a variant are 2 boots */
+	seqfix_init(&f, 4);
+	assert_int_equal(seqfix_serve(&f, 1.0, 30), 4);
+	assert_int_equal(f.sp.stop, SEQ_BUDGET_RUNS);
+	assert_int_equal(f.sp.stop_boot, 3);
+	seqfix_release(&f);
+}
+
 static void test_boots(void **state)
 {
 	struct fixture f;
@@ -469,6 +591,8 @@ int main(void)
 		cmocka_unit_test(test_fixed_order),
 		cmocka_unit_test(test_fixed_skips_ended),
 		cmocka_unit_test(test_policy_adds_a_repeat),
+		cmocka_unit_test(test_sequential_stops_when_decided),
+		cmocka_unit_test(test_sequential_runs_the_budget),
 		cmocka_unit_test(test_boots),
 		cmocka_unit_test(test_boots_resumed),
 		cmocka_unit_test(test_wire_roundtrip),

@@ -13,6 +13,7 @@ static const char *const yaml =
 	"kernels:\n"
 	"  base: {}\n"
 	"  p: {from: base, patches: d, sweep: [1, 3]}\n"
+	"  q: {from: base, patches: d}\n"
 	"topologies: {t: {memory: 1G}}\n"
 	"images: {i: {recipe: r}}\n"
 	"hosts: {h1: {uri: \"qemu:///a\"}, h2: {uri: \"qemu:///b\"}}\n"
@@ -33,6 +34,21 @@ static const char *const yaml =
 	"    topology: t\n"
 	"    image: i\n"
 	"    repeat: 1\n"
+	"    workloads: [w2]\n"
+	"  e3:\n"
+	"    kernels: [base, q]\n"
+	"    topology: t\n"
+	"    image: i\n"
+	"    boot: once\n"
+	"    repeat: 3\n"
+	"    workloads: [w2]\n"
+	"  e4:\n"
+	"    kernels: [base, q]\n"
+	"    topology: t\n"
+	"    image: i\n"
+	"    boot: once\n"
+	"    repeat: auto\n"
+	"    decide: {max-boots: 3, runs-per-boot: 2}\n"
 	"    workloads: [w2]\n";
 
 static struct spec *load(void)
@@ -62,8 +78,8 @@ static void test_expansion_order(void **state)
 
 	(void)state;
 	assert_int_equal(plan_build(s, NULL, &p, &d), 0);
-	/* e1: 4 matrix cells x 2 repeats x 3 variants; e2: 1 */
-	assert_int_equal(p->n, 4 * 2 * 3 + 1);
+	/* e1: 4 matrix cells x 2 repeats x 3 variants; e2: 1; e3: 3 x 2; e4: 3 boots x 2 runs x 2 */
+	assert_int_equal(p->n, 4 * 2 * 3 + 1 + 6 + 12);
 	r = p->runs;
 	assert_string_equal(r[0].id, "e1.0001");
 	assert_string_equal(r[0].kernel, "base");
@@ -110,11 +126,11 @@ static void test_selection(void **state)
 	assert_int_equal(p->n, 1);
 	plan_free(p);
 	p = NULL;
-	strv_push(&only, "e3");
+	strv_push(&only, "e5");
 	assert_int_equal(plan_build(s, &only, &p, &d), -EINVAL);
 	assert_null(p);
 	assert_int_equal(d.n, 1);
-	assert_string_equal(d.v[0].msg, "no experiment 'e3' (did you mean 'e1'?)");
+	assert_string_equal(d.v[0].msg, "no experiment 'e5' (did you mean 'e1'?)");
 	strv_release(&only);
 	spec_free(s);
 	diags_release(&d);
@@ -132,13 +148,50 @@ static void test_formatters(void **state)
 	strv_push(&only, "e2");
 	assert_int_equal(plan_build(s, &only, &p, &d), 0);
 	plan_format_text(p, &text);
-	assert_string_equal(text.buf, "ID       KERNEL  TOPOLOGY  HOST   WORKLOAD  REPEAT  PARAMS\n"
-				      "e2.0001  base    t         local  w2        1       -\n");
+	assert_string_equal(text.buf, "ID       KERNEL  TOPOLOGY  HOST   WORKLOAD  REPEAT  BOOT  PARAMS\n"
+				      "e2.0001  base    t         local  w2        1       1     -\n");
 	plan_format_json(p, &js);
 	assert_non_null(strstr(js.buf, "\"params\": {},"));
 	assert_non_null(strstr(js.buf, "\"monitors\": [],"));
 	strbuf_release(&text);
 	strbuf_release(&js);
+	strv_release(&only);
+	plan_free(p);
+	spec_free(s);
+	diags_release(&d);
+}
+
+/* Boots: the repetitions spread over min-boots boots, the variants reversed in even ones. */
+static void test_boots_alternate(void **state)
+{
+	static const char *const order3[] = { "base", "q", "q", "base", "base", "q" };
+	static const unsigned boot3[] = { 1, 1, 2, 2, 1, 1 };
+	struct spec *s = load();
+	struct diags d = { 0 };
+	struct plan *p = NULL;
+	struct strv only = STRV_INIT;
+
+	(void)state;
+	strv_push(&only, "e3");
+	assert_int_equal(plan_build(s, &only, &p, &d), 0);
+	assert_int_equal(p->n, 6);
+	for (size_t i = 0; i < 6; i++) {
+		assert_string_equal(p->runs[i].kernel, order3[i]);
+		assert_int_equal(p->runs[i].boot, boot3[i]);
+	}
+	plan_free(p);
+	p = NULL;
+	/* repeat: auto holds the budget: 3 boots x 2 runs a variant, boot-major */
+	strv_release(&only);
+	strv_push(&only, "e4");
+	assert_int_equal(plan_build(s, &only, &p, &d), 0);
+	assert_int_equal(p->n, 12);
+	for (size_t i = 0; i < 12; i++) {
+		unsigned boot = (unsigned)(i / 4 + 1);
+
+		assert_int_equal(p->runs[i].boot, boot);
+		assert_string_equal(p->runs[i].kernel, (i % 2 == 0) == (boot % 2 == 1) ? "base" : "q");
+	}
 	strv_release(&only);
 	plan_free(p);
 	spec_free(s);
@@ -151,6 +204,7 @@ int main(void)
 		cmocka_unit_test(test_expansion_order),
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_formatters),
+		cmocka_unit_test(test_boots_alternate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
