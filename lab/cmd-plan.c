@@ -1,9 +1,78 @@
 /* SPDX-License-Identifier: MIT */
-/* lab plan [EXPERIMENT...]: the runs, in execution order. */
+/* lab plan [EXPERIMENT...]: the runs, in execution order; with a stored
+ * calibration (lab calibrate), what each declared mde needs here. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cmd.h"
 #include "plan/plan.h"
+#include "result/decide.h"
+#include "run/calib-store.h"
+#include "util/escape.h"
 #include "util/banned.h"
+
+/* One declared expectation against the calibration: boots a variant for its mde, and the time. */
+static void estimate(const struct spec_experiment *e, const struct spec_expect *x, const struct calib_record *rec,
+		     struct strbuf *out)
+{
+	const struct calib_metric *m = calibration_find(rec->c, NULL, x->metric);
+	unsigned looks = e->repeat_auto && e->decide.max_boots > e->decide.min_boots
+				 ? e->decide.max_boots - e->decide.min_boots + 1 : 1;
+	unsigned rpb = e->repeat_auto ? e->decide.runs_per_boot : rec->c->runs_per_boot, boots;
+	double minutes;
+
+	strbuf_addstr(out, "  ");
+	term_escape(out, x->metric);
+	if (!x->has_effect) {
+		strbuf_addstr(out, ": no mde declared (mde: N%), nothing to size\n");
+		return;
+	}
+	strbuf_addf(out, " %g%%: ", x->effect * 100);
+	if (!m || isnan(m->cv_between)) {
+		strbuf_addstr(out, "the calibration has no figures for it\n");
+		return;
+	}
+	boots = decide_boots_needed(m->cv_between, m->cv_within, rpb ? rpb : 1, x->effect * 100,
+				    e->decide.alpha / looks, e->decide.power);
+	minutes = (double)boots * (rpb ? rpb : 1) * 2 * rec->seconds_per_run / 60;
+	strbuf_addf(out, "about %u boots x %u runs a variant, about %.0f min here%s\n", boots, rpb ? rpb : 1, minutes,
+		    e->repeat_auto && boots > e->decide.max_boots ? " (more than max-boots: it would end inconclusive)"
+								  : "");
+}
+
+/* For each experiment planned with a calibration stored: its expectations sized. */
+static void estimates(const struct lab_ctx *ctx, const struct spec *s, const struct plan *p, struct strbuf *out)
+{
+	_cleanup_free_ char *root = cmd_results_dir(s);
+	const char *last = NULL;
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct spec_experiment *e = spec_find_experiment(s, p->runs[i].experiment);
+		struct calib_record rec;
+		_cleanup_free_ char *err = NULL, *why = NULL;
+		struct calib_host here = { 0 };
+
+		if (!e || (last && streq(last, e->name)))
+			continue;
+		last = e->name;
+		if (calib_load(root, e->name, &rec, &err) < 0) {
+			if (err)
+				cmd_error(ctx, "%s", err);
+			continue;
+		}
+		calib_host_here(&here);
+		why = calib_host_differs(&rec.host, &here);
+		strbuf_addf(out, "\n%s, from its calibration of %s%s%s%s:\n", e->name, rec.date,
+			    why ? " on another host (" : " on this host", why ? why : "", why ? ")" : "");
+		for (size_t j = 0; j < e->njobs; j++)
+			for (size_t k = 0; k < e->jobs[j].nexpect; k++)
+				estimate(e, &e->jobs[j].expect[k], &rec, out);
+		calib_host_release(&here);
+		calib_record_release(&rec);
+	}
+}
 
 int cmd_plan(struct lab_ctx *ctx, int argc, char **argv)
 {
@@ -26,8 +95,10 @@ int cmd_plan(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	if (ctx->json)
 		plan_format_json(p, &out);
-	else
+	else {
 		plan_format_text(p, &out);
+		estimates(ctx, s, p, &out);
+	}
 	cmd_write(&out);
 	return EXIT_OK;
 }

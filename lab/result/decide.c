@@ -395,18 +395,29 @@ double decide_look_alpha(double alpha, unsigned look, unsigned looks)
 	return looks > 1 ? alpha / looks : alpha;
 }
 
+/* The variance of a boot's mean on the log scale, for CVs in % (NaN within: a run a boot). */
+static double log_boot_variance(double cv_between, double cv_within, unsigned m)
+{
+	return log1p(cv_between * cv_between / 1e4) +
+	       (m && !isnan(cv_within) ? log1p(cv_within * cv_within / 1e4) / m : 0);
+}
+
 unsigned decide_boots_needed(double cv_between, double cv_within, unsigned m, double mde_pct, double alpha,
 			     double power)
 {
-	double z = gsl_cdf_ugaussian_Qinv(alpha / 2) + gsl_cdf_ugaussian_Qinv(1 - power);
-	/* the variance of a boot's mean in % of the mean, squared; two sides */
-	double v = cv_between * cv_between + (m && !isnan(cv_within) ? cv_within * cv_within / m : 0);
-	double n;
+	double v = log_boot_variance(cv_between, cv_within, m), d = log1p(mde_pct / 100);
+	double z = gsl_cdf_ugaussian_Qinv(alpha / 2) + gsl_cdf_ugaussian_Qinv(1 - power), n;
 
 	if (!(mde_pct > 0) || isnan(v))
 		return 0;
-	n = ceil(2 * v * z * z / (mde_pct * mde_pct));
-	return n < 2 ? 2 : n > 1e6 ? 1000000 : (unsigned)n;
+	/* the normal approximation, then up until Student's t with 2n - 2 df agrees */
+	for (n = fmax(2, ceil(2 * v * z * z / (d * d))); n < 1e6; n++) {
+		double t = gsl_cdf_tdist_Qinv(alpha / 2, 2 * n - 2) + gsl_cdf_tdist_Qinv(1 - power, 2 * n - 2);
+
+		if (2 * v * t * t / (d * d) <= n)
+			break;
+	}
+	return n >= 1e6 ? 1000000 : (unsigned)n;
 }
 
 void decide_variance_parts(const struct side *s, double *mean, double *cv_between, double *cv_within)
@@ -422,10 +433,10 @@ void decide_variance_parts(const struct side *s, double *mean, double *cv_betwee
 
 double decide_mde_pct(double cv_between, double cv_within, unsigned m, unsigned boots, double alpha, double power)
 {
-	double z = gsl_cdf_ugaussian_Qinv(alpha / 2) + gsl_cdf_ugaussian_Qinv(1 - power);
-	double v = cv_between * cv_between + (m && !isnan(cv_within) ? cv_within * cv_within / m : 0);
+	double v = log_boot_variance(cv_between, cv_within, m), t;
 
-	if (!boots || isnan(v))
+	if (boots < 2 || isnan(v))
 		return NAN;
-	return z * sqrt(2 * v / boots);
+	t = gsl_cdf_tdist_Qinv(alpha / 2, 2.0 * boots - 2) + gsl_cdf_tdist_Qinv(1 - power, 2.0 * boots - 2);
+	return 100 * expm1(t * sqrt(2 * v / boots));
 }

@@ -82,7 +82,8 @@ double decide_look_alpha(double alpha, unsigned look, unsigned looks);
 
 /* Boots a side that make a relative change of mde_pct decidable at alpha
  * with power, for boots whose means vary cv_between % and runs cv_within %
- * with m runs a boot (normal approximation, at least 2). */
+ * with m runs a boot: Welch on logs, sized with Student's t at 2n - 2
+ * degrees of freedom (at least 2; 0 without an mde or CVs). */
 unsigned decide_boots_needed(double cv_between, double cv_within, unsigned m, double mde_pct, double alpha,
 			     double power);
 
@@ -91,5 +92,6 @@ unsigned decide_boots_needed(double cv_between, double cv_within, unsigned m, do
 void decide_variance_parts(const struct side *s, double *mean, double *cv_between, double *cv_within);
 
 /* The smallest relative change (%) decidable at alpha with power with
- * `boots` boots a side of m runs each, for those CVs (normal approximation). */
+ * `boots` boots a side of m runs each, for those CVs (the same model;
+ * NaN under 2 boots). */
 double decide_mde_pct(double cv_between, double cv_within, unsigned m, unsigned boots, double alpha, double power);

@@ -141,32 +141,48 @@ bool stats_fieller(double ma, double va, double mb, double vb, double tq, double
 	return true;
 }
 
-/* P(U <= u) under the null with no ties. f(j, k, s): arrangements of j
- * a-values and k b-values with U = s; the largest value is a b (it beats
- * all j a-values) or an a: f(j, k, s) = f(j, k - 1, s - j) + f(j - 1, k, s). */
-static double u_cdf_exact(size_t m, size_t n, double u)
+/* The null distribution of U with no ties, cumulative: P(U <= u) for u in
+ * 0..mn. f(j, k, s): arrangements of j a-values and k b-values with U = s;
+ * the largest value is a b (it beats all j a-values) or an a:
+ * f(j, k, s) = f(j, k - 1, s - j) + f(j - 1, k, s). U's distribution is
+ * the same with the sides swapped, so k runs over the smaller side. */
+static double *u_cdf_exact(size_t m, size_t n)
 {
 	size_t w = m * n + 1;
-	_cleanup_free_ double *f = xcalloc((n + 1) * w, sizeof(double));
-	_cleanup_free_ double *g = xcalloc((n + 1) * w, sizeof(double));
-	double below = 0, all = 0;
+	double *f, *g, *cdf = xcalloc(w, sizeof(double)), all = 0, run = 0;
 
+	if (n > m) {
+		size_t t = n;
+
+		n = m;
+		m = t;
+	}
+	f = xcalloc((n + 1) * w, sizeof(double));
+	g = xcalloc((n + 1) * w, sizeof(double));
 	for (size_t k = 0; k <= n; k++)
 		f[k * w] = 1; /* no a-values: U is 0 */
 	for (size_t j = 1; j <= m; j++) {
+		size_t top = j * n + 1; /* U <= j n */
+
 		memset(g, 0, (n + 1) * w * sizeof(double));
 		g[0] = 1;
 		for (size_t k = 1; k <= n; k++)
-			for (size_t s = 0; s < w; s++)
+			for (size_t s = 0; s < top; s++)
 				g[k * w + s] = (s >= j ? g[(k - 1) * w + s - j] : 0) + f[k * w + s];
-		memcpy(f, g, (n + 1) * w * sizeof(double));
+		double *t = f;
+
+		f = g;
+		g = t;
 	}
-	for (size_t s = 0; s < w; s++) {
+	for (size_t s = 0; s < w; s++)
 		all += f[n * w + s];
-		if ((double)s <= u + 1e-9)
-			below += f[n * w + s];
+	for (size_t s = 0; s < w; s++) {
+		run += f[n * w + s];
+		cdf[s] = run / all;
 	}
-	return below / all;
+	free(f);
+	free(g);
+	return cdf;
 }
 
 struct ranked {
@@ -238,12 +254,13 @@ void stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb, 
 	out->ok = true;
 	out->u = u_statistic(a, na, b, nb, &tie);
 	s = sqrt(mn / 12 * ((n + 1) - tie / (n * (n - 1))));
-	if (na < 8 && nb < 8 && tie == 0) {
-		double lo = fmin(out->u, mn - out->u);
+	if ((na <= 8 || nb <= 8) && tie == 0) {
+		_cleanup_free_ double *cdf = u_cdf_exact(na, nb);
+		size_t lo = (size_t)floor(fmin(out->u, mn - out->u) + 1e-9);
 
-		out->p = fmin(1, 2 * u_cdf_exact(na, nb, lo));
+		out->p = fmin(1, 2 * cdf[lo]);
 		/* the largest c with P(U <= c) <= (1 - conf) / 2 */
-		while ((double)(c + 1) <= mn && u_cdf_exact(na, nb, (double)(c + 1)) <= (1 - conf) / 2)
+		while ((double)(c + 1) <= mn && cdf[c + 1] <= (1 - conf) / 2)
 			c++;
 	} else {
 		double big = fmax(out->u, mn - out->u);

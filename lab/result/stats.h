@@ -61,9 +61,9 @@ bool stats_fieller(double ma, double va, double mb, double vb, double tq, double
 
 /* Mann-Whitney U of b against a and the Hodges-Lehmann shift (median of
  * the pairwise differences b - a) with its interval from the order
- * statistics. p: exact when both sides are under 8 values and there are no
+ * statistics. p: exact when a side has at most 8 values and there are no
  * ties, else the normal approximation with tie and continuity correction
- * (SciPy's mannwhitneyu, method "auto"). */
+ * (SciPy 1.10's mannwhitneyu, method "auto"). */
 struct rank_test {
 	bool ok;  /* a value on each side */
 	double u; /* U of b */

@@ -76,6 +76,8 @@ s = s[:s.index("experiments:")] + """experiments:
     image: minimal
     repeat: 3
     boot: once
+    # one boot serves all three runs (the default is 2 boots a variant)
+    decide: {min-boots: 1}
     timeout: 5m
     workloads:
       - workload: count
@@ -96,7 +98,7 @@ s = s[:s.index("experiments:")] + """experiments:
     kernels: [base, tg-ratelimit]
     topology: tiny
     image: minimal
-    repeat: 2
+    repeat: 4
     boot: side-by-side
     timeout: 5m
     workloads:
@@ -170,25 +172,38 @@ test_expect_success 'boot: once: runs of a variant share a boot; a failed run ge
 	grep -A1 'FAILS    base count.n >= 2' report | grep -q '2 runs: 1\$'
 "
 
-test_expect_success 'boot: side-by-side: a guest per variant, both up, the runs alternating' "
+test_expect_success 'boot: side-by-side: a guest per variant, both up, two boots, the order reversed in the second' "
 	lab -C '$P' -q kernel build tg-ratelimit &&
 	lab -C proj run side >report 2>err &&
-	grep -q '4 runs, one at a time; boot: side-by-side, a guest per variant (2 of 1024 MiB) up together' err &&
-	test \$(grep -c ': boot\$' err) = 2 &&
+	grep -q '8 runs, one at a time; boot: side-by-side, a guest per variant (2 of 1024 MiB) up together' err &&
+	test \$(grep -c ': boot\$' err) = 4 &&
 	id=\$(ls -t proj/results | grep -v index | head -1) &&
 	d=proj/results/\$id/runs &&
-	# plan order, variants alternating: base, tg-ratelimit, base, tg-ratelimit
-	for r in 0001 0003; do run_journal proj/results/\$id | grep -q \"^side.\$r	ok	base	\" || exit 1; done &&
-	for r in 0002 0004; do run_journal proj/results/\$id | grep -q \"^side.\$r	ok	tg-ratelimit	\" || exit 1; done &&
+	# the plan: base, tg-ratelimit in the first boot; tg-ratelimit, base in the second; and again
+	for r in 0001 0004 0005 0008; do run_journal proj/results/\$id | grep -q \"^side.\$r	ok	base	\" || exit 1; done &&
+	for r in 0002 0003 0006 0007; do run_journal proj/results/\$id | grep -q \"^side.\$r	ok	tg-ratelimit	\" || exit 1; done &&
 	# each guest stayed up across the other's run: its second run counts 2
-	grep -qx 'count.n 1' \$d/side.0001/metrics && grep -qx 'count.n 1' \$d/side.0002/metrics &&
-	grep -qx 'count.n 2' \$d/side.0003/metrics && grep -qx 'count.n 2' \$d/side.0004/metrics &&
-	test_cmp \$d/side.0001/boot_id \$d/side.0003/boot_id &&
-	test_cmp \$d/side.0002/boot_id \$d/side.0004/boot_id &&
+	for r in 0001 0002 0003 0004; do grep -qx 'count.n 1' \$d/side.\$r/metrics || exit 1; done &&
+	for r in 0005 0006 0007 0008; do grep -qx 'count.n 2' \$d/side.\$r/metrics || exit 1; done &&
+	test_cmp \$d/side.0001/boot_id \$d/side.0005/boot_id &&
+	test_cmp \$d/side.0002/boot_id \$d/side.0006/boot_id &&
+	test_cmp \$d/side.0004/boot_id \$d/side.0008/boot_id &&
 	! test_cmp \$d/side.0001/boot_id \$d/side.0002/boot_id >/dev/null &&
-	# and started in that order
-	for r in 0001 0002 0003 0004; do head -1 \$d/side.\$r/log | awk '{print \$1}'; done >starts &&
+	! test_cmp \$d/side.0001/boot_id \$d/side.0004/boot_id >/dev/null &&
+	# a boot's runs, then the next boot's: 1 2 5 6, then 3 4 7 8
+	for r in 0001 0002 0005 0006 0003 0004 0007 0008; do head -1 \$d/side.\$r/log | awk '{print \$1}'; done >starts &&
 	sort -n starts | test_cmp starts - &&
+	# run.json: four lab boots, two a variant, each with its two runs
+	python3 - proj/results/\$id/run.json <<-'EOF' &&
+	import json, sys, collections
+	runs = json.load(open(sys.argv[1]))['runs']
+	boots = collections.defaultdict(list)
+	for r in runs:
+	    boots[r['boot']].append((r['variant'], r['boot_pos']))
+	assert len(boots) == 4, boots
+	for b in boots.values():
+	    assert len(b) == 2 and b[0][0] == b[1][0] and sorted(p for _, p in b) == [1, 2], boots
+	EOF
 	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms
 "
 
