@@ -423,9 +423,9 @@ static void order_variants(struct csv *x, const char *base)
 int result_csv_parse(const char *text, size_t len, const char *file, const char *base, struct result_set **ret,
 		     struct diags *d)
 {
-	_cleanup_(csv_release) struct csv x = { .p = text, .end = text + len, .line_start = text, .file = file,
-						.line = 1, .d = d, .key = STRBUF_INIT, .last_key = STRBUF_INIT,
-						.runs = STRMAP_INIT, .keys = STRV_INIT };
+	_cleanup_(csv_release) struct csv x = { .p = text, .line_start = text, .file = file, .line = 1, .d = d,
+						.key = STRBUF_INIT, .last_key = STRBUF_INIT, .runs = STRMAP_INIT,
+						.keys = STRV_INIT };
 	for (size_t i = 0; i < ELEMENTSOF(x.f); i++)
 		strbuf_init(&x.f[i].sb, 0);
 	strbuf_init(&x.scratch.sb, 0);
@@ -434,6 +434,7 @@ int result_csv_parse(const char *text, size_t len, const char *file, const char 
 			 RESULT_CSV_MAX_BYTES >> 20);
 		return -EINVAL;
 	}
+	x.end = text + len;
 	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) /* a UTF-8 byte order mark, as spreadsheets write */
 		x.p = x.line_start = text + 3;
 	x.rs = result_set_new(file, "judge");
