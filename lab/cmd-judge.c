@@ -12,9 +12,12 @@
  * or changed, 2 on bad input.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "cmd.h"
 #include "result/compare.h"
 #include "result/csv.h"
@@ -200,12 +203,53 @@ static void format_json(const struct comparison *c, struct strbuf *out)
 	json_finish(&j);
 }
 
+/* The whole file: a regular one in a buffer of its size (a growing buffer holds up to twice the file at
+ * lab judge's peak), anything else (a pipe) as it comes. */
+static int read_text(const char *path, char **ret, size_t *ret_len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	size_t n = 0;
+	int r;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode)) {
+		if ((r = strbuf_read_file(&sb, path, RESULT_CSV_MAX_BYTES)) < 0)
+			return r;
+		*ret_len = sb.len;
+		*ret = strbuf_detach(&sb, NULL);
+		return 0;
+	}
+	if ((uint64_t)st.st_size > RESULT_CSV_MAX_BYTES)
+		return -EFBIG;
+	buf = xmalloc((size_t)st.st_size + 1);
+	while (n < (size_t)st.st_size) {
+		ssize_t k = read(fd, buf + n, (size_t)st.st_size - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	*ret_len = n;
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
 static int read_csv(const struct lab_ctx *ctx, const char *arg, const struct jopts *o, struct result_set **ret)
 {
-	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	_cleanup_free_ char *text = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 	const char *name = streq(arg, "-") ? "<stdin>" : arg;
-	int r = strbuf_read_file(&text, streq(arg, "-") ? "/dev/stdin" : arg, RESULT_CSV_MAX_BYTES);
+	size_t len = 0;
+	int r = read_text(streq(arg, "-") ? "/dev/stdin" : arg, &text, &len);
 
 	if (r == -EFBIG) {
 		cmd_error(ctx, "judge: %s: larger than %zu MiB, the most lab judge reads: split it", name,
@@ -216,7 +260,7 @@ static int read_csv(const struct lab_ctx *ctx, const char *arg, const struct jop
 		cmd_error(ctx, "judge: cannot read '%s': %s", name, strerror(-r));
 		return -1;
 	}
-	if (result_csv_parse(text.buf, text.len, name, o->base, ret, &d) < 0) {
+	if (result_csv_parse(text, len, name, o->base, ret, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		return -1;
 	}
