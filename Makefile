@@ -117,6 +117,7 @@ bench: $(LAB_BIN)
 	bench/kernel-build
 	bench/image-boot
 	bench/report
+	bench/judge
 
 # Rewrite golden files from the current output (then review the diff).
 regen: $(A)/bin/lab

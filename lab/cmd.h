@@ -89,7 +89,8 @@ extern const struct lab_option global_options[];
 
 /* The options tables of the commands (lab/cmd-*.c). */
 extern const struct lab_option init_options[], kernel_options[], image_options[], vm_options[], host_options[],
-	run_options[], calibrate_options[], report_options[], compare_options[], bundle_options[], fetch_options[], gc_options[];
+	run_options[], calibrate_options[], report_options[], compare_options[], bundle_options[], fetch_options[],
+	gc_options[], judge_options[];
 extern const char *const kernel_subs[], *const image_subs[], *const vm_subs[], *const host_subs[];
 
 int cmd_init(struct lab_ctx *ctx, int argc, char **argv);
@@ -108,6 +109,7 @@ int cmd_ls(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_compare(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_judge(struct lab_ctx *ctx, int argc, char **argv);
 
 /* Shared helpers of the command layer (lab/cmd-common.c). */
 struct subcommand {

@@ -41,6 +41,8 @@ const struct cli_command commands[] = {
 	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|html|json] [--all]", "Compare the variants of a stored run", report_options, NULL },
 	{ "compare", cmd_compare, 0, -1, "RUN_A RUN_B [--format text|md|json] [--all]",
 	  "Compare two stored runs, kernel by kernel (RUN_A is the baseline)", compare_options, NULL },
+	{ "judge", cmd_judge, 0, -1, "FILE.csv [--base NAME] [--expect METRIC:DIR[:MDE]]... [--alpha A] [--q Q] [--statistic S] [--all]",
+	  "Judge results from anywhere (CSV: variant,boot,run,metric,value) with lab's decision engine", judge_options, NULL },
 	{ "bundle", cmd_bundle, 0, -1, "RUN_ID [-o FILE]", "Pack a stored run, its reports and a MANIFEST into a .tar.zst", bundle_options, NULL },
 	{ "fetch", cmd_fetch, 0, -1, "RUN_ID|PATH|-|ssh://HOST/RUN_ID [-o DIR] [--replace] [--max-size SIZE]",
 	  "Bring a bundle in, check every checksum, unpack it safely and index it", fetch_options, NULL },
