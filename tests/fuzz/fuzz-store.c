@@ -35,7 +35,7 @@ static void report_all(struct result_set *rs, const char *metrics)
 		if (metrics && result_parse_metrics(&rs->runs[i], metrics, &err) < 0)
 			free(err);
 	}
-	c = compare_build(rs, 0.95);
+	c = compare_build(rs);
 	report_format_text(c, &all, &sb);
 	report_format_md(c, &all, &sb);
 	report_format_json(c, &sb);
