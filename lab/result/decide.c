@@ -5,6 +5,7 @@
 #include <gsl/gsl_cdf.h>
 #include "../util/alloc.h"
 #include "../util/macro.h"
+#include "../util/strmap.h"
 #include "decide.h"
 #include "stats.h"
 #include "../util/banned.h"
@@ -58,21 +59,24 @@ struct units {
 	double mean, cvb, cvw;
 };
 
-/* Distinct boots of a side; every run must name one, else 0. */
+/* Distinct boots of a side (which[i]: run i's); every run must name one, else 0. */
 static size_t count_boots(const struct side *s, size_t *which)
 {
+	_cleanup_strmap_ struct strmap idx = STRMAP_INIT;
 	size_t nb = 0;
 
 	if (!s->boot)
 		return 0;
 	for (size_t i = 0; i < s->n; i++) {
-		size_t k = 0;
-
 		if (!s->boot[i])
 			return 0;
-		while (k < i && !streq(s->boot[k], s->boot[i]))
-			k++;
-		which[i] = k < i ? which[k] : nb++;
+		/* runs of a boot come together: the previous run's boot first */
+		if (i && streq(s->boot[i], s->boot[i - 1]))
+			which[i] = which[i - 1];
+		else if (!strmap_get(&idx, s->boot[i], &which[i])) {
+			which[i] = nb++;
+			strmap_put(&idx, s->boot[i], which[i]);
+		}
 	}
 	return nb;
 }

@@ -26,8 +26,6 @@ static void run_release(struct result_run *r)
 	free(r->error);
 	free(r->boot);
 	free(r->guest);
-	for (size_t j = 0; j < r->nm; j++)
-		free(r->m[j].name);
 	free(r->m);
 }
 
@@ -61,6 +59,8 @@ void result_set_free(struct result_set *rs)
 	free(rs->expect);
 	free(rs->runs);
 	strv_release(&rs->variants);
+	strmap_release(&rs->name_index);
+	strv_release(&rs->names);
 	strv_release(&rs->mechanism);
 	for (size_t i = 0; i < rs->nobserve; i++) {
 		free(rs->observe[i].metric);
@@ -130,15 +130,27 @@ struct result_run *result_add_run(struct result_set *rs, const char *id, const c
 	r->group = xstrdup(group);
 	r->job = job;
 	r->repeat = repeat;
+	r->set = rs;
 	if (!strv_contains(&rs->variants, variant))
 		strv_push(&rs->variants, variant);
 	return r;
 }
 
+const char *result_intern(struct result_set *rs, const char *name)
+{
+	size_t at;
+
+	if (strmap_get(&rs->name_index, name, &at))
+		return rs->names.v[at];
+	strv_push(&rs->names, name);
+	strmap_put(&rs->name_index, rs->names.v[rs->names.n - 1], rs->names.n - 1);
+	return rs->names.v[rs->names.n - 1];
+}
+
 void result_add_metric(struct result_run *r, const char *name, double value)
 {
 	GROW(r->m, r->alloc, r->nm + 1);
-	r->m[r->nm].name = xstrdup(name);
+	r->m[r->nm].name = result_intern(r->set, name);
 	r->m[r->nm++].value = value;
 }
 

@@ -11,13 +11,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "../util/macro.h"
+#include "../util/strmap.h"
 #include "../util/strv.h"
 #include "decide.h"
 
 enum run_status { RUN_PENDING, RUN_OK, RUN_FAILED };
 
 struct result_metric {
-	char *name;
+	const char *name; /* the result set's one copy of the name (result_intern) */
 	double value;
 };
 
@@ -35,6 +36,7 @@ struct result_run {
 	char *guest;       /* the guest (VM name) or host the run ran on, NULL when unknown */
 	struct result_metric *m;
 	size_t nm, alloc;
+	struct result_set *set; /* the set it belongs to: its names */
 };
 
 struct result_expect {
@@ -72,6 +74,9 @@ struct result_set {
 	struct result_observe *observe;
 	size_t nobserve;
 	struct decide_params decide;
+	/* every metric name once: a thousand runs of the same 500 metrics keep 500 strings */
+	struct strv names;
+	struct strmap name_index;
 };
 
 struct result_set *result_set_new(const char *id, const char *experiment);
@@ -81,6 +86,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct result_set *, result_set_free)
 
 struct result_run *result_add_run(struct result_set *rs, const char *id, const char *variant,
 				  const char *group, size_t job, unsigned repeat);
+/* The set's copy of name (made on first use). */
+const char *result_intern(struct result_set *rs, const char *name);
 void result_add_metric(struct result_run *r, const char *name, double value);
 /* Removes the runs whose drop[i] is set, keeping the others' order; how many went. */
 size_t result_drop_runs(struct result_set *rs, const bool *drop);

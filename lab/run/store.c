@@ -495,8 +495,8 @@ static int read_decide(struct rd *x, struct result_set *rs, const struct json_do
 	    member(x, o, "sequential", JSON_DOC_BOOL, false, &b) < 0 ||
 	    member_uint(x, o, "min_boots", 1000, &lo) < 0 || member_uint(x, o, "max_boots", 1000, &hi) < 0)
 		return -EINVAL;
-	if (lo < 2)
-		return bad(x, "'min_boots' is %llu, not from 2 to 1000", lo);
+	if (lo < 1)
+		return bad(x, "'min_boots' is %llu, not from 1 to 1000", lo);
 	if (hi < lo)
 		return bad(x, "'max_boots' %llu is below 'min_boots' %llu", hi, lo);
 	*x->where = '\0';

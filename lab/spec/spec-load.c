@@ -1255,7 +1255,7 @@ static void load_decide_keys(struct ctx *c, struct spec_decide *d, const struct 
 			d->q_pos = v->pos;
 		else if (streq(k, "statistic") && get_statistic(c, v, &d->statistic) == 0)
 			d->statistic_pos = v->pos;
-		else if (streq(k, "min-boots") && get_uint(c, v, "decide.min-boots", 2, 1000, &d->min_boots) == 0)
+		else if (streq(k, "min-boots") && get_uint(c, v, "decide.min-boots", 1, 1000, &d->min_boots) == 0)
 			d->min_boots_pos = v->pos;
 		else if (streq(k, "max-boots") && get_uint(c, v, "decide.max-boots", 2, 1000, &d->max_boots) == 0)
 			d->max_boots_pos = v->pos;

@@ -405,8 +405,8 @@ static void test_store_json_strict(void **state)
 			     "\"min_boots\":2,\"max_boots\":2}"),
 		  "decide: 'sequential' is an integer, not a boolean", 0 },
 		{ DOC_DECIDE("{\"alpha\":0.05,\"power\":0.8,\"q\":0.05,\"statistic\":\"bootstrap\",\"sequential\":true,"
-			     "\"min_boots\":1,\"max_boots\":2}"),
-		  "decide: 'min_boots' is 1, not from 2 to 1000", 0 },
+			     "\"min_boots\":0,\"max_boots\":2}"),
+		  "decide: 'min_boots' is 0, not from 1 to 1000", 0 },
 		{ DOC_DECIDE("{\"alpha\":0.05,\"power\":0.8,\"q\":0.05,\"statistic\":\"bootstrap\",\"sequential\":true,"
 			     "\"min_boots\":4,\"max_boots\":3}"),
 		  "decide: 'max_boots' 3 is below 'min_boots' 4", 0 },
