@@ -517,10 +517,14 @@ static void sequential_end(struct engine *x, struct seq_policy *sp)
 	for (size_t i = 0; i < x->rs->n; i++) {
 		const struct plan_run *pr = engine_plan_run(x, x->rs->runs[i].id);
 
-		drop[i] = sp->stop != SEQ_RUNNING && x->rs->runs[i].status == RUN_PENDING && !x->issued[i] && pr &&
-			  pr->boot >= sp->stop_boot;
+		drop[i] = x->rs->runs[i].status == RUN_PENDING && !x->issued[i] &&
+			  (seq_policy_skipped(sp, i) || (sp->stop != SEQ_RUNNING && pr && pr->boot >= sp->stop_boot));
 	}
 	n = result_drop_runs(x->rs, drop);
+	if (sp->one_run_a_boot)
+		engine_emit_text(x, ENGINE_EV_NOTE,
+				 "repeat: auto: look %u found the boots' means varying more between boots than within; "
+				 "boots from boot %u on ran each variant and workload once", sp->one_run_a_boot, sp->cut_from);
 	if (sp->stop != SEQ_RUNNING)
 		engine_emit_text(x, ENGINE_EV_NOTE,
 				 "repeat: auto: stopped before boot %u of each variant after %u look%s: %s; %zu planned "

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <math.h>
 #include <string.h>
 #include "../result/compare.h"
 #include "../util/alloc.h"
@@ -81,27 +82,90 @@ static size_t runs_ended(const struct result_set *rs)
 	return most;
 }
 
-/* Every declared expectation has a verdict that is not inconclusive. */
-static bool all_decided(const struct result_set *rs)
+/*
+ * Every declared expectation has a verdict that is not inconclusive? And,
+ * for the ones that do not, whether the boots' means vary more between
+ * boots than a boot's runs make them vary (then a run a boot buys more).
+ */
+static bool all_decided(const struct result_set *rs, bool *between_dominates)
 {
 	_cleanup_comparison_ struct comparison *c = compare_build(rs);
+	double between = 0, within = 0;
+	bool all = true;
 
-	for (size_t k = 0; k < c->nverdicts; k++)
-		if (!verdict_decided(c->verdicts[k].v))
-			return false;
-	return true;
+	for (size_t k = 0; k < c->nverdicts; k++) {
+		const struct effect *e = c->verdicts[k].d ? &c->verdicts[k].d->e : NULL;
+
+		if (verdict_decided(c->verdicts[k].v))
+			continue;
+		all = false;
+		for (int side = 0; e && side < 2; side++) {
+			double m = e->boots[side] ? (double)e->runs[side] / (double)e->boots[side] : 1;
+
+			if (isnan(e->cv_between[side]) || isnan(e->cv_within[side]))
+				continue;
+			between += e->cv_between[side] * e->cv_between[side];
+			within += e->cv_within[side] * e->cv_within[side] / m;
+		}
+	}
+	*between_dominates = between > 0 && between >= within;
+	return all;
 }
 
 /* Before boot `boot` starts: go on, or stop (and why). */
 static enum seq_stop judge_boot(struct seq_policy *p, const struct engine_view *v, unsigned boot)
 {
+	bool dominates = false;
+
 	if (p->max_runs && runs_ended(v->rs) >= p->max_runs)
 		return SEQ_BUDGET_RUNS;
 	if (p->deadline > 0 && (p->clock ? p->clock() : now_sec()) >= p->deadline)
 		return SEQ_BUDGET_TIME;
 	p->looks++;
 	(void)boot;
-	return all_decided(v->rs) ? SEQ_DECIDED : SEQ_RUNNING;
+	if (all_decided(v->rs, &dominates))
+		return SEQ_DECIDED;
+	/* from now on a boot's first run of each variant and workload only: more boots for the time */
+	if (dominates && !p->one_run_a_boot)
+		p->one_run_a_boot = p->looks;
+	return SEQ_RUNNING;
+}
+
+static bool skipped(const struct seq_policy *p, size_t run)
+{
+	return run < p->nskip && p->skip[run];
+}
+
+/* The group's next run: the first open one, passing (and marking) those a
+ * boot of one run a variant and workload no longer needs. */
+static size_t seq_first_open(struct seq_policy *p, const struct engine_view *v, size_t group)
+{
+	const struct run_group *g = &v->groups[group];
+
+	for (size_t j = 0; j < g->n; j++) {
+		const struct result_run *r = &v->rs->runs[g->runs[j]];
+		bool again = false;
+
+		if (v->issued[g->runs[j]] || r->status != RUN_PENDING || skipped(p, g->runs[j]))
+			continue;
+		for (size_t k = 0; p->one_run_a_boot && p->cut_from && g->boot >= p->cut_from && k < j && !again; k++) {
+			const struct result_run *o = &v->rs->runs[g->runs[k]];
+
+			again = (v->issued[g->runs[k]] || o->status != RUN_PENDING) && streq(o->variant, r->variant) &&
+				streq(o->group, r->group);
+		}
+		if (!again)
+			return j;
+		if (g->runs[j] >= p->nskip) {
+			size_t n = g->runs[j] + 64;
+
+			p->skip = xrealloc(p->skip, n * sizeof(bool));
+			memset(p->skip + p->nskip, 0, (n - p->nskip) * sizeof(bool));
+			p->nskip = n;
+		}
+		p->skip[g->runs[j]] = true;
+	}
+	return g->n;
 }
 
 static bool seq_group_done(void *data, const struct engine_view *v, size_t group)
@@ -110,7 +174,7 @@ static bool seq_group_done(void *data, const struct engine_view *v, size_t group
 	const struct run_group *g = &v->groups[group];
 
 	if (issued_any(v, g) || g->boot <= p->min_boots || boot_started(p, g->boot))
-		return fixed_group_done(NULL, v, group);
+		return seq_first_open(p, v, group) == g->n;
 	if (p->stop != SEQ_RUNNING && g->boot >= p->stop_boot)
 		return true;
 	p->stop = judge_boot(p, v, g->boot);
@@ -118,16 +182,23 @@ static bool seq_group_done(void *data, const struct engine_view *v, size_t group
 		p->stop_boot = g->boot;
 		return true;
 	}
-	return fixed_group_done(NULL, v, group);
+	/* a boot judged to need one run a variant: this one and every later one */
+	if (p->one_run_a_boot && !p->cut_from)
+		p->cut_from = g->boot;
+	return seq_first_open(p, v, group) == g->n;
 }
 
 static void seq_next(void *data, const struct engine_view *v, size_t group, struct run_choice *ret)
 {
 	struct seq_policy *p = data;
+	size_t j = seq_first_open(p, v, group);
 
-	fixed_next(NULL, v, group, ret);
-	if (ret->kind == CHOICE_RUN)
-		mark_started(p, v->groups[group].boot);
+	if (j == v->groups[group].n) {
+		*ret = (struct run_choice){ .kind = CHOICE_DONE };
+		return;
+	}
+	*ret = (struct run_choice){ .kind = CHOICE_RUN, .run = v->groups[group].runs[j] };
+	mark_started(p, v->groups[group].boot);
 }
 
 const struct run_policy_ops run_policy_sequential_ops = {
@@ -136,8 +207,16 @@ const struct run_policy_ops run_policy_sequential_ops = {
 	.next = seq_next,
 };
 
+bool seq_policy_skipped(const struct seq_policy *p, size_t run)
+{
+	return skipped(p, run);
+}
+
 void seq_policy_release(struct seq_policy *p)
 {
+	free(p->skip);
+	p->skip = NULL;
+	p->nskip = 0;
 	free(p->started);
 	p->started = NULL;
 	p->nstarted = 0;

@@ -67,7 +67,10 @@ extern const struct run_policy_ops run_policy_fixed_ops;
  * is decided, or when the budget (runs a variant, time) is spent. A boot
  * that started always runs to its end: the boot is the unit. Both sides
  * of a boot are kept together: once a group of boot k started, the other
- * groups of boot k run too.
+ * groups of boot k run too. When a look finds that the undecided
+ * expectations' boot means vary more between boots than within (the
+ * between-boot part of their variance is the larger), the boots from then
+ * on run each variant and workload once: the time goes to more boots.
  */
 enum seq_stop { SEQ_RUNNING, SEQ_DECIDED, SEQ_BUDGET_RUNS, SEQ_BUDGET_TIME, SEQ_BUDGET_BOOTS };
 
@@ -81,9 +84,15 @@ struct seq_policy {
 	/* per boot number (index), whether a group of it started: grows as needed */
 	bool *started;
 	size_t nstarted;
+	unsigned one_run_a_boot; /* the look (1-based) that found between-boot variance dominating, 0: none */
+	unsigned cut_from;       /* the first boot run that way */
+	bool *skip;              /* per run: planned, not needed (a boot of one run a variant) */
+	size_t nskip;
 	double (*clock)(void); /* now_sec; tests set their own */
 };
 
 extern const struct run_policy_ops run_policy_sequential_ops;
 void seq_policy_release(struct seq_policy *p);
+/* A planned run the policy passed over (it leaves the run at the end). */
+bool seq_policy_skipped(const struct seq_policy *p, size_t run);
 const char *seq_stop_describe(enum seq_stop s);

@@ -218,9 +218,9 @@ static void seqfix_init(struct seqfix *f, unsigned max_runs)
 
 /* Serves every group in order: base about 100, patched 100 * ratio, runs +- spread and each
  * boot 0.3 spread higher than the one before; how many groups ran. */
-static size_t seqfix_serve(struct seqfix *f, double ratio, double spread)
+static size_t seqfix_serve_shift(struct seqfix *f, double ratio, double spread, double shift, size_t *ret_runs)
 {
-	size_t ran = 0;
+	size_t ran = 0, runs = 0;
 
 	for (size_t g = 0; g < f->x.ngroups; g++) {
 		_cleanup_free_ char *boot = xasprintf("exp.b%zu", g + 1);
@@ -228,15 +228,23 @@ static size_t seqfix_serve(struct seqfix *f, double ratio, double spread)
 
 		while (engine_next(&f->x, g, &i) == 0) {
 			struct result_run *r = &f->rs->runs[i];
-			double noise = spread * ((k++ % 2 ? 1.0 : -1.0) + 0.3 * (double)g);
+			double noise = spread * ((k++ % 2 ? 1.0 : -1.0) + 0.3 * (double)g) + shift * (double)g;
 
 			r->status = RUN_OK;
 			r->boot = xstrdup(boot);
 			result_add_metric(r, "m", (streq(r->variant, "base") ? 100 : 100 * ratio) + noise);
 		}
 		ran += k > 0;
+		runs += k;
 	}
+	if (ret_runs)
+		*ret_runs = runs;
 	return ran;
+}
+
+static size_t seqfix_serve(struct seqfix *f, double ratio, double spread)
+{
+	return seqfix_serve_shift(f, ratio, spread, 0, NULL);
 }
 
 static void seqfix_release(struct seqfix *f)
@@ -288,6 +296,25 @@ static void test_sequential_runs_the_budget(void **state)
 	assert_int_equal(seqfix_serve(&f, 1.0, 30), 4);
 	assert_int_equal(f.sp.stop, SEQ_BUDGET_RUNS);
 	assert_int_equal(f.sp.stop_boot, 3);
+	seqfix_release(&f);
+}
+
+/* Boots whose means differ far more than their runs do: after the first look each later boot
+ * runs each variant once, and the runs it passes over are marked for leaving the run. */
+static void test_sequential_prefers_boots(void **state)
+{
+	struct seqfix f;
+	size_t runs = 0, skipped = 0;
+
+	(void)state;
+	seqfix_init(&f, 0);
+	assert_int_equal(seqfix_serve_shift(&f, 1.0, 0.1, 10, &runs), 8);
+	assert_int_equal(f.sp.one_run_a_boot, 1);
+	assert_int_equal(f.sp.cut_from, 3);
+	assert_int_equal(runs, 2 * 2 * 2 + 2 * 1 * 2);
+	for (size_t i = 0; i < f.rs->n; i++)
+		skipped += seq_policy_skipped(&f.sp, i);
+	assert_int_equal(skipped, 4);
 	seqfix_release(&f);
 }
 
@@ -593,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_policy_adds_a_repeat),
 		cmocka_unit_test(test_sequential_stops_when_decided),
 		cmocka_unit_test(test_sequential_runs_the_budget),
+		cmocka_unit_test(test_sequential_prefers_boots),
 		cmocka_unit_test(test_boots),
 		cmocka_unit_test(test_boots_resumed),
 		cmocka_unit_test(test_wire_roundtrip),
