@@ -23,7 +23,7 @@ static const char css[] =
 	"td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
 	"td.m,th.m{text-align:left;font-family:monospace}"
 	".improved{background:#d8f5d0}.regressed,.changed{background:#f8d0d0}"
-	".unchanged{background:#eef}.inconclusive{background:#f5f0d0}"
+	".unchanged{background:#eef}.inconclusive{background:#f5f0d0}.smaller{background:#e8f0d8}"
 	".up{background:#e0ecff}.down{background:#ffe8d0}.noisy{color:#a60}.none{color:#888;font-style:italic}"
 	"figure{display:inline-block;margin:0.5em}figcaption{font-family:monospace;font-size:12px}";
 
@@ -281,16 +281,20 @@ static void verdicts_html(struct xml *x, const struct comparison *c)
 	head_cell(x, "m", "metric");
 	head_cell(x, "m", "group");
 	head_cell(x, "m", "why");
+	head_cell(x, "m", "how");
 	xml_close(x);
 	for (size_t i = 0; i < c->nverdicts; i++) {
 		const struct cmp_verdict *v = &c->verdicts[i];
+		_cleanup_strbuf_ struct strbuf how = STRBUF_INIT;
 
+		report_verdict_basis(v, &how);
 		xml_open(x, "tr");
 		cell(x, verdict_name(v->v), "%s", verdict_name(v->v));
 		cell(x, "m", "%s", v->variant);
 		cell(x, "m", "%s", v->metric);
 		cell(x, "m", "%s", v->group);
 		cell(x, "m", "%s", v->why);
+		cell(x, "m", "%s", how.buf);
 		xml_close(x);
 	}
 	xml_close(x);

@@ -371,11 +371,12 @@ void report_verdict_basis(const struct cmp_verdict *v, struct strbuf *out)
 		return;
 	for (int k = 0; k < 2; k++) {
 		strbuf_addstr(out, k ? "; compared " : "; baseline ");
-		if (e->boots[k])
-			strbuf_addf(out, "%zu boots x %.3g runs", e->boots[k], (double)e->runs[k] / (double)e->boots[k]);
-		else
-			strbuf_addf(out, "%zu runs", e->runs[k]);
-		strbuf_addstr(out, ", CV between boots ");
+		if (!e->boots[k]) {
+			strbuf_addf(out, "%zu runs, boots unknown", e->runs[k]);
+			continue;
+		}
+		strbuf_addf(out, "%zu boots x %.3g runs, CV between boots ", e->boots[k],
+			    (double)e->runs[k] / (double)e->boots[k]);
 		fmt_cv(out, e->cv_between[k]);
 		strbuf_addstr(out, " within ");
 		fmt_cv(out, e->cv_within[k]);
@@ -443,9 +444,10 @@ static void verdicts_md(const struct comparison *c, struct strbuf *out)
 {
 	if (!c->nverdicts)
 		return;
-	strbuf_addstr(out, "| verdict | variant | metric | expected | group | why |\n|---|---|---|---|---|---|\n");
+	strbuf_addstr(out, "| verdict | variant | metric | expected | group | why | how |\n|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < c->nverdicts; i++) {
 		const struct cmp_verdict *v = &c->verdicts[i];
+		_cleanup_strbuf_ struct strbuf how = STRBUF_INIT;
 
 		strbuf_addf(out, "| **%s** | ", verdict_name(v->v));
 		md_escape(out, v->variant);
@@ -455,6 +457,9 @@ static void verdicts_md(const struct comparison *c, struct strbuf *out)
 		md_escape(out, v->group);
 		strbuf_addstr(out, " | ");
 		md_escape(out, v->why);
+		strbuf_addstr(out, " | ");
+		report_verdict_basis(v, &how);
+		md_escape(out, how.buf);
 		strbuf_addstr(out, " |\n");
 	}
 }
