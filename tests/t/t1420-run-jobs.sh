@@ -11,7 +11,7 @@
 #   up, and the runs alternate between them in the plan's order;
 #   a QEMU that crashes (SIGSEGV) during the boot: booted once more, the
 #   run measured, the first attempt's QEMU log kept.
-# lab-test-seconds: 310 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 560 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -40,6 +40,22 @@ cat >proj/workloads/count/parse <<'EOF'
 sed -n 's/^n \([0-9][0-9]*\)$/count.n \1/p' "$1" | grep . || { echo "count: no count in $1" >&2; exit 1; }
 EOF
 chmod +x proj/workloads/count/run proj/workloads/count/parse
+# a figure that depends on the kernel: 100 on base, 150 on tg-ratelimit, plus 0-3 of noise
+mkdir proj/workloads/kernelmark
+cat >proj/workloads/kernelmark/workload.yaml <<'EOF'
+name: kernelmark
+description: 100 on base, 150 on tg-ratelimit, and a little noise
+timeout: 2m
+metrics: [kernelmark.x]
+EOF
+cat >proj/workloads/kernelmark/run <<'EOF'
+case $(uname -r) in *tg-ratelimit*) b=150 ;; *) b=100 ;; esac
+echo "x $(( b + $(od -An -N1 -tu1 /dev/urandom) % 4 ))"
+EOF
+cat >proj/workloads/kernelmark/parse <<'EOF'
+sed -n 's/^x \([0-9][0-9]*\)$/kernelmark.x \1/p' "$1" | grep . || { echo "kernelmark: no x in $1" >&2; exit 1; }
+EOF
+chmod +x proj/workloads/kernelmark/run proj/workloads/kernelmark/parse
 python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
 import sys
 s = open(sys.argv[1]).read()
@@ -94,6 +110,18 @@ s = s[:s.index("experiments:")] + """experiments:
     timeout: 5m
     workloads:
       - workload: count
+  seq:
+    kernels: [base, tg-ratelimit]
+    topology: tiny
+    image: minimal
+    boot: once
+    repeat: auto
+    decide: {max-boots: 4, runs-per-boot: 2}
+    timeout: 5m
+    workloads:
+      - workload: kernelmark
+        expect:
+          kernelmark.x: {direction: increase, mde: 10%}
   side:
     kernels: [base, tg-ratelimit]
     topology: tiny
@@ -205,6 +233,48 @@ test_expect_success 'boot: side-by-side: a guest per variant, both up, two boots
 	    assert len(b) == 2 and b[0][0] == b[1][0] and sorted(p for _, p in b) == [1, 2], boots
 	EOF
 	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms
+"
+
+test_expect_success 'repeat: auto: decided after the two boots every kernel gets, the other boots of the budget skipped' "
+	lab -C proj plan seq >plan &&
+	test \$(grep -c '^seq\.' plan) = 16 &&
+	lab -C proj run seq >report 2>err &&
+	grep -q 'repeat: auto: stopped before boot 3 of each variant after 1 look: every declared expectation is decided; 8 planned runs not needed' err &&
+	grep -A2 '^  improved     tg-ratelimit kernelmark.x: increase 10%' report | grep -q 'welch-log, alpha 0.0167 (look 1 of 3); baseline 2 boots x 2 runs' &&
+	id=\$(ls -t proj/results | grep -v index | head -1) &&
+	python3 - proj/results/\$id/run.json <<-'EOF' &&
+	import json, sys
+	doc = json.load(open(sys.argv[1]))
+	runs = doc['runs']
+	assert len(runs) == 8 and all(r['status'] == 'ok' for r in runs), runs
+	assert doc['decide']['sequential'] is True, doc['decide']
+	# boots in the plan's order: base, tg-ratelimit, tg-ratelimit, base; two runs each
+	order = []
+	for r in sorted(runs, key=lambda r: int(r['boot'].split('.b')[1])):
+	    if not order or order[-1][0] != r['boot']:
+	        order.append((r['boot'], r['variant'], []))
+	    order[-1][2].append(r['boot_pos'])
+	assert [v for _, v, _ in order] == ['base', 'tg-ratelimit', 'tg-ratelimit', 'base'], order
+	assert all(p == [1, 2] for _, _, p in order), order
+	EOF
+	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms
+"
+
+test_expect_success 'lab calibrate: A/A over 4 boots of the baseline, stored, and lab plan sizes the mde with it' "
+	lab -C proj calibrate seq --boots 4 --json >cal.json 2>err &&
+	python3 - cal.json proj/results/calibration/seq.json <<-'EOF' &&
+	import json, sys
+	doc = json.load(open(sys.argv[1]))
+	assert doc == json.load(open(sys.argv[2]))
+	assert doc['experiment'] == 'seq' and doc['host']['cpus'] >= 1, doc
+	m = [x for x in doc['metrics'] if x['metric'] == 'kernelmark.x'][0]
+	assert m['boots'] == 4 and m['runs'] == 8, m
+	assert m['splits'] == 3 and 0 <= m['false_positive_rate'] <= 1, m
+	assert m['cv_within_boot_pct'] is not None and m['cv_within_boot_pct'] < 5, m
+	EOF
+	lab -C proj plan seq >plan &&
+	grep -q '^seq, from its calibration of .* on this host:' plan &&
+	grep -q '^  kernelmark.x 10%: about [0-9]* boots x 2 runs a variant, about [0-9]* min here' plan
 "
 
 test_expect_success 'a boot that QEMU crashes is tried once more, with the evidence kept' "
