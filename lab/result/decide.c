@@ -51,6 +51,7 @@ bool verdict_decided(enum verdict v)
 }
 
 #define BOOTSTRAP_REPS 2000
+#define P_FLOOR 1e-300
 
 /* A side's units (boot means, or its runs) and the parts of its variance. */
 struct units {
@@ -232,7 +233,7 @@ static void rank_of(const struct units *a, const struct units *b, bool logs, dou
 	stats_mann_whitney(la, a->n, lb, b->n, 1 - alpha, &r);
 	stats_mann_whitney(la, a->n, lb, b->n, 1 - 2 * alpha, &r2);
 	e->method = "mann-whitney";
-	e->p = r.p;
+	e->p = fmax(r.p, P_FLOOR);
 	e->change = logs ? pct(r.shift) : r.shift;
 	e->lo = logs ? pct(r.lo) : r.lo;
 	e->hi = logs ? pct(r.hi) : r.hi;
@@ -277,7 +278,8 @@ static void test_units(const struct units *a, const struct units *b, bool points
 		e->change = points ? b->mean - a->mean : a->mean != 0 ? 100 * (b->mean / a->mean - 1) : NAN;
 		return;
 	}
-	e->p = w.p;
+	/* a t far in the tail underflows to 0: no p is ever 0 */
+	e->p = fmax(w.p, P_FLOOR);
 	e->mde = welch_mde(&w, alpha, power);
 	if (logs)
 		e->mde = pct(e->mde);
