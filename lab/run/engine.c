@@ -531,8 +531,10 @@ static void sequential_end(struct engine *x, struct seq_policy *sp)
 				 "run%s not needed", sp->stop_boot, sp->looks, sp->looks == 1 ? "" : "s",
 				 seq_stop_describe(sp->stop), n, n == 1 ? "" : "s");
 	else
-		engine_emit_text(x, ENGINE_EV_NOTE, "repeat: auto: %s (%u boots a variant) after %u look%s",
-				 seq_stop_describe(sp->stop), x->e->decide.max_boots, sp->looks, sp->looks == 1 ? "" : "s");
+		engine_emit_text(x, ENGINE_EV_NOTE,
+				 "repeat: auto: every boot of the budget ran (%u a variant): %u look%s before them left "
+				 "something undecided; the report is the last look", x->e->decide.max_boots, sp->looks,
+				 sp->looks == 1 ? "" : "s");
 	seq_policy_release(sp);
 }
 

@@ -225,7 +225,7 @@ void seq_policy_release(struct seq_policy *p)
 const char *seq_stop_describe(enum seq_stop s)
 {
 	switch (s) {
-	case SEQ_RUNNING: return "the budget's last boot ran";
+	case SEQ_RUNNING: return "every boot of the budget ran";
 	case SEQ_DECIDED: return "every declared expectation is decided";
 	case SEQ_BUDGET_RUNS: return "the budget's runs are spent";
 	case SEQ_BUDGET_TIME: return "the budget's time is spent";
