@@ -125,6 +125,7 @@ struct calibration *calibrate_build(const struct result_set *rs, const struct de
 {
 	struct calibration *c = xcalloc(1, sizeof(*c));
 	_cleanup_strmap_ struct strmap idx = STRMAP_INIT;
+	_cleanup_strv_ struct strv keys = STRV_INIT; /* the map's keys live as long as it does */
 	struct series *ss = NULL;
 	const char **gname = NULL, **mname = NULL;
 	size_t ns = 0, salloc = 0, galloc = 0, malloc_ = 0;
@@ -149,7 +150,8 @@ struct calibration *calibrate_build(const struct result_set *rs, const struct de
 				memset(&ss[ns], 0, sizeof(ss[ns]));
 				gname[ns] = r->group;
 				mname[ns] = r->m[k].name;
-				strmap_put(&idx, key, ns);
+				strv_push(&keys, key);
+				strmap_put(&idx, keys.v[keys.n - 1], ns);
 				at = ns++;
 			}
 			series_push(&ss[at], r->m[k].value, r->boot);

@@ -178,7 +178,7 @@ static int read_metric(struct creader *r, const struct json_doc *o, struct calib
 	size_t splits = 0;
 	int e = 0;
 
-	if (json_doc_type(o) != JSON_DOC_OBJECT)
+	if (!o || json_doc_type(o) != JSON_DOC_OBJECT)
 		return bad(r, "has an element that is not an object", "metrics");
 	if (get_string(r, o, "metric", &m.metric) < 0 || get_string(r, o, "group", &m.group) < 0 ||
 	    get_uint(r, o, "boots", 1000000, &m.boots) < 0 || get_uint(r, o, "runs", 100000000, &m.runs) < 0 ||
@@ -210,13 +210,13 @@ static int read_record(struct creader *r, const struct json_doc *doc, struct cal
 		return -EINVAL;
 	c->boots_per_side = (unsigned)bps;
 	c->runs_per_boot = (unsigned)rpb;
-	if (json_doc_type(h) != JSON_DOC_OBJECT)
+	if (!h || json_doc_type(h) != JSON_DOC_OBJECT)
 		return bad(r, "is missing or not an object", "host");
 	if (get_string(r, h, "cpu", &rec->host.cpu) < 0 || get_string(r, h, "kernel", &rec->host.kernel) < 0 ||
 	    get_string(r, h, "accel", &rec->host.accel) < 0 || get_uint(r, h, "cpus", 1 << 20, &cpus) < 0)
 		return -EINVAL;
 	rec->host.cpus = (unsigned)cpus;
-	if (json_doc_type(ms) != JSON_DOC_ARRAY)
+	if (!ms || json_doc_type(ms) != JSON_DOC_ARRAY)
 		return bad(r, "is missing or not an array", "metrics");
 	for (size_t i = 0; i < json_doc_array_size(ms); i++)
 		if (read_metric(r, json_doc_array_get(ms, i), c) < 0)

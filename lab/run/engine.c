@@ -405,6 +405,10 @@ static void on_ended(void *userdata, size_t task, unsigned slot, pid_t pid, int 
 
 		if (r->status != RUN_PENDING)
 			continue;
+		/* a worker that ended well after the policy said the group was done: what it
+		 * never had stays pending (a sequential run's skipped boots leave the run) */
+		if (status == 0 && !x->issued[g->runs[j]])
+			continue;
 		r->status = RUN_FAILED;
 		free(r->error);
 		r->error = status < 0 ? xstrdup("lab could not start a worker for it")
@@ -493,7 +497,7 @@ static void announce(struct engine *x, unsigned jobs)
 	else
 		engine_emit_text(x, ENGINE_EV_NOTE, "%zu runs on %u guest%s at a time%s%s", x->prog.total, jobs,
 			  jobs > 1 ? "s" : "",
-			  x->e->boot == BOOT_ONCE ? "; boot: once, a guest serves all the runs of a variant" : "",
+			  x->e->boot == BOOT_ONCE ? "; boot: once, a guest serves all the runs of a variant in a boot" : "",
 			  x->cpusets ? ", each pinned to its own host CPUs" : "");
 }
 

@@ -55,6 +55,8 @@ bool json_doc_bool(const struct json_doc *doc, const char *key)
 
 enum json_doc_type json_doc_type(const struct json_doc *v)
 {
+	if (!v)
+		return JSON_DOC_NULL; /* a missing member: callers test for it first when it matters */
 	switch (json_typeof(val(v))) {
 	case JSON_OBJECT: return JSON_DOC_OBJECT;
 	case JSON_ARRAY: return JSON_DOC_ARRAY;

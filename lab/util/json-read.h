@@ -40,6 +40,7 @@ enum json_doc_type {
 	JSON_DOC_NULL, JSON_DOC_BOOL, JSON_DOC_INTEGER, JSON_DOC_REAL, JSON_DOC_STRING, JSON_DOC_ARRAY,
 	JSON_DOC_OBJECT,
 };
+/* NULL (a missing member) reads as JSON_DOC_NULL. */
 enum json_doc_type json_doc_type(const struct json_doc *v);
 /* "null", "a boolean", "an integer", "a number", "a string", "an array", "an object" */
 const char *json_doc_type_name(const struct json_doc *v);

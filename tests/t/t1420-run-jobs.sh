@@ -173,7 +173,7 @@ test_expect_success TWO_CPUS 'lab run --jobs 2: two guests at once, each on its 
 
 test_expect_success 'boot: once: runs of a variant share a boot; a failed run gets a fresh guest after it' "
 	test_must_fail_with 1 lab -C proj run once >report 2>err &&
-	grep -q 'boot: once, a guest serves all the runs of a variant' err &&
+	grep -q 'boot: once, a guest serves all the runs of a variant in a boot' err &&
 	id=\$(ls -t proj/results | grep -v index | head -1) &&
 	d=proj/results/\$id/runs &&
 	run_journal proj/results/\$id | grep -q '^once.0001	ok' &&
