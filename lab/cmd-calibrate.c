@@ -58,17 +58,6 @@ static int calibration_plan(const struct lab_ctx *ctx, struct spec *s, struct sp
 	return 0;
 }
 
-static char *utc_now(void)
-{
-	char buf[32];
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return xstrdup(buf);
-}
-
 static void print_record(const struct lab_ctx *ctx, const struct calib_record *rec, const char *path)
 {
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;

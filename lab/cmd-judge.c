@@ -169,18 +169,13 @@ static void json_row(struct json *j, const struct comparison *c, const struct cm
 	json_kv_string(j, "why", x ? x->why : NULL);
 	json_key(j, "flagged");
 	json_bool(j, d->flagged);
-	json_key(j, "p");
-	json_double(j, d->have && d->e.tested ? d->e.p : NAN);
-	json_key(j, "q");
-	json_double(j, d->q);
+	json_kv_double(j, "p", d->have && d->e.tested ? d->e.p : NAN);
+	json_kv_double(j, "q", d->q);
 	json_key(j, "points"); /* the change and its interval are in points: the metric is a percentage */
 	json_bool(j, d->points);
-	json_key(j, "change_pct");
-	json_double(j, d->change);
-	json_key(j, "ci_low_pct");
-	json_double(j, d->lo);
-	json_key(j, "ci_high_pct");
-	json_double(j, d->hi);
+	json_kv_double(j, "change_pct", d->change);
+	json_kv_double(j, "ci_low_pct", d->lo);
+	json_kv_double(j, "ci_high_pct", d->hi);
 	json_kv_uint(j, "boots", d->have ? d->e.boots[1] : 0);
 	json_kv_uint(j, "runs", row->s[v].n);
 	json_object_end(j);

@@ -332,17 +332,6 @@ static int make_disk(struct build *b, const char *root, const char *out)
 	return r;
 }
 
-static char *utc_now(void)
-{
-	char buf[32];
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return xstrdup(buf);
-}
-
 static int write_meta(const char *dir, const struct build *b, const struct image_artifact *a)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;

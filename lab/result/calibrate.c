@@ -189,15 +189,6 @@ const struct calib_metric *calibration_find(const struct calibration *c, const c
 	return NULL;
 }
 
-static void num_or_null(struct json *j, const char *k, double v)
-{
-	json_key(j, k);
-	if (isfinite(v))
-		json_double(j, v);
-	else
-		json_null(j);
-}
-
 void calibration_json_metrics(struct json *j, const struct calibration *c)
 {
 	json_key(j, "metrics");
@@ -210,12 +201,12 @@ void calibration_json_metrics(struct json *j, const struct calibration *c)
 		json_kv_string(j, "group", m->group);
 		json_kv_uint(j, "boots", m->boots);
 		json_kv_uint(j, "runs", m->runs);
-		num_or_null(j, "mean", m->mean);
-		num_or_null(j, "cv_between_boots_pct", m->cv_between);
-		num_or_null(j, "cv_within_boot_pct", m->cv_within);
-		num_or_null(j, "false_positive_rate", m->false_positive_rate);
+		json_kv_double(j, "mean", m->mean);
+		json_kv_double(j, "cv_between_boots_pct", m->cv_between);
+		json_kv_double(j, "cv_within_boot_pct", m->cv_within);
+		json_kv_double(j, "false_positive_rate", m->false_positive_rate);
 		json_kv_uint(j, "splits", m->splits);
-		num_or_null(j, "mde_pct", m->mde_pct);
+		json_kv_double(j, "mde_pct", m->mde_pct);
 		json_object_end(j);
 	}
 	json_array_end(j);

@@ -568,25 +568,16 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 		group_md(c, &c->groups[g], o, out);
 }
 
-static void json_num(struct json *j, const char *k, double v)
-{
-	json_key(j, k);
-	if (isfinite(v))
-		json_double(j, v);
-	else
-		json_null(j);
-}
-
 static void json_stats(struct json *j, const struct sample_stats *s)
 {
 	json_object_begin(j);
 	json_kv_uint(j, "n", s->n);
-	json_num(j, "mean", s->mean);
-	json_num(j, "stddev", s->stddev);
-	json_num(j, "stddev_pct", s->rsd_pct);
-	json_num(j, "min", s->min);
-	json_num(j, "median", s->median);
-	json_num(j, "max", s->max);
+	json_kv_double(j, "mean", s->mean);
+	json_kv_double(j, "stddev", s->stddev);
+	json_kv_double(j, "stddev_pct", s->rsd_pct);
+	json_kv_double(j, "min", s->min);
+	json_kv_double(j, "median", s->median);
+	json_kv_double(j, "max", s->max);
 	json_object_end(j);
 }
 
@@ -595,13 +586,13 @@ static void json_delta(struct json *j, const struct cmp_delta *d)
 	json_object_begin(j);
 	json_key(j, "unit");
 	json_string(j, d->points ? "points" : "percent");
-	json_num(j, "change", d->change);
-	json_num(j, "ci_low", d->lo);
-	json_num(j, "ci_high", d->hi);
-	json_num(j, "min_detectable", d->mde);
+	json_kv_double(j, "change", d->change);
+	json_kv_double(j, "ci_low", d->lo);
+	json_kv_double(j, "ci_high", d->hi);
+	json_kv_double(j, "min_detectable", d->mde);
 	json_kv_string(j, "method", d->e.method);
-	json_num(j, "p", d->e.p);
-	json_num(j, "q", d->q);
+	json_kv_double(j, "p", d->e.p);
+	json_kv_double(j, "q", d->q);
 	json_kv_string(j, "why", d->e.why);
 	json_key(j, "unit_of_test");
 	json_string(j, d->e.by_boot ? "boot" : "run");
@@ -610,8 +601,8 @@ static void json_delta(struct json *j, const struct cmp_delta *d)
 		json_object_begin(j);
 		json_kv_uint(j, "boots", d->e.boots[k]);
 		json_kv_uint(j, "runs", d->e.runs[k]);
-		json_num(j, "cv_between_boots_pct", d->e.cv_between[k]);
-		json_num(j, "cv_within_boot_pct", d->e.cv_within[k]);
+		json_kv_double(j, "cv_between_boots_pct", d->e.cv_between[k]);
+		json_kv_double(j, "cv_within_boot_pct", d->e.cv_within[k]);
 		json_object_end(j);
 	}
 	json_key(j, "flagged");
@@ -724,7 +715,7 @@ static void json_verdicts(struct json *j, const struct comparison *c)
 		json_kv_double_or_null(j, "effect", v->expect->has_effect, v->expect->effect);
 		json_kv_uint(j, "n_baseline", v->na);
 		json_kv_uint(j, "n_compared", v->nb);
-		json_num(j, "alpha", v->alpha);
+		json_kv_double(j, "alpha", v->alpha);
 		json_kv_uint(j, "look", v->look);
 		json_kv_uint(j, "looks", v->looks);
 		json_kv_string(j, "method", v->d ? v->d->e.method : stat_method_name(v->method));
@@ -769,7 +760,7 @@ void report_format_json(const struct comparison *c, struct strbuf *out)
 	json_object_begin(&j);
 	json_kv_string(&j, "run", rs->id);
 	json_kv_string(&j, "experiment", rs->experiment);
-	json_num(&j, "confidence", c->conf);
+	json_kv_double(&j, "confidence", c->conf);
 	json_strings(&j, "variants", (const char *const *)rs->variants.v, c->nvariants);
 	json_strings(&j, "mechanism", (const char *const *)rs->mechanism.v, rs->mechanism.n);
 	json_runs(&j, rs);

@@ -97,12 +97,9 @@ void calib_format_json(const struct calib_record *r, struct strbuf *out)
 	json_kv_string(&j, "kernel", r->host.kernel);
 	json_kv_string(&j, "accel", r->host.accel);
 	json_object_end(&j);
-	json_key(&j, "seconds_per_run");
-	json_double(&j, isfinite(r->seconds_per_run) ? r->seconds_per_run : 0);
-	json_key(&j, "alpha");
-	json_double(&j, r->c->alpha);
-	json_key(&j, "power");
-	json_double(&j, r->c->power);
+	json_kv_double(&j, "seconds_per_run", isfinite(r->seconds_per_run) ? r->seconds_per_run : 0);
+	json_kv_double(&j, "alpha", r->c->alpha);
+	json_kv_double(&j, "power", r->c->power);
 	json_kv_uint(&j, "boots_per_side", r->c->boots_per_side);
 	json_kv_uint(&j, "runs_per_boot", r->c->runs_per_boot);
 	calibration_json_metrics(&j, r->c);

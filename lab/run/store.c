@@ -152,12 +152,9 @@ static void decide_json(struct json *j, const struct decide_params *p)
 {
 	json_key(j, "decide");
 	json_object_begin(j);
-	json_key(j, "alpha");
-	json_double(j, p->alpha);
-	json_key(j, "power");
-	json_double(j, p->power);
-	json_key(j, "q");
-	json_double(j, p->q);
+	json_kv_double(j, "alpha", p->alpha);
+	json_kv_double(j, "power", p->power);
+	json_kv_double(j, "q", p->q);
 	json_kv_string(j, "statistic", stat_method_name(p->method));
 	json_key(j, "sequential");
 	json_bool(j, p->sequential);
@@ -176,8 +173,7 @@ static void observe_json(struct json *j, const struct result_set *rs)
 		json_object_begin(j);
 		json_kv_string(j, "metric", x->metric);
 		json_kv_string(j, "rel", observe_rel_name(x->rel));
-		json_key(j, "value");
-		json_double(j, x->value);
+		json_kv_double(j, "value", x->value);
 		json_strv(j, "kernels", &x->kernels);
 		json_kv_string(j, "says", x->says);
 		json_object_end(j);

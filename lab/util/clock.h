@@ -10,3 +10,6 @@ static inline double now_sec(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+/* Now in UTC as ISO 8601 ("2026-12-02T06:30:00Z"), allocated. */
+char *utc_now(void);

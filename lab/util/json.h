@@ -51,3 +51,10 @@ static inline void json_kv_uint(struct json *j, const char *k, uint64_t v)
 	json_key(j, k);
 	json_uint(j, v);
 }
+
+/* null when v is not finite (NaN: no such figure) */
+static inline void json_kv_double(struct json *j, const char *k, double v)
+{
+	json_key(j, k);
+	json_double(j, v);
+}

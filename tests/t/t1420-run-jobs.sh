@@ -11,7 +11,7 @@
 #   up, and the runs alternate between them in the plan's order;
 #   a QEMU that crashes (SIGSEGV) during the boot: booted once more, the
 #   run measured, the first attempt's QEMU log kept.
-# lab-test-seconds: 560 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 720 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
