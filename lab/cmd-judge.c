@@ -172,10 +172,10 @@ static void json_row(struct json *j, const struct comparison *c, const struct cm
 	json_kv_double(j, "p", d->have && d->e.tested ? d->e.p : NAN);
 	json_kv_double(j, "q", d->q);
 	json_key(j, "points"); /* the change and its interval are in points: the metric is a percentage */
-	json_bool(j, d->points);
-	json_kv_double(j, "change_pct", d->change);
-	json_kv_double(j, "ci_low_pct", d->lo);
-	json_kv_double(j, "ci_high_pct", d->hi);
+	json_bool(j, d->e.points);
+	json_kv_double(j, "change_pct", d->e.change);
+	json_kv_double(j, "ci_low_pct", d->e.lo);
+	json_kv_double(j, "ci_high_pct", d->e.hi);
 	json_kv_uint(j, "boots", d->have ? d->e.boots[1] : 0);
 	json_kv_uint(j, "runs", row->s[v].n);
 	json_object_end(j);

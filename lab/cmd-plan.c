@@ -46,13 +46,13 @@ static void estimate(const struct spec_experiment *e, const struct spec_expect *
 static void estimates(const struct lab_ctx *ctx, const struct spec *s, const struct plan *p, struct strbuf *out)
 {
 	_cleanup_free_ char *root = cmd_results_dir(s);
+	struct calib_host here = { 0 };
 	const char *last = NULL;
 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct spec_experiment *e = spec_find_experiment(s, p->runs[i].experiment);
 		struct calib_record rec;
 		_cleanup_free_ char *err = NULL, *why = NULL;
-		struct calib_host here = { 0 };
 
 		if (!e || (last && streq(last, e->name)))
 			continue;
@@ -62,16 +62,22 @@ static void estimates(const struct lab_ctx *ctx, const struct spec *s, const str
 				cmd_error(ctx, "%s", err);
 			continue;
 		}
-		calib_host_here(&here);
+		if (!here.cpu)
+			calib_host_here(&here); /* once, and only with a calibration to compare */
 		why = calib_host_differs(&rec.host, &here);
-		strbuf_addf(out, "\n%s, from its calibration of %s%s%s%s:\n", e->name, rec.date,
-			    why ? " on another host (" : " on this host", why ? why : "", why ? ")" : "");
+		/* the stored file may come from another machine's results: its strings go out escaped */
+		strbuf_addf(out, "\n%s, from its calibration of ", e->name);
+		term_escape(out, rec.date);
+		strbuf_addstr(out, why ? " on another host (" : " on this host");
+		if (why)
+			term_escape(out, why);
+		strbuf_addstr(out, why ? "):\n" : ":\n");
 		for (size_t j = 0; j < e->njobs; j++)
 			for (size_t k = 0; k < e->jobs[j].nexpect; k++)
 				estimate(e, &e->jobs[j].expect[k], &rec, out);
-		calib_host_release(&here);
 		calib_record_release(&rec);
 	}
+	calib_host_release(&here);
 }
 
 int cmd_plan(struct lab_ctx *ctx, int argc, char **argv)

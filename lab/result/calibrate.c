@@ -32,18 +32,11 @@ static void series_push(struct series *s, double v, const char *boot)
 /* Each value's boot number; false when a value has no boot. */
 static bool number_boots(struct series *s)
 {
-	s->which = xcalloc(s->n + 1, sizeof(size_t));
-	s->nb = 0;
-	for (size_t i = 0; i < s->n; i++) {
-		size_t k = 0;
+	struct side all = { s->v, s->boot, s->n };
 
-		if (!s->boot[i])
-			return false;
-		while (k < i && strcmp(s->boot[k], s->boot[i]) != 0)
-			k++;
-		s->which[i] = k < i ? s->which[k] : s->nb++;
-	}
-	return true;
+	s->which = xcalloc(s->n + 1, sizeof(size_t));
+	s->nb = decide_boot_index(&all, s->which);
+	return s->nb > 0;
 }
 
 /* Judges one split (mask: the boots of side b) as two kernels: p < alpha? -1 when untested. */

@@ -35,21 +35,31 @@ static const struct {
 	{ "lock_stat.", "lock_stat.classes" },
 };
 
-/* The witness of a sparse metric, or NULL. */
-static const char *sparse_witness(const char *metric)
+/* The family of a sparse metric (an index into sparse_families), or -1. */
+static int sparse_family(const char *metric)
 {
 	for (size_t i = 0; i < ELEMENTSOF(sparse_families); i++)
 		if (str_startswith(metric, sparse_families[i].prefix) && !streq(metric, sparse_families[i].witness))
-			return sparse_families[i].witness;
-	return NULL;
+			return (int)i;
+	return -1;
 }
 
-static bool run_has_prefix(const struct result_run *r, const char *prefix)
+/* Per run of the group: a bit for each sparse family whose witness it reported. */
+static unsigned *run_witnesses(const struct result_set *rs, const struct cmp_group *g)
 {
-	for (size_t k = 0; k < r->nm; k++)
-		if (str_startswith(r->m[k].name, prefix))
-			return true;
-	return false;
+	unsigned *w = xcalloc(rs->n + 1, sizeof(unsigned));
+
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+
+		if (!streq(r->group, g->name) || r->status != RUN_OK)
+			continue;
+		for (size_t k = 0; k < r->nm; k++)
+			for (size_t f = 0; f < ELEMENTSOF(sparse_families); f++)
+				if (str_startswith(r->m[k].name, sparse_families[f].witness))
+					w[i] |= 1u << f;
+	}
+	return w;
 }
 
 /* Values of one metric per variant with each value's boot, gathered while scanning the runs. */
@@ -62,7 +72,7 @@ struct values {
 struct gather {
 	const char *metric;
 	struct values *per; /* per variant */
-	size_t *seen;       /* per variant: the last run (+1) that gave a value */
+	bool *in_run;       /* per run of the result set: it gave a value */
 };
 
 static void push_value(struct values *vals, double x, const char *boot)
@@ -96,8 +106,8 @@ static double max_abs_change(const struct cmp_row *r, size_t nv)
 	double m = 0;
 
 	for (size_t v = 1; v < nv; v++)
-		if (r->d[v].have && isfinite(r->d[v].change) && fabs(r->d[v].change) > m)
-			m = fabs(r->d[v].change);
+		if (r->d[v].have && isfinite(r->d[v].e.change) && fabs(r->d[v].e.change) > m)
+			m = fabs(r->d[v].e.change);
 	return m;
 }
 
@@ -137,14 +147,14 @@ static struct gather *gather_group(const struct result_set *rs, const struct cmp
 				GROW(gs, galloc, ng + 1);
 				gs[ng].metric = r->m[k].name;
 				gs[ng].per = xcalloc(nv, sizeof(struct values));
-				gs[ng].seen = xcalloc(nv, sizeof(size_t));
+				gs[ng].in_run = xcalloc(rs->n + 1, sizeof(bool));
 				strmap_put(&idx, r->m[k].name, ng);
 				at = ng++;
 			}
 			/* a name twice in one run: its first value */
-			if (gs[at].seen[v] == i + 1)
+			if (gs[at].in_run[i])
 				continue;
-			gs[at].seen[v] = i + 1;
+			gs[at].in_run[i] = true;
 			push_value(&gs[at].per[v], r->m[k].value, r->boot);
 		}
 	}
@@ -153,22 +163,21 @@ static struct gather *gather_group(const struct result_set *rs, const struct cmp
 }
 
 /* A sparse metric's zeros: the runs with its monitor's output and not the name. */
-static void fill_zeros(const struct result_set *rs, const struct cmp_group *g, struct gather *x, size_t nv)
+static void fill_zeros(const struct result_set *rs, const struct cmp_group *g, const unsigned *wit, struct gather *x,
+		       size_t nv)
 {
-	const char *w = sparse_witness(x->metric);
+	int f = sparse_family(x->metric);
 
-	if (!w)
+	if (f < 0)
 		return;
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct result_run *r = &rs->runs[i];
-		size_t v = strv_index(&rs->variants, r->variant), k;
+		size_t v;
 
-		if (!streq(r->group, g->name) || r->status != RUN_OK || v >= nv || x->seen[v] == i + 1)
+		if (x->in_run[i] || !(wit[i] >> f & 1) || !streq(r->group, g->name) || r->status != RUN_OK ||
+		    (v = strv_index(&rs->variants, r->variant)) >= nv)
 			continue;
-		for (k = 0; k < r->nm && !streq(r->m[k].name, x->metric); k++)
-			;
-		if (k == r->nm && run_has_prefix(r, w))
-			push_value(&x->per[v], 0, r->boot);
+		push_value(&x->per[v], 0, r->boot);
 	}
 }
 
@@ -179,21 +188,17 @@ static void delta(const struct decide_params *dp, const struct values *a, const 
 
 	d->q = NAN;
 	d->have = a->n && b->n;
-	d->change = d->lo = d->hi = d->mde = NAN;
+	d->e.change = d->e.lo = d->e.hi = d->e.mde = d->e.p = NAN;
 	if (!d->have)
 		return;
-	d->points = metric_is_percentage(metric);
-	decide_effect(&x, &y, d->points, dp->method, dp->alpha, dp->power, seed_of(metric), &d->e);
-	d->change = d->e.change;
-	d->lo = d->e.lo;
-	d->hi = d->e.hi;
-	d->mde = d->e.mde;
+	decide_effect(&x, &y, metric_is_percentage(metric), dp->method, dp->alpha, dp->power, seed_of(metric), &d->e);
 	d->separate = stats_ranges_separate(sa, sb);
 }
 
 static void build_group(const struct result_set *rs, struct comparison *c, struct cmp_group *g)
 {
 	size_t nv = c->nvariants, ng = 0;
+	_cleanup_free_ unsigned *wit = NULL;
 	struct gather *gs;
 
 	g->ok = xcalloc(nv, sizeof(size_t));
@@ -208,14 +213,15 @@ static void build_group(const struct result_set *rs, struct comparison *c, struc
 		g->ok[v] += r->status == RUN_OK;
 	}
 	gs = gather_group(rs, g, nv, &ng);
+	wit = run_witnesses(rs, g);
 	g->rows = xcalloc(ng ? ng : 1, sizeof(*g->rows));
 	g->nrows = ng;
 	for (size_t i = 0; i < ng; i++) {
 		struct cmp_row *row = &g->rows[i];
 
-		fill_zeros(rs, g, &gs[i], nv);
+		fill_zeros(rs, g, wit, &gs[i], nv);
 		row->metric = gs[i].metric;
-		row->sparse = sparse_witness(row->metric) != NULL;
+		row->sparse = sparse_family(row->metric) >= 0;
 		row->s = xcalloc(nv, sizeof(*row->s));
 		row->d = xcalloc(nv, sizeof(*row->d));
 		for (size_t v = 0; v < nv; v++) {
@@ -226,7 +232,7 @@ static void build_group(const struct result_set *rs, struct comparison *c, struc
 		for (size_t v = 1; v < nv; v++)
 			delta(&rs->decide, &gs[i].per[0], &gs[i].per[v], row->metric, &row->s[0], &row->s[v], &row->d[v]);
 		row->raw = gs[i].per; /* declared rows are judged again at their own alpha */
-		free(gs[i].seen);
+		free(gs[i].in_run);
 	}
 	free(gs);
 }
@@ -263,7 +269,7 @@ static void flag_rows(struct comparison *c)
 				/* a profile share moves in steps of one sample: under PROFILE_MIN_POINTS it is not listed */
 				d->flagged = !isnan(d->q) && d->q <= c->rs->decide.q && d->e.runs[0] >= MIN_RUNS &&
 					     d->e.runs[1] >= MIN_RUNS &&
-					     (!str_startswith(row->metric, "perf-profile.") || fabs(d->change) >= PROFILE_MIN_POINTS);
+					     (!str_startswith(row->metric, "perf-profile.") || fabs(d->e.change) >= PROFILE_MIN_POINTS);
 				row->flagged |= d->flagged;
 			}
 		g_nv = c->nvariants;
@@ -365,11 +371,7 @@ static void judge(struct comparison *c, const struct cmp_group *g, const struct 
 	look_of(dp, &d->e, &out->look, &out->looks);
 	out->alpha = decide_look_alpha(dp->alpha, out->look, out->looks);
 	/* declared: judged at its own alpha and statistic */
-	decide_effect(&a, &b, d->points, out->method, out->alpha, dp->power, seed_of(e->metric), &d->e);
-	d->change = d->e.change;
-	d->lo = d->e.lo;
-	d->hi = d->e.hi;
-	d->mde = d->e.mde;
+	decide_effect(&a, &b, d->e.points, out->method, out->alpha, dp->power, seed_of(e->metric), &d->e);
 	out->d = d;
 	out->na = d->e.runs[0];
 	out->nb = d->e.runs[1];

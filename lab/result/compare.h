@@ -16,11 +16,8 @@
 
 struct cmp_delta {
 	bool have;       /* a value on both sides */
-	bool points;     /* change is in absolute points, not % */
-	double change;   /* % of the baseline, or points; NaN: none */
-	double lo, hi;   /* its interval at the experiment's alpha; NaN: none */
-	double mde;      /* smallest detectable change, same unit; NaN: none */
-	struct effect e; /* the decision engine's figures */
+	struct effect e; /* the decision engine's figures: change (% of the baseline, or points), its
+			  * interval at the experiment's alpha, p, the smallest detectable change */
 	double q;        /* Benjamini-Hochberg over the exploratory rows; NaN: declared or not tested */
 	bool separate;   /* the robot's rule: ranges do not overlap */
 	bool flagged;    /* an exploratory change: q <= the experiment's q, 3 runs a side */

@@ -55,13 +55,13 @@ bool verdict_decided(enum verdict v)
 
 /* A side's units (boot means, or its runs) and the parts of its variance. */
 struct units {
-	double *u;
+	const double *u; /* the boot means (bm) or the side's runs */
+	double *bm;      /* each boot's mean, owned */
 	size_t n, runs, boots;
 	double mean, cvb, cvw;
 };
 
-/* Distinct boots of a side (which[i]: run i's); every run must name one, else 0. */
-static size_t count_boots(const struct side *s, size_t *which)
+size_t decide_boot_index(const struct side *s, size_t *which)
 {
 	_cleanup_strmap_ struct strmap idx = STRMAP_INIT;
 	size_t nb = 0;
@@ -111,15 +111,16 @@ static void variance_parts(const struct side *s, const size_t *which, size_t nb,
 	u->cvb = 100 * sqrt(fmax(0, (msb - msw) / n0)) / fabs(u->mean);
 }
 
-static void make_units(const struct side *s, bool by_boot, struct units *u)
+/* A side's boots and their means; the units are its runs until units_by_boot(). */
+static void make_units(const struct side *s, struct units *u)
 {
 	_cleanup_free_ size_t *which = xcalloc(s->n + 1, sizeof(size_t)), *bn = NULL;
-	_cleanup_free_ double *bm = NULL;
+	double *bm;
 	double sum = 0;
 
 	memset(u, 0, sizeof(*u));
 	u->runs = s->n;
-	u->boots = count_boots(s, which);
+	u->boots = decide_boot_index(s, which);
 	for (size_t i = 0; i < s->n; i++)
 		sum += s->v[i];
 	u->mean = s->n ? sum / (double)s->n : NAN;
@@ -132,9 +133,15 @@ static void make_units(const struct side *s, bool by_boot, struct units *u)
 	for (size_t k = 0; k < u->boots; k++)
 		bm[k] /= (double)bn[k];
 	variance_parts(s, which, u->boots, bm, bn, u);
-	u->n = by_boot ? u->boots : s->n;
-	u->u = xmalloc((u->n + 1) * sizeof(double));
-	memcpy(u->u, by_boot ? bm : s->v, u->n * sizeof(double));
+	u->bm = bm;
+	u->u = s->v;
+	u->n = s->n;
+}
+
+static void units_by_boot(struct units *u)
+{
+	u->u = u->bm;
+	u->n = u->boots;
 }
 
 static bool all_positive(const struct units *u)
@@ -306,14 +313,12 @@ void decide_effect(const struct side *a, const struct side *b, bool points, enum
 	e->points = points;
 	e->change = e->lo = e->hi = e->elo = e->ehi = e->p = e->mde = NAN;
 	e->method = "none";
-	make_units(a, false, &ua);
-	make_units(b, false, &ub);
+	make_units(a, &ua);
+	make_units(b, &ub);
 	by_boot = ua.boots >= 2 && ub.boots >= 2;
 	if (by_boot) {
-		free(ua.u);
-		free(ub.u);
-		make_units(a, true, &ua);
-		make_units(b, true, &ub);
+		units_by_boot(&ua);
+		units_by_boot(&ub);
 	}
 	e->by_boot = by_boot;
 	e->units[0] = ua.n, e->units[1] = ub.n;
@@ -326,8 +331,8 @@ void decide_effect(const struct side *a, const struct side *b, bool points, enum
 		e->why = by_boot ? "fewer than 2 boots a side" : "fewer than 2 runs a side";
 	else
 		test_units(&ua, &ub, points, m, alpha, power, seed, e);
-	free(ua.u);
-	free(ub.u);
+	free(ua.bm);
+	free(ub.bm);
 }
 
 /* "+2.10% [+0.51, +3.72]" in the effect's unit */
@@ -430,11 +435,11 @@ void decide_variance_parts(const struct side *s, double *mean, double *cv_betwee
 {
 	struct units u;
 
-	make_units(s, false, &u);
+	make_units(s, &u);
 	*mean = u.mean;
 	*cv_between = u.cvb;
 	*cv_within = u.cvw;
-	free(u.u);
+	free(u.bm);
 }
 
 double decide_mde_pct(double cv_between, double cv_within, unsigned m, unsigned boots, double alpha, double power)

@@ -68,6 +68,10 @@ struct effect {
 	double mde;         /* smallest change detectable at alpha with power; NaN: none */
 };
 
+/* The distinct boots of a side, numbered in order of appearance (which[i]:
+ * run i's, s->n entries); 0 when a run names none. */
+size_t decide_boot_index(const struct side *s, size_t *which);
+
 /* b against a at level alpha. */
 void decide_effect(const struct side *a, const struct side *b, bool points, enum stat_method m, double alpha,
 		   double power, uint64_t seed, struct effect *out);

@@ -247,13 +247,13 @@ static void table(struct xml *x, const struct comparison *c, const struct cmp_gr
 		mean_cell(x, &r->s[0]);
 		for (size_t v = 1; v < nv; v++) {
 			const struct cmp_delta *d = &r->d[v];
-			const char *u = d->points ? "" : "%";
+			const char *u = d->e.points ? "" : "%";
 
-			if (d->have && isfinite(d->change) && isfinite(d->lo))
-				cell(x, d->flagged ? (d->change > 0 ? "up" : "down") : NULL, "%+.1f%s [%+.1f, %+.1f]",
-				     d->change, u, d->lo, d->hi);
-			else if (d->have && isfinite(d->change))
-				cell(x, d->flagged ? (d->change > 0 ? "up" : "down") : NULL, "%+.1f%s", d->change, u);
+			if (d->have && isfinite(d->e.change) && isfinite(d->e.lo))
+				cell(x, d->flagged ? (d->e.change > 0 ? "up" : "down") : NULL, "%+.1f%s [%+.1f, %+.1f]",
+				     d->e.change, u, d->e.lo, d->e.hi);
+			else if (d->have && isfinite(d->e.change))
+				cell(x, d->flagged ? (d->e.change > 0 ? "up" : "down") : NULL, "%+.1f%s", d->e.change, u);
 			else
 				cell(x, NULL, "-");
 			mean_cell(x, &r->s[v]);

@@ -58,12 +58,12 @@ static void fmt_mean(struct strbuf *out, const struct sample_stats *s)
 
 static void fmt_change(struct strbuf *out, const struct cmp_delta *d)
 {
-	if (!d->have || !isfinite(d->change))
+	if (!d->have || !isfinite(d->e.change))
 		strbuf_addf(out, "%11s", "");
-	else if (d->points)
-		strbuf_addf(out, "%+10.1f ", d->change);
+	else if (d->e.points)
+		strbuf_addf(out, "%+10.1f ", d->e.change);
 	else
-		strbuf_addf(out, "%+10.1f%%", d->change);
+		strbuf_addf(out, "%+10.1f%%", d->e.change);
 }
 
 /* How the row was decided, per compared variant. */
@@ -512,12 +512,12 @@ static void row_md(const struct comparison *c, const struct cmp_row *r, struct s
 	strbuf_addstr(out, " |");
 	for (size_t v = 1; v < c->nvariants; v++) {
 		const struct cmp_delta *d = &r->d[v];
-		const char *u = d->points ? "" : "%";
+		const char *u = d->e.points ? "" : "%";
 
-		if (d->have && isfinite(d->change) && isfinite(d->lo))
-			strbuf_addf(out, " %+.1f%s [%+.1f, %+.1f] | ", d->change, u, d->lo, d->hi);
-		else if (d->have && isfinite(d->change))
-			strbuf_addf(out, " %+.1f%s | ", d->change, u);
+		if (d->have && isfinite(d->e.change) && isfinite(d->e.lo))
+			strbuf_addf(out, " %+.1f%s [%+.1f, %+.1f] | ", d->e.change, u, d->e.lo, d->e.hi);
+		else if (d->have && isfinite(d->e.change))
+			strbuf_addf(out, " %+.1f%s | ", d->e.change, u);
 		else
 			strbuf_addstr(out, " | ");
 		md_mean(out, &r->s[v]);
@@ -585,11 +585,11 @@ static void json_delta(struct json *j, const struct cmp_delta *d)
 {
 	json_object_begin(j);
 	json_key(j, "unit");
-	json_string(j, d->points ? "points" : "percent");
-	json_kv_double(j, "change", d->change);
-	json_kv_double(j, "ci_low", d->lo);
-	json_kv_double(j, "ci_high", d->hi);
-	json_kv_double(j, "min_detectable", d->mde);
+	json_string(j, d->e.points ? "points" : "percent");
+	json_kv_double(j, "change", d->e.change);
+	json_kv_double(j, "ci_low", d->e.lo);
+	json_kv_double(j, "ci_high", d->e.hi);
+	json_kv_double(j, "min_detectable", d->e.mde);
 	json_kv_string(j, "method", d->e.method);
 	json_kv_double(j, "p", d->e.p);
 	json_kv_double(j, "q", d->q);

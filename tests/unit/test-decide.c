@@ -700,10 +700,10 @@ static void test_sparse_profile(void **state)
 	assert_non_null(row);
 	assert_true(row->sparse);
 	assert_int_equal(row->d[1].e.runs[0], 5); /* the baseline's zeros */
-	assert_true(fabs(row->d[1].change - 5) < 1e-12);
+	assert_true(fabs(row->d[1].e.change - 5) < 1e-12);
 	assert_true(row->d[1].e.tested);
 	assert_true(row->d[1].flagged);
-	print_message("sparse foo 0 vs 5: change %+.2f points, p %.4f, q %.4f, flagged %d\n", row->d[1].change,
+	print_message("sparse foo 0 vs 5: change %+.2f points, p %.4f, q %.4f, flagged %d\n", row->d[1].e.change,
 		      row->d[1].e.p, row->d[1].q, row->d[1].flagged);
 	assert_int_equal(c->nverdicts, 1);
 	assert_int_equal(c->verdicts[0].v, VERDICT_IMPROVED);

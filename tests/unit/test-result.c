@@ -209,8 +209,8 @@ static void test_verdicts(void **state)
 	assert_int_equal(c->verdicts[1].v, VERDICT_INCONCLUSIVE);
 	/* a percentage share: decreased by ~29.6 points */
 	assert_int_equal(c->verdicts[2].v, VERDICT_IMPROVED);
-	assert_true(c->verdicts[2].d->points);
-	near(c->verdicts[2].d->change, 1.05 - 30.5, 1e-9); /* the failed run has no value */
+	assert_true(c->verdicts[2].d->e.points);
+	near(c->verdicts[2].d->e.change, 1.05 - 30.5, 1e-9); /* the failed run has no value */
 	/* a metric nobody measured */
 	assert_int_equal(c->verdicts[3].v, VERDICT_INCONCLUSIVE);
 	assert_string_equal(c->verdicts[3].why, "no run of either kernel reported it; runs failed: 0 of base, 1 of tg-ratelimit");
