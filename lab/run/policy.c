@@ -112,8 +112,8 @@ static bool all_decided(const struct result_set *rs, bool *between_dominates)
 	return all;
 }
 
-/* Before boot `boot` starts: go on, or stop (and why). */
-static enum seq_stop judge_boot(struct seq_policy *p, const struct engine_view *v, unsigned boot)
+/* Before a boot past the minimum starts: go on, or stop (and why). */
+static enum seq_stop judge_boot(struct seq_policy *p, const struct engine_view *v)
 {
 	bool dominates = false;
 
@@ -122,7 +122,6 @@ static enum seq_stop judge_boot(struct seq_policy *p, const struct engine_view *
 	if (p->deadline > 0 && (p->clock ? p->clock() : now_sec()) >= p->deadline)
 		return SEQ_BUDGET_TIME;
 	p->looks++;
-	(void)boot;
 	if (all_decided(v->rs, &dominates))
 		return SEQ_DECIDED;
 	/* from now on a boot's first run of each variant and workload only: more boots for the time */
@@ -177,7 +176,7 @@ static bool seq_group_done(void *data, const struct engine_view *v, size_t group
 		return seq_first_open(p, v, group) == g->n;
 	if (p->stop != SEQ_RUNNING && g->boot >= p->stop_boot)
 		return true;
-	p->stop = judge_boot(p, v, g->boot);
+	p->stop = judge_boot(p, v);
 	if (p->stop != SEQ_RUNNING) {
 		p->stop_boot = g->boot;
 		return true;
@@ -229,7 +228,6 @@ const char *seq_stop_describe(enum seq_stop s)
 	case SEQ_DECIDED: return "every declared expectation is decided";
 	case SEQ_BUDGET_RUNS: return "the budget's runs are spent";
 	case SEQ_BUDGET_TIME: return "the budget's time is spent";
-	case SEQ_BUDGET_BOOTS: return "the budget's boots are spent";
 	}
 	return "?";
 }

@@ -72,7 +72,7 @@ extern const struct run_policy_ops run_policy_fixed_ops;
  * between-boot part of their variance is the larger), the boots from then
  * on run each variant and workload once: the time goes to more boots.
  */
-enum seq_stop { SEQ_RUNNING, SEQ_DECIDED, SEQ_BUDGET_RUNS, SEQ_BUDGET_TIME, SEQ_BUDGET_BOOTS };
+enum seq_stop { SEQ_RUNNING, SEQ_DECIDED, SEQ_BUDGET_RUNS, SEQ_BUDGET_TIME };
 
 struct seq_policy {
 	unsigned min_boots;

@@ -273,6 +273,11 @@ static void test_sequential_stops_when_decided(void **state)
 	seqfix_release(&f);
 }
 
+static double late_clock(void)
+{
+	return 1000;
+}
+
 static void test_sequential_runs_the_budget(void **state)
 {
 	struct seqfix f;
@@ -290,6 +295,14 @@ static void test_sequential_runs_the_budget(void **state)
 	assert_int_equal(seqfix_serve(&f, 1.0, 30), 8);
 	assert_int_equal(f.sp.stop, SEQ_RUNNING);
 	assert_int_equal(f.sp.looks, 2);
+	seqfix_release(&f);
+	/* the budget's time: past the deadline before boot 3 */
+	seqfix_init(&f, 0);
+	f.sp.deadline = 100;
+	f.sp.clock = late_clock;
+	assert_int_equal(seqfix_serve(&f, 1.0, 30), 4);
+	assert_int_equal(f.sp.stop, SEQ_BUDGET_TIME);
+	assert_int_equal(f.sp.stop_boot, 3);
 	seqfix_release(&f);
 	/* the budget's runs: 4 a variant are 2 boots */
 	seqfix_init(&f, 4);
