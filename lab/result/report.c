@@ -93,7 +93,28 @@ static void fmt_basis(struct strbuf *out, const struct cmp_row *r, size_t nv)
 		strbuf_addch(out, ')');
 }
 
-static void wrap(struct strbuf *out, const char *s, size_t width);
+/* Words of s in lines of at most width columns (a longer word alone). */
+static void wrap(struct strbuf *out, const char *s, size_t width)
+{
+	size_t col = 0;
+
+	while (*s) {
+		size_t n = strcspn(s, " ");
+
+		if (col && col + 1 + n > width) {
+			strbuf_addch(out, '\n');
+			col = 0;
+		} else if (col) {
+			strbuf_addch(out, ' ');
+			col++;
+		}
+		strbuf_add(out, s, n);
+		col += n;
+		s += n;
+		s += strspn(s, " ");
+	}
+	strbuf_addch(out, '\n');
+}
 
 static void header_text(const struct comparison *c, struct strbuf *out)
 {
@@ -138,28 +159,6 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 	wrap(out, legend, 100);
 }
 
-/* Words of s in lines of at most width columns (a longer word alone). */
-static void wrap(struct strbuf *out, const char *s, size_t width)
-{
-	size_t col = 0;
-
-	while (*s) {
-		size_t n = strcspn(s, " ");
-
-		if (col && col + 1 + n > width) {
-			strbuf_addch(out, '\n');
-			col = 0;
-		} else if (col) {
-			strbuf_addch(out, ' ');
-			col++;
-		}
-		strbuf_add(out, s, n);
-		col += n;
-		s += n;
-		s += strspn(s, " ");
-	}
-	strbuf_addch(out, '\n');
-}
 
 char *report_legend(const struct comparison *c)
 {
