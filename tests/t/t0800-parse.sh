@@ -17,7 +17,8 @@ golden() {
 PARSERS="sng:stress-ng hb:hackbench pg:pg-sysbench ff:ffmpeg-multi kb:kbuild pi:pi-stress ip:iperf3
 	pv:monitors/proc-vmstat cs:monitors/cpu-stat zp:monitors/zoneinfo-pcp pp:monitors/perf-profile
 	pl:monitors/perf-lock ls:monitors/lock-stat ps:monitors/perf-stat vm:monitors/vmstat
-	mi:monitors/meminfo sd:monitors/sched-debug ir:monitors/interrupts tw:monitors/tg-load-writes"
+	mi:monitors/meminfo sd:monitors/sched-debug ir:monitors/interrupts tw:monitors/tg-load-writes
+	cm:monitors/cpupri-masks"
 
 parser() {
 	c=$(basename "$1")
@@ -63,7 +64,7 @@ test_expect_success 'every metric name is in the dotted families' "
 		\"\$(parser \"\$raw\")\" \"\$raw\"
 	done >all &&
 	test -s all &&
-	! grep -v '^\\(stress-ng\\|hackbench\\|sysbench\\|ffmpeg\\|kbuild\\|pi-stress\\|iperf3\\|proc-vmstat\\|cpu-stat\\|zoneinfo-pcp\\|perf-profile\\|lock\\.contention\\|lock_stat\\|perf-stat\\|vmstat\\|meminfo\\|sched_debug\\|interrupts\\|tg-load-writes\\)\\.[^ ]* -\\?[0-9.e+-]*\$' all &&
+	! grep -v '^\\(stress-ng\\|hackbench\\|sysbench\\|ffmpeg\\|kbuild\\|pi-stress\\|iperf3\\|proc-vmstat\\|cpu-stat\\|zoneinfo-pcp\\|perf-profile\\|lock\\.contention\\|lock_stat\\|perf-stat\\|vmstat\\|meminfo\\|sched_debug\\|interrupts\\|tg-load-writes\\|cpupri-masks\\)\\.[^ ]* -\\?[0-9.e+-]*\$' all &&
 	! grep '^[^ ]* .* ' all
 "
 

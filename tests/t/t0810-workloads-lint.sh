@@ -33,6 +33,7 @@ test_expect_success 'every Python script and module compiles (python3)' "
 	done &&
 	grep -q 'monitors/tg-load-writes/start\$' checked &&
 	grep -q 'monitors/tg-load-writes/tgw.py\$' checked &&
+	grep -q 'monitors/cpupri-masks/cpm.py\$' checked &&
 	grep -q 'lib/labparse.py\$' checked
 "
 

@@ -32,8 +32,14 @@ test_expect_success 'stress-ng and hackbench run in lab/quick between two monito
 		monitors/tg-load-writes/stop >/tmp/mon/tg-load-writes.raw
 		if grep lab_tgw /sys/kernel/tracing/kprobe_events || test -e /sys/kernel/tracing/instances/lab_tgw
 		then echo tg-load-writes/stop left its probes behind >&2; exit 1; fi
-		cat /sys/fs/cgroup/lab/quick/cpu.stat >/tmp/mon/cgroup.raw' &&
-	for f in stress-ng hackbench proc-vmstat cpu-stat zoneinfo-pcp tg-load-writes cgroup; do
+		cat /sys/fs/cgroup/lab/quick/cpu.stat >/tmp/mon/cgroup.raw
+		monitors/cpupri-masks/start
+		LAB_PARAM_STRESSOR=cyclic LAB_PARAM_POLICY=fifo LAB_PARAM_INSTANCES=100% LAB_PARAM_DURATION=1s \
+			stress-ng/run >/dev/null 2>/tmp/mon/cyclic.log
+		monitors/cpupri-masks/stop >/tmp/mon/cpupri-masks.raw
+		if grep lab_cpm /sys/kernel/tracing/kprobe_events || test -e /sys/kernel/tracing/instances/lab_cpm
+		then echo cpupri-masks/stop left its probes behind >&2; exit 1; fi' &&
+	for f in stress-ng hackbench proc-vmstat cpu-stat zoneinfo-pcp tg-load-writes cpupri-masks cgroup; do
 		shared_lab -C '$P' vm cp suite-minimal :/tmp/mon/\$f.raw \"\$PWD/\$f.raw\" || exit 1
 	done &&
 	python3 -c '
@@ -51,6 +57,7 @@ test_expect_success 'the parsers turn the raw outputs into metrics' "
 	'$W/monitors/cpu-stat/parse' cpu-stat.raw >>m &&
 	'$W/monitors/zoneinfo-pcp/parse' zoneinfo-pcp.raw >>m &&
 	'$W/monitors/tg-load-writes/parse' tg-load-writes.raw >>m &&
+	'$W/monitors/cpupri-masks/parse' cpupri-masks.raw >>m &&
 	python3 -c '
 m = dict(l.split() for l in open(\"m\"))
 for k in (\"stress-ng.switch.ops_per_sec\", \"stress-ng.ctxt_per_sec\", \"hackbench.throughput\", \"hackbench.time\"):
@@ -62,6 +69,9 @@ assert float(m[\"zoneinfo-pcp.samples\"]) >= 2 and float(m[\"zoneinfo-pcp.Normal
 assert float(m[\"tg-load-writes.update_load_avg\"]) > 0, m
 assert float(m[\"tg-load-writes.total\"]) >= float(m[\"tg-load-writes.update_load_avg\"]), m
 assert float(m[\"tg-load-writes.missed\"]) == 0, m
+# SCHED_FIFO tasks moved the RT priorities of the CPUs; base has no per-node split
+assert float(m[\"cpupri-masks.sets\"]) > 0 and float(m[\"cpupri-masks.split\"]) == 0, m
+assert float(m[\"cpupri-masks.node_reads\"]) == 0 and float(m[\"cpupri-masks.missed\"]) == 0, m
 '
 "
 
