@@ -10,8 +10,11 @@
 #   boot: side-by-side: base and tg-ratelimit each get a guest, both stay
 #   up, and the runs alternate between them in the plan's order;
 #   a QEMU that crashes (SIGSEGV) during the boot: booted once more, the
-#   run measured, the first attempt's QEMU log kept.
-# lab-test-seconds: 720 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
+#   run measured, the first attempt's QEMU log kept;
+#   lab calibrate --monitors: each run followed in its boot by itself
+#   without each monitor; a monitor that costs 20% is over its budget and
+#   lab report says so, one that costs nothing is not.
+# lab-test-seconds: 980 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
