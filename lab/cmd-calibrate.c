@@ -65,14 +65,14 @@ static int calibration_plan(const struct lab_ctx *ctx, struct spec *s, struct sp
 	return 0;
 }
 
-/* The experiment's figures an overhead is measured on: a job's declared
- * expectations, else its workload's declared metrics, else any metric no
- * monitor declares. */
 struct keep_data {
 	const struct spec *s;
 	const struct spec_experiment *e;
 };
 
+/* The experiment's figures an overhead is measured on: a job's declared
+ * expectations, else its workload's declared metrics, else any metric no
+ * monitor declares. */
 static bool keep_metric(void *data, const struct result_run *r, const char *metric)
 {
 	const struct keep_data *k = data;
@@ -100,7 +100,7 @@ static int tag_runs(const struct lab_ctx *ctx, const struct spec *s, const struc
 {
 	_cleanup_plan_ struct plan *p = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
-	_cleanup_strv_ struct strv only = STRV_INIT, offs = STRV_INIT;
+	_cleanup_strv_ struct strv only = STRV_INIT;
 	_cleanup_strmap_ struct strmap ids = STRMAP_INIT;
 
 	strv_push(&only, e->name);
@@ -121,7 +121,7 @@ static int tag_runs(const struct lab_ctx *ctx, const struct spec *s, const struc
 		if (strmap_get(&ids, rs->runs[i].id, &at))
 			tags[i] = (struct calib_run_tag){ groups->v[at], NULL, p->runs[at].job };
 		if (tags[i].group && p->runs[at].monitor_off) {
-			/* the monitor's name is spec's: the plan goes */
+			/* the name is the catalogue's: the plan is freed on return */
 			const struct catalogue_entry *m = spec_find_catalogue(s, p->runs[at].monitor_off, true);
 
 			tags[i].monitor_off = m ? m->name : NULL;
