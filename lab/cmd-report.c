@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "result/compare.h"
 #include "result/report.h"
+#include "run/calib-store.h"
 #include "run/index.h"
 #include "run/store.h"
 #include "util/alloc.h"
@@ -54,6 +55,17 @@ static int parse_report_options(struct lab_ctx *ctx, const char *noun, int argc,
 	return first;
 }
 
+/* The experiment's calibration beside the stored run (its results folder's
+ * calibration/), for the monitors over their overhead budget; a bad one is
+ * said and the report goes on without it. */
+static void calib_of(const char *dir, const char *experiment, struct calib_record *rec)
+{
+	_cleanup_free_ char *root = path_dirname(dir), *err = NULL;
+
+	if (calib_load(root, experiment, rec, &err) < 0 && err)
+		fprintf(stderr, "lab: warning: %s\n", err);
+}
+
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_free_ char *dir = NULL;
@@ -62,6 +74,7 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
 	struct report_opts ro = { 0 };
+	struct calib_record rec = { 0 };
 	const char *format;
 	int first = parse_report_options(ctx, "report", argc, argv, &format, &ro);
 
@@ -74,6 +87,8 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	cmp = compare_build(rs);
+	calib_of(dir, rs->experiment, &rec);
+	ro.calib = rec.c;
 	if (streq(format, "json"))
 		report_format_json(cmp, &out);
 	else if (streq(format, "html"))
@@ -83,6 +98,7 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 	else
 		report_format_text(cmp, &ro, &out);
 	cmd_write(&out);
+	calib_record_release(&rec);
 	return EXIT_OK;
 }
 

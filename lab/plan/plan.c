@@ -61,6 +61,36 @@ static unsigned boot_of(const struct spec_experiment *e, unsigned rep)
 	return k % boots + 1;
 }
 
+/* A run of job j's matrix cell pick, with all its monitors but `off` (NULL: all). */
+static void add_run(const struct spec *s, const struct spec_experiment *e, struct plan *p, size_t *seq, size_t j,
+		    const size_t *pick, const char *kernel, unsigned rep, unsigned boot, const char *off)
+{
+	const struct spec_job *job = &e->jobs[j];
+	struct plan_run *r;
+
+	GROW(p->runs, p->alloc, p->n + 1);
+	r = &p->runs[p->n++];
+	memset(r, 0, sizeof(*r));
+	r->id = xasprintf("%s.%04zu", e->name, ++*seq);
+	r->experiment = e->name;
+	r->kernel = xstrdup(kernel);
+	r->topology = e->topology.name;
+	r->image = e->image.name;
+	r->host = e->hosts.n ? e->hosts.v[(rep - 1) % e->hosts.n].name : "local";
+	r->workload = job->workload.name;
+	r->job = j;
+	r->repeat = rep;
+	r->boot = boot;
+	r->monitor_off = off ? xstrdup(off) : NULL;
+	for (size_t m = 0; m < e->monitors.n; m++)
+		if (!off || !streq(e->monitors.v[m].name, off))
+			strv_push(&r->monitors, e->monitors.v[m].name);
+	for (size_t m = 0; m < job->monitors.n; m++)
+		if (!strv_contains(&r->monitors, job->monitors.v[m].name) && (!off || !streq(job->monitors.v[m].name, off)))
+			strv_push(&r->monitors, job->monitors.v[m].name);
+	fill_params(s, job, pick, r);
+}
+
 static void add_runs(const struct spec *s, const struct spec_experiment *e, struct plan *p, size_t *seq)
 {
 	_cleanup_strv_ struct strv variants = STRV_INIT;
@@ -78,26 +108,12 @@ static void add_runs(const struct spec *s, const struct spec_experiment *e, stru
 				for (size_t k = 0; k < variants.n; k++) {
 					/* every other boot in the other order: A B, B A, A B ... */
 					size_t v = boot % 2 ? k : variants.n - 1 - k;
-					struct plan_run *r;
+					size_t with = p->n;
 
-					GROW(p->runs, p->alloc, p->n + 1);
-					r = &p->runs[p->n++];
-					r->id = xasprintf("%s.%04zu", e->name, ++*seq);
-					r->experiment = e->name;
-					r->kernel = xstrdup(variants.v[v]);
-					r->topology = e->topology.name;
-					r->image = e->image.name;
-					r->host = e->hosts.n ? e->hosts.v[(rep - 1) % e->hosts.n].name : "local";
-					r->workload = job->workload.name;
-					r->job = j;
-					r->repeat = rep;
-					r->boot = boot;
-					for (size_t m = 0; m < e->monitors.n; m++)
-						strv_push(&r->monitors, e->monitors.v[m].name);
-					for (size_t m = 0; m < job->monitors.n; m++)
-						if (!strv_contains(&r->monitors, job->monitors.v[m].name))
-							strv_push(&r->monitors, job->monitors.v[m].name);
-					fill_params(s, job, pick, r);
+					add_run(s, e, p, seq, j, pick, variants.v[v], rep, boot, NULL);
+					for (size_t m = 0; e->monitors_off && m < p->runs[with].monitors.n; m++)
+						add_run(s, e, p, seq, j, pick, variants.v[v], rep, boot,
+							p->runs[with].monitors.v[m]);
 				}
 			}
 			/* next matrix cell: the last parameter varies fastest */
@@ -164,6 +180,7 @@ void plan_free(struct plan *p)
 
 		free(r->id);
 		free(r->kernel);
+		free(r->monitor_off);
 		for (size_t j = 0; j < r->nparams; j++) {
 			free(r->params[j].key);
 			free(r->params[j].value);
@@ -190,6 +207,8 @@ void plan_format_text(const struct plan *p, struct strbuf *out)
 				continue; /* text shows what lab.yaml set; --json has every value */
 			strbuf_addf(&params, "%s%s=%s", params.len ? " " : "", r->params[j].key, r->params[j].value);
 		}
+		if (r->monitor_off)
+			strbuf_addf(&params, "%swithout=%s", params.len ? " " : "", r->monitor_off);
 		table_add_string(t, r->id);
 		table_add_string(t, r->kernel);
 		table_add_string(t, r->topology);
@@ -229,6 +248,8 @@ void plan_format_json(const struct plan *p, struct strbuf *out)
 		for (size_t k = 0; k < r->monitors.n; k++)
 			json_string(&j, r->monitors.v[k]);
 		json_array_end(&j);
+		if (r->monitor_off)
+			json_kv_string(&j, "monitor_off", r->monitor_off);
 		json_kv_uint(&j, "repeat", r->repeat);
 		json_kv_uint(&j, "boot", r->boot);
 		json_object_end(&j);

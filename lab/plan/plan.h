@@ -9,7 +9,10 @@
  * (`decide: min-boots`, 2 by default; with `repeat: auto` the budget's
  * max-boots of runs-per-boot each, which a sequential run stops early).
  * Hosts of an experiment take whole repetitions in turn, so a
- * base/patched pair always shares a machine.
+ * base/patched pair always shares a machine. For `lab calibrate
+ * --monitors` (spec_experiment.monitors_off) each run is followed by a
+ * copy of it with each of its monitors off in turn: with, without A,
+ * without B, with ... in the same boot.
  */
 #pragma once
 
@@ -34,6 +37,7 @@ struct plan_run {
 	struct plan_param *params;
 	size_t nparams;
 	struct strv monitors;
+	char *monitor_off; /* lab calibrate --monitors: the monitor this copy of the run before it runs without */
 	unsigned repeat; /* 1-based */
 	unsigned boot;   /* 1-based: the boot of its variant it belongs to (with `boot: per-run`, each repetition's own) */
 };

@@ -113,7 +113,7 @@ static void add_metric(struct calibration *c, const char *group, const char *met
 	m->mde_pct = decide_mde_pct(m->cv_between, m->cv_within, rpb, bps, dp->alpha, dp->power);
 }
 
-struct calibration *calibrate_build(const struct result_set *rs, const struct decide_params *dp,
+struct calibration *calibrate_build(const struct result_set *rs, const bool *skip, const struct decide_params *dp,
 				    unsigned boots_per_side, unsigned runs_per_boot)
 {
 	struct calibration *c = xcalloc(1, sizeof(*c));
@@ -130,7 +130,8 @@ struct calibration *calibrate_build(const struct result_set *rs, const struct de
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct result_run *r = &rs->runs[i];
 
-		if (r->status != RUN_OK || !rs->variants.n || strcmp(r->variant, rs->variants.v[0]) != 0)
+		if (r->status != RUN_OK || !rs->variants.n || strcmp(r->variant, rs->variants.v[0]) != 0 ||
+		    (skip && skip[i]))
 			continue;
 		for (size_t k = 0; k < r->nm; k++) {
 			_cleanup_free_ char *key = xasprintf("%s\n%s", r->group, r->m[k].name);
@@ -162,6 +163,110 @@ struct calibration *calibrate_build(const struct result_set *rs, const struct de
 	return c;
 }
 
+/* The metric's value in run r, or NaN. */
+static double metric_of(const struct result_run *r, const char *metric)
+{
+	for (size_t k = 0; k < r->nm; k++)
+		if (streq(r->m[k].name, metric))
+			return r->m[k].value;
+	return NAN;
+}
+
+/* Side `off` (NULL: every monitor on) of job and group: the metric's values and boots. */
+static void overhead_side(const struct result_set *rs, const struct calib_run_tag *tags, size_t job,
+			  const char *group, const char *off, const char *metric, struct series *s)
+{
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct calib_run_tag *t = &tags[i];
+		double v;
+
+		if (rs->runs[i].status != RUN_OK || !t->group || t->job != job || !streq(t->group, group) ||
+		    !!t->monitor_off != !!off || (off && !streq(t->monitor_off, off)))
+			continue;
+		if (!isnan(v = metric_of(&rs->runs[i], metric)))
+			series_push(s, v, rs->runs[i].boot);
+	}
+}
+
+static void add_overhead(struct calibration *c, const struct result_set *rs, const struct calib_run_tag *tags,
+			 size_t job, const char *group, const char *off, const char *metric,
+			 const struct decide_params *dp)
+{
+	struct series with = { 0 }, without = { 0 };
+	struct calib_overhead *o;
+	struct effect e;
+
+	overhead_side(rs, tags, job, group, NULL, metric, &with);
+	overhead_side(rs, tags, job, group, off, metric, &without);
+	if (with.n && without.n) {
+		struct side a = { without.v, without.boot, without.n }, b = { with.v, with.boot, with.n };
+
+		decide_effect(&a, &b, false, dp->method, dp->alpha, dp->power, 0x0ee7, &e);
+		GROW(c->ov, c->ov_alloc, c->nov + 1);
+		o = &c->ov[c->nov++];
+		*o = (struct calib_overhead){
+			.group = xstrdup(group), .monitor = xstrdup(off), .metric = xstrdup(metric),
+			.boots = e.boots[0] > e.boots[1] ? e.boots[0] : e.boots[1], .runs_without = e.runs[0],
+			.runs_with = e.runs[1], .mean_without = e.mean[0], .mean_with = e.mean[1],
+			.change = e.change, .lo = e.lo, .hi = e.hi, .p = e.tested ? e.p : NAN, .budget_pct = NAN,
+		};
+	}
+	free(with.v);
+	free(with.boot);
+	free(without.v);
+	free(without.boot);
+}
+
+void calibrate_overheads(struct calibration *c, const struct result_set *rs, const struct calib_run_tag *tags,
+			 calib_keep_fn keep, void *data, const struct decide_params *dp)
+{
+	_cleanup_strmap_ struct strmap seen = STRMAP_INIT;
+	_cleanup_strv_ struct strv keys = STRV_INIT;
+
+	/* each (job, group, monitor, metric) once, in the order the runs without it first show it */
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+		const struct calib_run_tag *t = &tags[i];
+
+		if (r->status != RUN_OK || !t->group || !t->monitor_off)
+			continue;
+		for (size_t k = 0; k < r->nm; k++) {
+			_cleanup_free_ char *key = NULL;
+			size_t at;
+
+			if (keep && !keep(data, r, r->m[k].name))
+				continue;
+			key = xasprintf("%zu\n%s\n%s\n%s", t->job, t->group, t->monitor_off, r->m[k].name);
+			if (strmap_get(&seen, key, &at))
+				continue;
+			strv_push(&keys, key);
+			strmap_put(&seen, keys.v[keys.n - 1], keys.n - 1);
+			add_overhead(c, rs, tags, t->job, t->group, t->monitor_off, r->m[k].name, dp);
+		}
+	}
+}
+
+bool calib_overhead_decided(const struct calibration *c, const struct calib_overhead *o)
+{
+	return isfinite(o->p) && o->p < c->alpha && isfinite(o->change);
+}
+
+bool calib_overhead_over_budget(const struct calibration *c, const struct calib_overhead *o)
+{
+	return calib_overhead_decided(c, o) && isfinite(o->budget_pct) && fabs(o->change) > o->budget_pct;
+}
+
+void calib_overhead_figure(const struct calib_overhead *o, struct strbuf *out)
+{
+	if (!isfinite(o->change)) {
+		strbuf_addstr(out, "no figure");
+		return;
+	}
+	strbuf_addf(out, "%+.1f%%", o->change);
+	if (isfinite(o->lo) && isfinite(o->hi))
+		strbuf_addf(out, " [%+.1f, %+.1f]%%", o->lo, o->hi);
+}
+
 void calibration_free(struct calibration *c)
 {
 	if (!c)
@@ -170,7 +275,13 @@ void calibration_free(struct calibration *c)
 		free(c->m[i].group);
 		free(c->m[i].metric);
 	}
+	for (size_t i = 0; i < c->nov; i++) {
+		free(c->ov[i].group);
+		free(c->ov[i].monitor);
+		free(c->ov[i].metric);
+	}
 	free(c->m);
+	free(c->ov);
 	free(c);
 }
 
@@ -200,6 +311,38 @@ void calibration_json_metrics(struct json *j, const struct calibration *c)
 		json_kv_double(j, "false_positive_rate", m->false_positive_rate);
 		json_kv_uint(j, "splits", m->splits);
 		json_kv_double(j, "mde_pct", m->mde_pct);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+void calibration_json_overheads(struct json *j, const struct calibration *c)
+{
+	if (!c->nov)
+		return;
+	json_key(j, "overheads");
+	json_array_begin(j);
+	for (size_t i = 0; i < c->nov; i++) {
+		const struct calib_overhead *o = &c->ov[i];
+
+		json_object_begin(j);
+		json_kv_string(j, "group", o->group);
+		json_kv_string(j, "monitor", o->monitor);
+		json_kv_string(j, "metric", o->metric);
+		json_kv_uint(j, "boots", o->boots);
+		json_kv_uint(j, "runs_without", o->runs_without);
+		json_kv_uint(j, "runs_with", o->runs_with);
+		json_kv_double(j, "mean_without", o->mean_without);
+		json_kv_double(j, "mean_with", o->mean_with);
+		json_kv_double(j, "change_pct", o->change);
+		json_kv_double(j, "lo_pct", o->lo);
+		json_kv_double(j, "hi_pct", o->hi);
+		json_kv_double(j, "p", o->p);
+		json_kv_double(j, "budget_pct", o->budget_pct);
+		json_key(j, "decided");
+		json_bool(j, calib_overhead_decided(c, o));
+		json_key(j, "over_budget");
+		json_bool(j, calib_overhead_over_budget(c, o));
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -241,4 +384,32 @@ void calibration_format_text(const struct calibration *c, struct strbuf *out)
 			 "balanced A/A splits of the boots judged p < %g (should be near %g); mde%%: the smallest "
 			 "change decidable with %u boots x %u runs a side at power %g\n",
 		    c->alpha, c->alpha, c->boots_per_side, c->runs_per_boot, c->power);
+	if (!c->nov)
+		return;
+	strbuf_addf(out, "\nmonitor overheads: each figure with every monitor against the runs of the same boots "
+			 "with the one named off (alpha %g)\n",
+		    c->alpha);
+	for (size_t i = 0; i < c->nov; i++) {
+		const struct calib_overhead *o = &c->ov[i];
+
+		strbuf_addstr(out, "  ");
+		strbuf_reset(&e);
+		term_escape(&e, o->monitor);
+		strbuf_addf(out, "%-16s ", e.buf);
+		calib_overhead_figure(o, out);
+		strbuf_addstr(out, " of ");
+		strbuf_reset(&e);
+		term_escape(&e, o->metric);
+		strbuf_addstr(out, e.buf);
+		strbuf_addstr(out, " [");
+		strbuf_reset(&e);
+		term_escape(&e, o->group);
+		strbuf_addf(out, "%s]: %.4g without, %.4g with, %zu boots", e.buf, o->mean_without, o->mean_with,
+			    o->boots);
+		if (isfinite(o->budget_pct))
+			strbuf_addf(out, ", budget %g%%", o->budget_pct);
+		strbuf_addstr(out, calib_overhead_over_budget(c, o) ? ": over budget\n"
+				   : !calib_overhead_decided(c, o)    ? ": not told from 0\n"
+								      : "\n");
+	}
 }

@@ -341,6 +341,12 @@ static void group_html(struct xml *x, const struct comparison *c, const struct c
 
 	xml_element(x, "h2", g->name);
 	table(x, c, g, o);
+	for (size_t i = 0; o->calib && i < o->calib->nov; i++) {
+		_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
+
+		if (report_disturbed(o, g->name, i, &line))
+			xml_element(x, "p", line.buf);
+	}
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < g->nrows && charts < MAX_CHARTS; i++) {
 			const struct cmp_row *r = &g->rows[i];

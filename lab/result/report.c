@@ -297,6 +297,33 @@ static void observations_text(const struct comparison *c, struct strbuf *out)
 	}
 }
 
+bool report_disturbed(const struct report_opts *o, const char *group, size_t i, struct strbuf *out)
+{
+	const struct calib_overhead *ov = o->calib && i < o->calib->nov ? &o->calib->ov[i] : NULL;
+
+	if (!ov || !streq(ov->group, group) || !calib_overhead_over_budget(o->calib, ov))
+		return false;
+	strbuf_addf(out, "%s moves %s by ", ov->monitor, ov->metric);
+	calib_overhead_figure(ov, out);
+	strbuf_addf(out, " here (budget %g%%, lab calibrate --monitors): these numbers are disturbed", ov->budget_pct);
+	return true;
+}
+
+/* The group's disturbed lines (esc: the format's escaper). */
+static void disturbed_lines(const struct report_opts *o, const struct cmp_group *gr, const char *before,
+			    const char *after, void (*esc)(struct strbuf *, const char *), struct strbuf *out)
+{
+	for (size_t i = 0; o->calib && i < o->calib->nov; i++) {
+		_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
+
+		if (!report_disturbed(o, gr->name, i, &line))
+			continue;
+		strbuf_addstr(out, before);
+		esc(out, line.buf);
+		strbuf_addstr(out, after);
+	}
+}
+
 /* The robot's table of one group: heads, then one row per metric shown. */
 static void group_text(const struct comparison *c, const struct cmp_group *gr, const struct report_opts *o,
 		       struct strbuf *out)
@@ -346,6 +373,7 @@ static void group_text(const struct comparison *c, const struct cmp_group *gr, c
 	else if (!o->all && shown < gr->nrows)
 		strbuf_addf(out, "(%zu more metrics without a flagged change; --all lists them)\n",
 			    gr->nrows - shown);
+	disturbed_lines(o, gr, "! ", "\n", term_escape, out);
 	if (nv >= 3)
 		sweep_table(c, gr, out);
 }
@@ -552,6 +580,7 @@ static void group_md(const struct comparison *c, const struct cmp_group *gr, con
 	for (size_t i = 0; i < gr->nrows; i++)
 		if (o->all || gr->rows[i].flagged || cmp_is_expected(c, gr, gr->rows[i].metric))
 			row_md(c, &gr->rows[i], out);
+	disturbed_lines(o, gr, "\n> **disturbed:** ", "\n", md_escape, out);
 }
 
 void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out)

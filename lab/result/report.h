@@ -13,11 +13,21 @@
 
 #include <stdbool.h>
 #include "../util/strbuf.h"
+#include "calibrate.h"
 #include "compare.h"
 
 struct report_opts {
 	bool all; /* every row, not only the significant ones */
+	/* the experiment's calibration on this host (NULL: none): a monitor
+	 * over its overhead budget is said next to the group it disturbs */
+	const struct calibration *calib;
 };
+
+/* Whether o->calib's overhead i disturbs group: a monitor over its budget,
+ * then out gets "perf-profile moves hackbench.throughput by -7.2% [-10.3,
+ * -4.1]% here (budget 3%, ...): these numbers are disturbed", unescaped:
+ * each format escapes it its way. */
+bool report_disturbed(const struct report_opts *o, const char *group, size_t i, struct strbuf *out);
 
 /* What a mechanism check saw: "3 runs: 0 .. 12; baseline 3 runs: 0 .. 0", or why it has nothing. */
 void report_observation_evidence(const struct cmp_observation *x, struct strbuf *out);

@@ -103,6 +103,7 @@ void calib_format_json(const struct calib_record *r, struct strbuf *out)
 	json_kv_uint(&j, "boots_per_side", r->c->boots_per_side);
 	json_kv_uint(&j, "runs_per_boot", r->c->runs_per_boot);
 	calibration_json_metrics(&j, r->c);
+	calibration_json_overheads(&j, r->c);
 	json_object_end(&j);
 	json_finish(&j);
 }
@@ -192,9 +193,34 @@ static int read_metric(struct creader *r, const struct json_doc *o, struct calib
 	return e;
 }
 
+static int read_overhead(struct creader *r, const struct json_doc *o, struct calibration *c)
+{
+	struct calib_overhead ov = { 0 };
+	int e = 0;
+
+	if (!o || json_doc_type(o) != JSON_DOC_OBJECT)
+		return bad(r, "has an element that is not an object", "overheads");
+	if (get_string(r, o, "group", &ov.group) < 0 || get_string(r, o, "monitor", &ov.monitor) < 0 ||
+	    get_string(r, o, "metric", &ov.metric) < 0 || get_uint(r, o, "boots", 1000000, &ov.boots) < 0 ||
+	    get_uint(r, o, "runs_without", 100000000, &ov.runs_without) < 0 ||
+	    get_uint(r, o, "runs_with", 100000000, &ov.runs_with) < 0 ||
+	    get_num(r, o, "mean_without", -HUGE_VAL, HUGE_VAL, true, &ov.mean_without) < 0 ||
+	    get_num(r, o, "mean_with", -HUGE_VAL, HUGE_VAL, true, &ov.mean_with) < 0 ||
+	    get_num(r, o, "change_pct", -HUGE_VAL, HUGE_VAL, true, &ov.change) < 0 ||
+	    get_num(r, o, "lo_pct", -HUGE_VAL, HUGE_VAL, true, &ov.lo) < 0 ||
+	    get_num(r, o, "hi_pct", -HUGE_VAL, HUGE_VAL, true, &ov.hi) < 0 ||
+	    get_num(r, o, "p", 0, 1, true, &ov.p) < 0 ||
+	    get_num(r, o, "budget_pct", 0, HUGE_VAL, true, &ov.budget_pct) < 0)
+		e = -EINVAL;
+	GROW(c->ov, c->ov_alloc, c->nov + 1);
+	c->ov[c->nov++] = ov;
+	return e;
+}
+
 static int read_record(struct creader *r, const struct json_doc *doc, struct calib_record *rec)
 {
-	const struct json_doc *h = json_doc_get(doc, "host"), *ms = json_doc_get(doc, "metrics");
+	const struct json_doc *h = json_doc_get(doc, "host"), *ms = json_doc_get(doc, "metrics"),
+			      *ov = json_doc_get(doc, "overheads");
 	size_t cpus = 0, bps = 0, rpb = 0;
 	struct calibration *c = xcalloc(1, sizeof(*c));
 
@@ -217,6 +243,14 @@ static int read_record(struct creader *r, const struct json_doc *doc, struct cal
 		return bad(r, "is missing or not an array", "metrics");
 	for (size_t i = 0; i < json_doc_array_size(ms); i++)
 		if (read_metric(r, json_doc_array_get(ms, i), c) < 0)
+			return -EINVAL;
+	/* lab calibrate --monitors: absent from the others and from records made before it */
+	if (!ov)
+		return 0;
+	if (json_doc_type(ov) != JSON_DOC_ARRAY)
+		return bad(r, "is not an array", "overheads");
+	for (size_t i = 0; i < json_doc_array_size(ov); i++)
+		if (read_overhead(r, json_doc_array_get(ov, i), c) < 0)
 			return -EINVAL;
 	return 0;
 }

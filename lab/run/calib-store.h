@@ -3,7 +3,9 @@
  * A calibration kept for later (`lab calibrate` writes it, `lab plan`
  * reads it): <results>/calibration/<experiment>.json with the figures and
  * the host they were measured on (CPU model and count, kernel, KVM or TCG).
- * Read back strictly: it may come from another machine's results folder.
+ * With --monitors, what each monitor costs the workloads too. Read back
+ * strictly: it may come from another machine's results folder; a record
+ * made before monitors were measured reads as one without overheads.
  */
 #pragma once
 

@@ -22,6 +22,8 @@ char *runner_group_name(const struct plan_run *pr)
 	for (size_t i = 0; i < pr->nparams; i++)
 		if (!pr->params[i].is_default)
 			strbuf_addf(&sb, " %s=%s", pr->params[i].key, pr->params[i].value);
+	if (pr->monitor_off)
+		strbuf_addf(&sb, " without=%s", pr->monitor_off);
 	return strbuf_detach(&sb, NULL);
 }
 

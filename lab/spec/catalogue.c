@@ -16,7 +16,7 @@
 #include "../util/banned.h"
 
 static const char *const entry_keys[] = {
-	"name", "description", "packages", "timeout", "params", "metrics", "provides",
+	"name", "description", "packages", "timeout", "params", "metrics", "provides", "overhead-budget",
 };
 static const char *const param_keys[] = { "type", "default", "values", "description" };
 
@@ -94,6 +94,7 @@ static int load_entry(struct spec *s, struct catalogue_entry *w, const char *nam
 	w->dir = xstrdup(dir);
 	w->monitor = monitor;
 	w->timeout_usec = 3600ULL * 1000000;
+	w->overhead_budget_pct = CATALOGUE_OVERHEAD_BUDGET_PCT;
 	if (!root)
 		return -EINVAL;
 	/* the name becomes file names and shell words in the guest */
@@ -136,6 +137,16 @@ static int load_entry(struct spec *s, struct catalogue_entry *w, const char *nam
 	if ((v = node_map_get(root, "timeout")) &&
 	    (v->kind != NODE_SCALAR || parse_duration(v->scalar, &w->timeout_usec) < 0))
 		diags_add(d, &v->pos, "timeout must be a duration such as 10m");
+	if ((v = node_map_get(root, "overhead-budget"))) {
+		double f;
+
+		if (!monitor)
+			diags_add(d, &v->pos, "only a monitor has an overhead-budget");
+		else if (v->kind != NODE_SCALAR || parse_percent(v->scalar, &f) < 0 || !(f > 0 && f <= 1))
+			diags_add(d, &v->pos, "overhead-budget must be a percentage above 0%% such as 3%%");
+		else
+			w->overhead_budget_pct = f * 100;
+	}
 	if ((v = node_map_get(root, "params"))) {
 		if (v->kind != NODE_MAP) {
 			diags_add(d, &v->pos, "params must be a mapping of parameter names");

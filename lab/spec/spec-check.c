@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../util/alloc.h"
@@ -636,6 +637,33 @@ static void check_experiment(const struct spec *s, const struct spec_experiment 
 	for (size_t i = 0; i < e->njobs; i++)
 		check_job(s, e, &e->jobs[i], opts, d);
 	check_observe(s, e, opts, d);
+	for (size_t i = 0; i < e->noverhead_budget; i++)
+		if (!spec_experiment_monitors(e, e->overhead_budget[i].key))
+			diags_add(d, &e->overhead_budget[i].pos, "overhead-budget names '%s', a monitor experiment '%s' does not use",
+				  e->overhead_budget[i].key, e->name);
+}
+
+bool spec_experiment_monitors(const struct spec_experiment *e, const char *monitor)
+{
+	for (size_t i = 0; i < e->monitors.n; i++)
+		if (streq(e->monitors.v[i].name, monitor))
+			return true;
+	for (size_t j = 0; j < e->njobs; j++)
+		for (size_t i = 0; i < e->jobs[j].monitors.n; i++)
+			if (streq(e->jobs[j].monitors.v[i].name, monitor))
+				return true;
+	return false;
+}
+
+double spec_overhead_budget_pct(const struct spec *s, const struct spec_experiment *e, const char *monitor)
+{
+	const struct catalogue_entry *m = spec_find_catalogue(s, monitor, true);
+	double f;
+
+	for (size_t i = 0; i < e->noverhead_budget; i++)
+		if (streq(e->overhead_budget[i].key, monitor) && parse_percent(e->overhead_budget[i].value, &f) == 0)
+			return f * 100;
+	return m ? m->overhead_budget_pct : NAN;
 }
 
 void spec_check(struct spec *s, const struct spec_load_opts *opts, struct diags *d)
@@ -813,6 +841,11 @@ static void experiment_release(struct spec_experiment *e)
 		free(e->sysctl[j].value);
 	}
 	free(e->sysctl);
+	for (size_t j = 0; j < e->noverhead_budget; j++) {
+		free(e->overhead_budget[j].key);
+		free(e->overhead_budget[j].value);
+	}
+	free(e->overhead_budget);
 	for (size_t j = 0; j < e->njobs; j++)
 		job_release(&e->jobs[j]);
 	free(e->jobs);

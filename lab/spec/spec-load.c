@@ -1218,6 +1218,24 @@ static void load_sysctl(struct ctx *c, struct spec_experiment *e, const struct n
 	}
 }
 
+/* overhead-budget: {MONITOR: PERCENT}; whether each monitor is the
+ * experiment's is spec-check's. */
+static void load_overhead_budget(struct ctx *c, struct spec_experiment *e, const struct node *v)
+{
+	e->overhead_budget = xcalloc(v->n, sizeof(*e->overhead_budget));
+	for (size_t i = 0; i < v->n; i++) {
+		const struct node *k = v->keys[i], *x = v->items[i];
+		double f;
+
+		if (x->kind != NODE_SCALAR || parse_percent(x->scalar, &f) < 0 || !(f > 0 && f <= 1)) {
+			err(c, x, "overhead-budget of '%s' must be a percentage above 0%% such as 3%%", k->scalar);
+			continue;
+		}
+		e->overhead_budget[e->noverhead_budget++] =
+			(struct spec_kv){ .key = xstrdup(k->scalar), .value = xstrdup(x->scalar), .pos = k->pos };
+	}
+}
+
 /* A probability written 0.05 or 5%, within (lo, hi) or [lo, hi] when closed. */
 static int get_probability(struct ctx *c, const struct node *v, const char *what, double lo, double hi, bool closed,
 			   double *ret)
@@ -1337,7 +1355,7 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 {
 	static const char *const keys[] = { "description", "kernels", "topology", "image", "hosts",
 					    "repeat", "warmup", "timeout", "boot", "monitors", "sysctl",
-					    "workloads", "observe", "decide" };
+					    "workloads", "observe", "decide", "overhead-budget" };
 	_cleanup_free_ char *what = xasprintf("experiment '%s'", key->scalar);
 	const struct node *v;
 
@@ -1393,6 +1411,8 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 		load_observe(c, e, v);
 	if ((v = node_map_get(n, "sysctl")) && want_kind(c, v, NODE_MAP, "sysctl"))
 		load_sysctl(c, e, v);
+	if ((v = node_map_get(n, "overhead-budget")) && want_kind(c, v, NODE_MAP, "overhead-budget"))
+		load_overhead_budget(c, e, v);
 	if ((v = node_map_get(n, "workloads")) && want_kind(c, v, NODE_SEQ, "workloads")) {
 		if (!v->n)
 			err(c, v, "workloads lists nothing to run");

@@ -222,6 +222,12 @@ struct spec_experiment {
 	enum boot_policy boot;
 	struct pos boot_pos;
 	struct spec_refs monitors; /* for every job */
+	/* not from lab.yaml: lab calibrate --monitors plans each run again with
+	 * each of its monitors off in turn, right after it in the same boot */
+	bool monitors_off;
+	/* overhead-budget: {MONITOR: PERCENT}: the monitor.yaml's budget, here */
+	struct spec_kv *overhead_budget;
+	size_t noverhead_budget;
 	struct spec_kv *sysctl;
 	size_t nsysctl;
 	struct spec_job *jobs;
@@ -256,7 +262,11 @@ struct catalogue_entry {
 	/* the metrics its parser prints; an UPPERCASE word stands for any name
 	 * (stress-ng.STRESSOR.ops_per_sec); empty: not declared */
 	struct strv metrics;
+	/* a monitor's: how much it may move a workload's figures (%) before a
+	 * report calls them disturbed (lab calibrate --monitors measures it) */
+	double overhead_budget_pct;
 };
+#define CATALOGUE_OVERHEAD_BUDGET_PCT 3.0
 
 struct spec {
 	struct node_files files;
@@ -313,6 +323,12 @@ unsigned spec_topology_vcpus(const struct spec_topology *t);
  * expanded into their steps ("pcp@1", "pcp@3", ...). Baseline first.
  */
 void spec_experiment_variants(const struct spec *s, const struct spec_experiment *e, struct strv *ret);
+
+/* Whether a job of e runs with the monitor (the experiment's monitors: or the job's). */
+bool spec_experiment_monitors(const struct spec_experiment *e, const char *monitor);
+/* The monitor's overhead budget (%) in e: its overhead-budget: there, else
+ * its monitor.yaml's; NaN for a monitor not in the catalogue. */
+double spec_overhead_budget_pct(const struct spec *s, const struct spec_experiment *e, const char *monitor);
 
 const char *param_type_name(enum param_type t);
 /* 0 when `value` is valid for the parameter, else a static reason. */

@@ -45,6 +45,19 @@ test_expect_success 'a workload folder whose name is not a plain name is refused
 	grep -q 'cannot name a workload' err
 "
 
+test_expect_success 'overhead-budget: a percentage above 0, and only a monitor has one' "
+	rm -rf 'proj/workloads/bad \$(name)' &&
+	mkdir proj/workloads/monitors/cheap proj/workloads/burn &&
+	printf 'name: cheap\noverhead-budget: 0%%\n' >proj/workloads/monitors/cheap/monitor.yaml &&
+	printf 'name: burn\ntimeout: 1m\noverhead-budget: 3%%\n' >proj/workloads/burn/workload.yaml &&
+	test_must_fail_with 2 lab -C proj validate 2>err &&
+	grep -q 'burn/workload.yaml:3:18: only a monitor has an overhead-budget' err &&
+	grep -q 'cheap/monitor.yaml:2:18: overhead-budget must be a percentage above 0% such as 3%' err &&
+	printf 'name: cheap\noverhead-budget: 2.5%%\n' >proj/workloads/monitors/cheap/monitor.yaml &&
+	rm -r proj/workloads/burn &&
+	lab -C proj validate >out 2>err
+"
+
 command -v shellcheck >/dev/null && test_set_prereq SHELLCHECK
 test_expect_success SHELLCHECK 'the shell scripts pass shellcheck (-S warning)' "
 	cd '$W' &&

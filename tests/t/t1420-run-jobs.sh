@@ -10,8 +10,11 @@
 #   boot: side-by-side: base and tg-ratelimit each get a guest, both stay
 #   up, and the runs alternate between them in the plan's order;
 #   a QEMU that crashes (SIGSEGV) during the boot: booted once more, the
-#   run measured, the first attempt's QEMU log kept.
-# lab-test-seconds: 720 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
+#   run measured, the first attempt's QEMU log kept;
+#   lab calibrate --monitors: each run followed in its boot by itself
+#   without each monitor; a monitor that costs 20% is over its budget and
+#   lab report says so, one that costs nothing is not.
+# lab-test-seconds: 980 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -50,12 +53,29 @@ metrics: [kernelmark.x]
 EOF
 cat >proj/workloads/kernelmark/run <<'EOF'
 case $(uname -r) in *tg-ratelimit*) b=150 ;; *) b=100 ;; esac
+# the monitor "slow" costs it a fifth
+[ ! -e /run/lab-slow ] || b=$(( b * 4 / 5 ))
 echo "x $(( b + $(od -An -N1 -tu1 /dev/urandom) % 4 ))"
 EOF
 cat >proj/workloads/kernelmark/parse <<'EOF'
 sed -n 's/^x \([0-9][0-9]*\)$/kernelmark.x \1/p' "$1" | grep . || { echo "kernelmark: no x in $1" >&2; exit 1; }
 EOF
 chmod +x proj/workloads/kernelmark/run proj/workloads/kernelmark/parse
+# two monitors for lab calibrate --monitors: "slow" costs kernelmark a fifth
+# (over its 5% budget), "idle" nothing; the shipped ones stay as links
+rm proj/workloads/monitors && mkdir proj/workloads/monitors &&
+	for m in "$W"/monitors/*; do ln -s "$m" proj/workloads/monitors/; done
+for m in slow idle; do
+	mkdir proj/workloads/monitors/$m
+	printf 'name: %s\nmetrics: [%s.on]\n' $m $m >proj/workloads/monitors/$m/monitor.yaml
+	printf '#!/bin/sh\necho "%s.on 1"\n' $m >proj/workloads/monitors/$m/parse
+	printf '#!/bin/sh\ntrue\n' >proj/workloads/monitors/$m/start
+	printf '#!/bin/sh\necho on\n' >proj/workloads/monitors/$m/stop
+done
+echo 'overhead-budget: 5%' >>proj/workloads/monitors/slow/monitor.yaml
+printf '#!/bin/sh\ntouch /run/lab-slow\n' >proj/workloads/monitors/slow/start
+printf '#!/bin/sh\nrm -f /run/lab-slow\necho on\n' >proj/workloads/monitors/slow/stop
+chmod +x proj/workloads/monitors/slow/* proj/workloads/monitors/idle/*
 python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
 import sys
 s = open(sys.argv[1]).read()
@@ -122,6 +142,15 @@ s = s[:s.index("experiments:")] + """experiments:
       - workload: kernelmark
         expect:
           kernelmark.x: {direction: increase, mde: 10%}
+  mon:
+    kernels: [base]
+    topology: tiny
+    image: minimal
+    boot: once
+    repeat: 2
+    timeout: 5m
+    monitors: [slow, idle]
+    workloads: [kernelmark]
   side:
     kernels: [base, tg-ratelimit]
     topology: tiny
@@ -275,6 +304,40 @@ test_expect_success 'lab calibrate: A/A over 4 boots of the baseline, stored, an
 	lab -C proj plan seq >plan &&
 	grep -q '^seq, from its calibration of .* on this host:' plan &&
 	grep -q '^  kernelmark.x 10%: about [0-9]* boots x 2 runs a variant, about [0-9]* min here' plan
+"
+
+test_expect_success 'lab calibrate --monitors: each monitor off in turn in the same boots; lab report marks the one over budget' "
+	lab -C proj calibrate mon --boots 4 --monitors --json >mon.json 2>err &&
+	python3 - mon.json proj/results/calibration/mon.json <<-'EOF' &&
+	import json, sys
+	doc = json.load(open(sys.argv[1]))
+	assert doc == json.load(open(sys.argv[2]))
+	# the A/A figures are the runs with both monitors only
+	assert [m['group'] for m in doc['metrics'] if m['metric'] == 'kernelmark.x'] == ['kernelmark'], doc['metrics']
+	ov = {o['monitor']: o for o in doc['overheads']}
+	assert sorted(ov) == ['idle', 'slow'] and len(doc['overheads']) == 2, doc['overheads']
+	s, i = ov['slow'], ov['idle']
+	assert s['metric'] == 'kernelmark.x' and s['group'] == 'kernelmark', s
+	assert s['boots'] == 4 and s['runs_with'] == 4 and s['runs_without'] == 4, s
+	assert -22 < s['change_pct'] < -18 and s['hi_pct'] < 0 and s['decided'] and s['over_budget'], s
+	assert s['budget_pct'] == 5 and i['budget_pct'] == 3, (s, i)
+	# the same kernel either way: within its noise of 0-3 on 100, never over budget
+	assert abs(i['change_pct']) < 3.1 and not i['over_budget'], i
+	EOF
+	id=\$(ls -t proj/results | grep -v -e index -e calibration | head -1) &&
+	python3 - proj/results/\$id/run.json <<-'EOF' &&
+	import json, sys
+	runs = json.load(open(sys.argv[1]))['runs']
+	assert len(runs) == 12 and all(r['status'] == 'ok' for r in runs), runs
+	boots = {}
+	for r in sorted(runs, key=lambda r: r['boot_pos']):
+	    boots.setdefault(r['boot'], []).append(r['group'])
+	assert len(boots) == 4, boots
+	assert all(g == ['kernelmark', 'kernelmark without=slow', 'kernelmark without=idle'] for g in boots.values()), boots
+	EOF
+	lab -C proj report \$id >report &&
+	grep -q '^! slow moves kernelmark.x by -[0-9.]*% \[-[0-9.]*, -[0-9.]*\]% here (budget 5%' report &&
+	! grep -q 'idle moves' report
 "
 
 test_expect_success 'a boot that QEMU crashes is tried once more, with the evidence kept' "

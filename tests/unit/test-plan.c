@@ -198,6 +198,51 @@ static void test_boots_alternate(void **state)
 	diags_release(&d);
 }
 
+/* lab calibrate --monitors: each run, then the same run without each of its
+ * monitors in turn (the experiment's and the job's), in the same boot. */
+static void test_monitors_off(void **state)
+{
+	static const char *const off[] = { NULL, "m1", "m2" };
+	struct spec *s = load();
+	struct diags d = { 0 };
+	struct plan *p = NULL;
+	struct strv only = STRV_INIT;
+	struct strbuf t = STRBUF_INIT;
+
+	(void)state;
+	((struct spec_experiment *)spec_find_experiment(s, "e1"))->monitors_off = true;
+	strv_push(&only, "e1");
+	assert_int_equal(plan_build(s, &only, &p, &d), 0);
+	/* 4 cells x 2 repeats x 3 variants, each thrice */
+	assert_int_equal(p->n, 4 * 2 * 3 * 3);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct plan_run *r = &p->runs[i], *with = &p->runs[i - i % 3];
+
+		if (!off[i % 3]) {
+			assert_null(r->monitor_off);
+			assert_int_equal(r->monitors.n, 2);
+		} else {
+			assert_string_equal(r->monitor_off, off[i % 3]);
+			assert_int_equal(r->monitors.n, 1);
+			assert_false(strv_contains(&r->monitors, off[i % 3]));
+			assert_string_equal(r->kernel, with->kernel);
+			assert_int_equal(r->boot, with->boot);
+			assert_int_equal(r->repeat, with->repeat);
+			assert_string_equal(r->host, with->host);
+		}
+	}
+	plan_format_text(p, &t);
+	assert_non_null(strstr(t.buf, "a=1 b=x c=z without=m2"));
+	strbuf_reset(&t);
+	plan_format_json(p, &t);
+	assert_non_null(strstr(t.buf, "\"monitor_off\": \"m1\""));
+	strbuf_release(&t);
+	strv_release(&only);
+	plan_free(p);
+	spec_free(s);
+	diags_release(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_selection),
 		cmocka_unit_test(test_formatters),
 		cmocka_unit_test(test_boots_alternate),
+		cmocka_unit_test(test_monitors_off),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

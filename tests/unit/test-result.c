@@ -3,6 +3,7 @@
  * result sets, and the report formatters against golden files. */
 #include <math.h>
 #include "unit.h"
+#include "result/calibrate.h"
 #include "result/compare.h"
 #include "result/report.h"
 #include "result/result.h"
@@ -393,6 +394,157 @@ static void test_report_goldens(void **state)
 	result_set_free(rs);
 }
 
+/*
+ * lab calibrate --monitors: 4 boots, each with runs "with every monitor",
+ * "without perf-profile" (10% faster: the monitor costs 9.1%) and "without
+ * vmstat" (the same), interleaved as the plan makes them.
+ */
+static struct result_set *overhead_fixture(struct calib_run_tag **ret_tags)
+{
+	struct result_set *rs = result_set_new("20261202-093000-ca1b", "mon");
+	static const char *const off[] = { NULL, "perf-profile", "vmstat" };
+	static const double noise[] = { 0.4, -0.3, 0.1, -0.2, 0.3, 0.0, -0.4, 0.2 };
+	struct calib_run_tag *tags = calloc(4 * 2 * 3, sizeof(*tags));
+	char id[32], boot[32];
+	int seq = 0;
+
+	strv_push(&rs->variants, "base");
+	for (int b = 0; b < 4; b++)
+		for (int rep = 0; rep < 2; rep++)
+			for (int k = 0; k < 3; k++) {
+				double drift = b * 1.5 + noise[(b * 2 + rep + k) % 8];
+				struct result_run *r;
+
+				snprintf(id, sizeof(id), "mon.%04d", seq + 1);
+				snprintf(boot, sizeof(boot), "mon.b%d", b + 1);
+				r = result_add_run(rs, id, "base", k ? (k == 1 ? "hackbench without=perf-profile"
+										 : "hackbench without=vmstat")
+								    : "hackbench",
+						   0, rep + 1);
+				r->status = RUN_OK;
+				r->boot = strdup(boot);
+				result_add_metric(r, "hackbench.throughput", (k == 1 ? 110 : 100) + drift);
+				if (k != 1)
+					result_add_metric(r, "perf-profile.samples", 5000 + drift);
+				tags[seq++] = (struct calib_run_tag){ "hackbench", off[k], 0 };
+			}
+	*ret_tags = tags;
+	return rs;
+}
+
+static bool keep_workload(void *data, const struct result_run *r, const char *metric)
+{
+	(void)r;
+	return !strcmp(metric, (const char *)data);
+}
+
+static void test_monitor_overheads(void **state)
+{
+	struct calib_run_tag *tags;
+	struct result_set *rs = overhead_fixture(&tags);
+	struct decide_params dp = DECIDE_PARAMS_DEFAULT;
+	bool skip[24];
+	struct calibration *c;
+	const struct calib_overhead *pp, *vm;
+	struct strbuf t = STRBUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < rs->n; i++)
+		skip[i] = tags[i].monitor_off != NULL;
+	c = calibrate_build(rs, skip, &dp, 2, 2);
+	/* the A/A figures are the runs with every monitor only */
+	assert_int_equal(c->n, 2);
+	assert_string_equal(c->m[0].group, "hackbench");
+	assert_int_equal(c->m[0].runs, 8);
+	assert_null(calibration_find(c, "hackbench without=perf-profile", "hackbench.throughput"));
+	calibrate_overheads(c, rs, tags, keep_workload, (void *)"hackbench.throughput", &dp);
+	assert_int_equal(c->nov, 2);
+	pp = &c->ov[0];
+	vm = &c->ov[1];
+	assert_string_equal(pp->monitor, "perf-profile");
+	assert_string_equal(pp->metric, "hackbench.throughput");
+	assert_string_equal(pp->group, "hackbench");
+	assert_int_equal(pp->boots, 4);
+	assert_int_equal(pp->runs_with, 8);
+	assert_int_equal(pp->runs_without, 8);
+	/* with against without: 100/110 - 1 = -9.1%, boot drift shared by both sides */
+	near(pp->change, (pp->mean_with / pp->mean_without - 1) * 100, 0.05);
+	near(pp->change, -9.0, 0.3);
+	assert_true(pp->lo < pp->change && pp->change < pp->hi && pp->hi < 0);
+	assert_true(calib_overhead_decided(c, pp));
+	assert_false(calib_overhead_over_budget(c, pp)); /* no budget known yet */
+	pp = &c->ov[0];
+	c->ov[0].budget_pct = 3;
+	assert_true(calib_overhead_over_budget(c, pp));
+	c->ov[0].budget_pct = 12;
+	assert_false(calib_overhead_over_budget(c, pp));
+	/* vmstat: the same figure, an interval about 0 */
+	assert_string_equal(vm->monitor, "vmstat");
+	assert_true(vm->lo < 0 && vm->hi > 0);
+	assert_false(calib_overhead_decided(c, vm));
+	c->ov[1].budget_pct = 0.001;
+	assert_false(calib_overhead_over_budget(c, vm)); /* not told from 0: never over */
+	c->ov[0].budget_pct = 3;
+	c->ov[1].budget_pct = 3;
+	calib_overhead_figure(pp, &t);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "%+.1f%% [%+.1f, %+.1f]%%", pp->change, pp->lo, pp->hi);
+		assert_string_equal(t.buf, want);
+	}
+	strbuf_reset(&t);
+	calibration_format_text(c, &t);
+	assert_non_null(strstr(t.buf, "perf-profile"));
+	assert_non_null(strstr(t.buf, ": over budget\n"));
+	assert_non_null(strstr(t.buf, ": not told from 0\n"));
+	strbuf_release(&t);
+	calibration_free(c);
+	free(tags);
+	result_set_free(rs);
+}
+
+/* tg's report with a calibration whose perf-profile is over budget on one group. */
+static void test_report_disturbed_goldens(void **state)
+{
+	struct result_set *rs = fixture();
+	struct comparison *c = compare_build(rs);
+	struct calibration cal = { .alpha = 0.05, .power = 0.8 };
+	struct calib_overhead ov[] = {
+		{ .group = (char *)"pg-sysbench threads=100%", .monitor = (char *)"perf-profile",
+		  .metric = (char *)"sysbench.tps", .boots = 4, .runs_without = 8, .runs_with = 8, .mean_without = 23.7,
+		  .mean_with = 22.0, .change = -7.2, .lo = -10.3, .hi = -4.1, .p = 0.002, .budget_pct = 3 },
+		/* under its budget, and one not told from 0: no line */
+		{ .group = (char *)"pg-sysbench threads=100%", .monitor = (char *)"vmstat",
+		  .metric = (char *)"sysbench.tps", .boots = 4, .runs_without = 8, .runs_with = 8, .mean_without = 22.1,
+		  .mean_with = 22.0, .change = -0.5, .lo = -1.0, .hi = -0.1, .p = 0.03, .budget_pct = 3 },
+		{ .group = (char *)"pg-sysbench threads=75%", .monitor = (char *)"perf-lock",
+		  .metric = (char *)"sysbench.tps", .boots = 4, .runs_without = 8, .runs_with = 8, .mean_without = 22.1,
+		  .mean_with = 20.0, .change = -9.5, .lo = -30.0, .hi = 11.0, .p = 0.4, .budget_pct = 3 },
+	};
+	struct report_opts o = { .all = false, .calib = &cal };
+	struct strbuf t = STRBUF_INIT;
+
+	(void)state;
+	cal.ov = ov;
+	cal.nov = ELEMENTSOF(ov);
+	report_format_text(c, &o, &t);
+	assert_golden("tests/data/report/tg-disturbed.txt", t.buf);
+	assert_non_null(strstr(t.buf, "! perf-profile moves sysbench.tps by -7.2% [-10.3, -4.1]% here (budget 3%"));
+	assert_null(strstr(t.buf, "vmstat moves"));
+	assert_null(strstr(t.buf, "perf-lock moves"));
+	strbuf_reset(&t);
+	report_format_md(c, &o, &t);
+	assert_golden("tests/data/report/tg-disturbed.md", t.buf);
+	strbuf_reset(&t);
+	report_format_html(c, &o, &t);
+	assert_golden("tests/data/report/tg-disturbed.html", t.buf);
+	assert_non_null(strstr(t.buf, "<p>perf-profile moves sysbench.tps"));
+	strbuf_release(&t);
+	comparison_free(c);
+	result_set_free(rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +557,8 @@ int main(void)
 		cmocka_unit_test(test_regressed_and_unchanged),
 		cmocka_unit_test(test_parse_metrics),
 		cmocka_unit_test(test_report_goldens),
+		cmocka_unit_test(test_monitor_overheads),
+		cmocka_unit_test(test_report_disturbed_goldens),
 		cmocka_unit_test(test_sweep_golden),
 	};
 

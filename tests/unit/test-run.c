@@ -3,6 +3,7 @@
  * sh against a fake catalogue), the store's round trip, the SQLite index. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include "unit.h"
 #include "result/result.h"
 #include "run/bundle.h"
+#include "run/calib-store.h"
 #include "run/driver.h"
 #include "run/hostload.h"
 #include "run/index.h"
@@ -743,12 +745,66 @@ static void test_host_load(void **state)
 	assert_int_equal(host_pid_cputime("4242 qemu S 1", &a.qemu), -EINVAL);
 }
 
+/* A calibration with monitor overheads written and read back; one made
+ * before overheads were measured still reads; a bad overhead is refused
+ * with its member named. */
+static void test_calib_overheads_round_trip(void **state)
+{
+	struct strbuf text = STRBUF_INIT, again = STRBUF_INIT, old = STRBUF_INIT;
+	struct calib_record rec, back;
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(strbuf_read_file(&text, "tests/fuzz/corpus-calibration/ok-overheads.json", 1 << 20), 0);
+	assert_int_equal(calib_parse("ok.json", text.buf, text.len, "quick", &rec, &err), 0);
+	assert_int_equal(rec.c->nov, 2);
+	assert_string_equal(rec.c->ov[0].monitor, "perf-profile");
+	assert_string_equal(rec.c->ov[0].group, "hackbench");
+	assert_string_equal(rec.c->ov[0].metric, "hackbench.throughput");
+	assert_int_equal(rec.c->ov[0].boots, 4);
+	assert_int_equal(rec.c->ov[0].runs_with, 8);
+	assert_true(rec.c->ov[0].change == -8.94 && rec.c->ov[0].lo == -11.8 && rec.c->ov[0].budget_pct == 3);
+	assert_true(calib_overhead_over_budget(rec.c, &rec.c->ov[0]));
+	assert_true(isnan(rec.c->ov[1].change) && isnan(rec.c->ov[1].p) && isnan(rec.c->ov[1].budget_pct));
+	assert_false(calib_overhead_decided(rec.c, &rec.c->ov[1]));
+	calib_format_json(&rec, &again);
+	assert_non_null(strstr(again.buf, "\"over_budget\": true"));
+	calib_record_release(&rec);
+	assert_int_equal(calib_parse("again.json", again.buf, again.len, "quick", &back, &err), 0);
+	assert_int_equal(back.c->nov, 2);
+	assert_true(back.c->ov[0].hi == -5.9 && back.c->ov[0].p == 0.0004);
+	calib_record_release(&back);
+	/* a record without "overheads" (lab calibrate without --monitors, or older) */
+	assert_int_equal(strbuf_read_file(&old, "tests/fuzz/corpus-calibration/ok.json", 1 << 20), 0);
+	assert_int_equal(calib_parse("old.json", old.buf, old.len, "quick", &rec, &err), 0);
+	assert_int_equal(rec.c->nov, 0);
+	strbuf_reset(&again);
+	calib_format_json(&rec, &again);
+	assert_null(strstr(again.buf, "overheads"));
+	calib_record_release(&rec);
+	strbuf_reset(&text);
+	assert_int_equal(strbuf_read_file(&text, "tests/fuzz/corpus-calibration/bad-overheads.json", 1 << 20), 0);
+	assert_int_equal(calib_parse("bad.json", text.buf, text.len, "quick", &rec, &err), -EINVAL);
+	assert_string_equal(err, "bad.json: \"overheads\" is not an array");
+	free(err);
+	err = NULL;
+	strbuf_reset(&text);
+	assert_int_equal(strbuf_read_file(&text, "tests/fuzz/corpus-calibration/bad-overhead-p.json", 1 << 20), 0);
+	assert_int_equal(calib_parse("bad.json", text.buf, text.len, "quick", &rec, &err), -EINVAL);
+	assert_string_equal(err, "bad.json: \"p\" is missing or not a number in range");
+	free(err);
+	strbuf_release(&text);
+	strbuf_release(&again);
+	strbuf_release(&old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_driver_golden),
 		cmocka_unit_test(test_store_round_trip),
 		cmocka_unit_test(test_store_strict),
+		cmocka_unit_test(test_calib_overheads_round_trip),
 		cmocka_unit_test(test_store_ok_without_metrics),
 		cmocka_unit_test(test_store_json_strict),
 		cmocka_unit_test(test_store_v1_run),
