@@ -6,14 +6,16 @@
 
 W=$SRC_DIR/workloads
 
-test_expect_success 'every workload has workload.yaml, run and parse; every monitor start, stop and parse' "
+test_expect_success 'every workload has workload.yaml, run and parse; every guest monitor start, stop and parse' "
 	for d in '$W'/*/; do
 		n=\$(basename \"\$d\")
 		test \"\$n\" = lib || test \"\$n\" = monitors && continue
 		for f in workload.yaml run parse; do test -f \"\$d\$f\" || { echo \"\$d\$f missing\"; exit 1; }; done
 	done &&
 	for d in '$W'/monitors/*/; do
-		for f in monitor.yaml start stop parse; do test -f \"\$d\$f\" || { echo \"\$d\$f missing\"; exit 1; }; done
+		# a host-side monitor (host:) is read by lab: nothing of it runs in the guest
+		if grep -q '^host:' \"\$d/monitor.yaml\"; then need='monitor.yaml parse'; else need='monitor.yaml start stop parse'; fi
+		for f in \$need; do test -f \"\$d\$f\" || { echo \"\$d\$f missing\"; exit 1; }; done
 	done
 "
 
