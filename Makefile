@@ -119,11 +119,12 @@ test-slow: $(A)/bin/lab $(LAB_BIN)
 		tests/run-all tests/slow/s[0-9]*.sh
 
 # Figures, printed; never asserted.
-bench: $(LAB_BIN)
+bench: $(LAB_BIN) $(PLUGIN)
 	bench/kernel-build
 	bench/image-boot
 	bench/report
 	bench/judge
+	bench/insn
 
 # Rewrite golden files from the current output (then review the diff).
 regen: $(A)/bin/lab
@@ -150,8 +151,9 @@ deps:
 	else echo "all Debian packages present"; fi
 
 install: $(LAB_BIN) $(PLUGIN)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLDIR) $(DESTDIR)$(DATADIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLDIR) $(DESTDIR)$(DATADIR)/lib
 	install -m 755 $(LAB_BIN) $(DESTDIR)$(BINDIR)/lab
+	install -m 644 $(PLUGIN) $(DESTDIR)$(DATADIR)/lib/lab-insn.so
 	install -m 644 docs/lab.1 $(DESTDIR)$(MANDIR)/man1/lab.1
 	install -m 644 docs/lab.bash-completion $(DESTDIR)$(COMPLDIR)/lab
 	install -m 644 lab.yaml $(DESTDIR)$(DATADIR)/lab.yaml
