@@ -46,6 +46,19 @@ test_expect_success 'a workload folder whose name is not a plain name is refused
 	grep -q 'cannot name a workload' err
 "
 
+test_expect_success 'host: and work: are checked where they are declared' "
+	lab init proj2 >/dev/null &&
+	mkdir proj2/workloads/monitors/h1 proj2/workloads/monitors/h2 proj2/workloads/w1 &&
+	printf 'name: h1\\nhost: ssh-host\\n' >proj2/workloads/monitors/h1/monitor.yaml &&
+	printf 'name: h2\\nhost: insn-plugin\\nwork: insn.total\\n' >proj2/workloads/monitors/h2/monitor.yaml &&
+	printf 'name: w1\\nmetrics: [w1.ops]\\nwork: w1.opz\\nhost: insn-plugin\\n' >proj2/workloads/w1/workload.yaml &&
+	test_must_fail_with 2 lab -C proj2 validate 2>err &&
+	test_grep -q \"host must be 'insn-plugin'\" err &&
+	test_grep -q \"only a workload names its unit of 'work'\" err &&
+	test_grep -q \"work names 'w1.opz', which is not one of the metrics: above\" err &&
+	test_grep -q \"only a monitor runs on the host\" err
+"
+
 command -v shellcheck >/dev/null && test_set_prereq SHELLCHECK
 test_expect_success SHELLCHECK 'the shell scripts pass shellcheck (-S warning)' "
 	cd '$W' &&
