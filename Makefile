@@ -36,12 +36,18 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(A)/tests/%)
 
 # The binary is build/lab: ./lab is the source folder.
 LAB_BIN := build/lab
+# The insn monitor's QEMU TCG plugin (lab/plugin/insn.c), loaded by QEMU, not by lab.
+PLUGIN := build/lib/lab-insn.so
 
 .PHONY: all test test-slow bench fuzz deps install uninstall clean regen quick docs
-all: $(LAB_BIN)
+all: $(LAB_BIN) $(PLUGIN)
 
 $(LAB_BIN): $(LIB_OBJ) $(CMD_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+$(PLUGIN): lab/plugin/insn.c lab/plugin/qemu-plugin-abi.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) -D_GNU_SOURCE $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $< -lpthread
 
 $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -102,7 +108,7 @@ fuzz: $(FUZZ_TARGET:%=$(F)/fuzz-%)
 			-artifact_prefix=$(F)/artifacts-$$t/ $(FUZZ_FLAGS) $(F)/new-$$t tests/fuzz/corpus-$$t; \
 	done
 
-test: $(A)/bin/lab $(UNIT_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(LAB_BIN)
+test: $(A)/bin/lab $(UNIT_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(LAB_BIN) $(PLUGIN)
 	@LAB=$(CURDIR)/$(A)/bin/lab LAB_RELEASE=$(CURDIR)/$(LAB_BIN) LAB_BUILD=$(CURDIR)/$(A) LAB_FUZZ=$(CURDIR)/$(F) \
 		tests/run-all $(UNIT_BIN) $(FUZZ_REPLAY) tests/t/t[0-9]*.sh
 
@@ -113,12 +119,13 @@ test-slow: $(A)/bin/lab $(LAB_BIN)
 		tests/run-all tests/slow/s[0-9]*.sh
 
 # Figures, printed; never asserted.
-bench: $(LAB_BIN)
+bench: $(LAB_BIN) $(PLUGIN)
 	bench/kernel-build
 	bench/image-boot
 	bench/report
 	bench/judge
 	bench/monitors
+	bench/insn
 
 # Rewrite golden files from the current output (then review the diff).
 regen: $(A)/bin/lab
@@ -144,9 +151,10 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "all Debian packages present"; fi
 
-install: $(LAB_BIN)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLDIR) $(DESTDIR)$(DATADIR)
+install: $(LAB_BIN) $(PLUGIN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLDIR) $(DESTDIR)$(DATADIR)/lib
 	install -m 755 $(LAB_BIN) $(DESTDIR)$(BINDIR)/lab
+	install -m 644 $(PLUGIN) $(DESTDIR)$(DATADIR)/lib/lab-insn.so
 	install -m 644 docs/lab.1 $(DESTDIR)$(MANDIR)/man1/lab.1
 	install -m 644 docs/lab.bash-completion $(DESTDIR)$(COMPLDIR)/lab
 	install -m 644 lab.yaml $(DESTDIR)$(DATADIR)/lab.yaml

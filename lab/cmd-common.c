@@ -235,6 +235,24 @@ long cmd_lookup(const struct lab_ctx *ctx, const char *what, const char *name, c
 	return -1;
 }
 
+char *lab_insn_plugin(void)
+{
+	const char *env = getenv("LAB_INSN_PLUGIN");
+	_cleanup_free_ char *data = lab_datadir();
+	/* installed (make install), then a checkout's build */
+	static const char *const where[] = { "lib/" LAB_INSN_PLUGIN_NAME, "build/lib/" LAB_INSN_PLUGIN_NAME };
+
+	if (env && *env == '/')
+		return xstrdup(env);
+	for (size_t i = 0; i < ELEMENTSOF(where); i++) {
+		_cleanup_free_ char *p = path_join(data, where[i]);
+
+		if (path_is_file(p))
+			return TAKE_PTR(p);
+	}
+	return NULL;
+}
+
 char *lab_layer_dir(void)
 {
 	_cleanup_free_ char *data = lab_datadir();

@@ -200,11 +200,19 @@ struct jobs_opts {
 int cmd_engine_run(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
 		   const char *resume_dir, unsigned jobs, bool oversubscribe, struct result_set **ret_rs)
 {
-	_cleanup_free_ char *root = cmd_results_dir(s), *layer = lab_layer_dir();
+	_cleanup_free_ char *root = cmd_results_dir(s), *layer = lab_layer_dir(), *plugin = lab_insn_plugin();
 	struct run_ui u = { .ctx = ctx, .t0 = now_sec(), .tty = isatty(2) && !getenv("LAB_NO_TTY") };
-	struct engine_opts o = { .s = s, .root = root, .layer = layer, .set = &ctx->set, .kernels = &ctx->kernels,
-				 .jobs = jobs, .oversubscribe = oversubscribe, .event = on_event, .userdata = &u };
-	int r = engine_run(&o, e, resume_dir, ret_rs);
+	struct engine_opts o = { .s = s, .root = root, .layer = layer, .insn_plugin = plugin, .set = &ctx->set,
+				 .kernels = &ctx->kernels, .jobs = jobs, .oversubscribe = oversubscribe, .event = on_event,
+				 .userdata = &u };
+	int r;
+
+	if (!plugin && spec_experiment_host_source(s, e, CATALOGUE_HOST_INSN_PLUGIN)) {
+		cmd_error(ctx, "experiment '%s': the insn monitor needs lab's QEMU plugin " LAB_INSN_PLUGIN_NAME
+			       " (make builds it; LAB_INSN_PLUGIN names another)", e->name);
+		return -1;
+	}
+	r = engine_run(&o, e, resume_dir, ret_rs);
 
 	ui_end(&u);
 	return r;

@@ -42,6 +42,7 @@ struct vopts {
 	bool follow;
 	bool all;
 	bool reboot_restarts;
+	bool insn;
 };
 
 const struct lab_option vm_options[] = {
@@ -59,6 +60,8 @@ const struct lab_option vm_options[] = {
 	OPT(struct vopts, cpuset, OPT_CPULIST, 0, "cpuset", "LIST", "pin every vCPU and QEMU thread inside these host CPUs"),
 	OPT(struct vopts, reboot_restarts, OPT_FLAG, 0, "reboot-restarts", NULL,
 	    "a guest reboot restarts the VM into the same kernel"),
+	OPT(struct vopts, insn, OPT_FLAG, 0, "insn", NULL,
+	    "QEMU counts guest instructions (the insn monitor's TCG plugin; TCG only)", .subs = "xml up"),
 	OPT(struct vopts, port, OPT_UINT, 0, "port", "PORT", "the host port forwarded to the guest's ssh", .min = 1,
 	    .max = 65535),
 	OPT(struct vopts, timeout_usec, OPT_DURATION, 0, "timeout", "DURATION", "how long the boot may take"),
@@ -183,7 +186,7 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_free_ char *hoststore = NULL, *cmdline = NULL, *kpath = NULL, *disk = NULL, *seed = NULL;
-	_cleanup_free_ char *console = NULL, *state = paths_state(), *dname = NULL;
+	_cleanup_free_ char *console = NULL, *state = paths_state(), *dname = NULL, *plugin = NULL, *sock = NULL;
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
 	const struct spec_topology *t;
@@ -221,13 +224,20 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		disk = path_join(vdir, "disk.qcow2");
 		seed = path_join(vdir, "seed.iso");
 		console = path_join(vdir, "console.log");
+		sock = path_join(vdir, VM_INSN_SOCKET);
 	}
+	if (o.insn && o.accel && streq(o.accel, "kvm")) {
+		cmd_error(ctx, "vm xml: --insn loads a TCG plugin: not with --accel kvm");
+		return EXIT_USAGE;
+	}
+	if (o.insn && !(plugin = lab_insn_plugin()))
+		plugin = xstrdup("/unbuilt/lib/" LAB_INSN_PLUGIN_NAME);
 	dname = xasprintf("lab-%s", name);
 	dc = (struct domain_config){
 		.name = dname,
 		.topo = t,
 		.accel = o.accel ? (streq(o.accel, "kvm") ? ACCEL_KVM : ACCEL_TCG)
-				 : (vm_kvm_available() ? ACCEL_KVM : ACCEL_TCG),
+				 : (vm_kvm_available() && !o.insn ? ACCEL_KVM : ACCEL_TCG),
 		.host = &host,
 		.kernel = kpath,
 		.cmdline = cmdline,
@@ -242,6 +252,8 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		.image = o.image,
 		.cpuset = o.cpuset,
 		.reboot_restarts = o.reboot_restarts,
+		.insn_plugin = plugin,
+		.insn_socket = sock,
 	};
 	domain_format_xml(&dc, &out);
 	if (ctx->json)
@@ -350,6 +362,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_free_ char *state = paths_state(), *cache = NULL, *layer = lab_layer_dir(), *extra = NULL;
+	_cleanup_free_ char *plugin = NULL;
 	const struct spec_topology *t;
 	const struct spec_experiment *e = NULL;
 	struct kvariant kv = { 0 };
@@ -379,6 +392,12 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	if (host_uri(ctx, s, o.host, &uri, &rh) < 0)
 		return EXIT_USAGE;
+	if ((o.insn || (e && spec_experiment_host_source(s, e, CATALOGUE_HOST_INSN_PLUGIN))) &&
+	    !(plugin = lab_insn_plugin())) {
+		cmd_error(ctx, "vm up: the insn monitor needs lab's QEMU plugin " LAB_INSN_PLUGIN_NAME
+			       " (make builds it; LAB_INSN_PLUGIN names another)");
+		return EXIT_FAILED;
+	}
 	if ((ret = up_artifacts(ctx, s, &o, &io, &kv, &ka, &ia)) != EXIT_OK)
 		return ret;
 	cache = lab_cache_dir(s);
@@ -398,6 +417,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		.accel = o.accel ? (streq(o.accel, "kvm") ? ACCEL_KVM : ACCEL_TCG) : -1,
 		.cpuset = o.cpuset,
 		.reboot_restarts = o.reboot_restarts,
+		.insn_plugin = plugin,
 		.progress = &p,
 	};
 	ret = up_boot(ctx, state, rh, &vo);

@@ -166,3 +166,8 @@ char *cmd_stored_run(const struct lab_ctx *ctx, const char *noun, int nargs, cha
 char *lab_layer_dir(void);
 /* Where lab's shipped data (lab.yaml, workloads/, kernels/, images/) lives. */
 char *lab_datadir(void);
+#define LAB_INSN_PLUGIN_NAME "lab-insn.so"
+/* The insn monitor's QEMU plugin: $LAB_INSN_PLUGIN (absolute), else the data
+ * folder's lib/lab-insn.so (installed) or build/lib/lab-insn.so (a checkout);
+ * NULL when there is none. */
+char *lab_insn_plugin(void);

@@ -35,10 +35,19 @@ static void out_file(struct strbuf *out, const char *name, const char *suffix)
 	shell_quote(out, f);
 }
 
+static bool host_window(const struct driver_config *c)
+{
+	for (size_t i = 0; i < c->nmonitors; i++)
+		if (c->monitors[i].host)
+			return true;
+	return false;
+}
+
 void driver_format(const struct driver_config *c, struct strbuf *out)
 {
 	const struct plan_run *r = c->run;
 	_cleanup_strbuf_ struct strbuf w = STRBUF_INIT;
+	bool host = host_window(c);
 
 	shell_quote(&w, r->workload);
 	strbuf_addf(out, "#!/bin/sh\n"
@@ -68,6 +77,8 @@ void driver_format(const struct driver_config *c, struct strbuf *out)
 	for (size_t i = 0; i < c->nmonitors; i++) {
 		const struct driver_monitor *m = &c->monitors[i];
 
+		if (m->host)
+			continue;
 		strbuf_addstr(out, "env ");
 		params(out, m->params, m->nparams, NULL, NULL);
 		strbuf_addstr(out, "./monitors/");
@@ -76,17 +87,27 @@ void driver_format(const struct driver_config *c, struct strbuf *out)
 		out_file(out, m->name, ".start.log");
 		strbuf_addf(out, " || exit %d\n", DRIVER_MONITOR);
 	}
+	/* the host reads its monitors while the guest waits for the rest of this script */
+	if (host)
+		strbuf_addstr(out, "echo '" DRIVER_WINDOW_START "'\n");
 	strbuf_addstr(out, "env ");
 	params(out, r->params, r->nparams, NULL, NULL);
 	strbuf_addf(out, "./%s/run >", w.buf);
 	out_file(out, r->workload, ".raw");
 	strbuf_addstr(out, " 2>");
 	out_file(out, r->workload, ".log");
+	/* stdin is the script, and only its step so far: the workload never reads it */
+	if (host)
+		strbuf_addstr(out, " </dev/null");
 	strbuf_addstr(out, "\nrc=$?\n");
+	if (host)
+		strbuf_addstr(out, "echo '" DRIVER_WINDOW_STOP "'\n");
 	/* monitors stop in reverse order, whatever the workload did */
 	for (size_t i = c->nmonitors; i-- > 0;) {
 		const struct driver_monitor *m = &c->monitors[i];
 
+		if (m->host)
+			continue;
 		strbuf_addstr(out, "./monitors/");
 		shell_quote(out, m->name);
 		strbuf_addstr(out, "/stop >");
@@ -96,6 +117,15 @@ void driver_format(const struct driver_config *c, struct strbuf *out)
 		strbuf_addch(out, '\n');
 	}
 	strbuf_addf(out, "[ \"$rc\" -eq 0 ] || exit %d\n", DRIVER_RUN);
+}
+
+void driver_steps(const char *script, size_t *ret_start, size_t *ret_stop)
+{
+	static const char start[] = "\necho '" DRIVER_WINDOW_START "'\n", stop[] = "\necho '" DRIVER_WINDOW_STOP "'\n";
+	const char *a = strstr(script, start), *b = a ? strstr(a, stop) : NULL;
+
+	*ret_start = a ? (size_t)(a - script) + sizeof(start) - 1 : 0;
+	*ret_stop = b ? (size_t)(b - script) + sizeof(stop) - 1 : 0;
 }
 
 const char *driver_step_name(int status)

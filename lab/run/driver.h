@@ -5,6 +5,13 @@
  * monitors stopped, every raw output and log under OUT. Its exit status
  * names the step that failed. The same script is kept in the run folder and
  * used by reproduce.sh.
+ *
+ * With a host-side monitor (lab reads it, not the guest) the script prints
+ * DRIVER_WINDOW_START when the window is about to open and
+ * DRIVER_WINDOW_STOP when it has closed, each the last line of a step: the
+ * runner sends the script up to a marker, reads its host monitors when the
+ * marker comes back (the guest waits on its input meanwhile), then sends
+ * the next step. Run whole (reproduce.sh), the markers are plain output.
  */
 #pragma once
 
@@ -22,8 +29,12 @@ enum driver_exit {
 	DRIVER_RUN = 13,
 };
 
+#define DRIVER_WINDOW_START "lab: window start"
+#define DRIVER_WINDOW_STOP "lab: window stop"
+
 struct driver_monitor {
 	const char *name;
+	bool host; /* lab reads it on the host: nothing of it runs in the guest */
 	const struct plan_param *params; /* the monitor's defaults */
 	size_t nparams;
 };
@@ -38,5 +49,7 @@ struct driver_config {
 };
 
 void driver_format(const struct driver_config *c, struct strbuf *out);
+/* Where the script's steps end (just after each marker's line); 0 where there is none. */
+void driver_steps(const char *script, size_t *ret_start, size_t *ret_stop);
 /* "setup", "warm-up", "monitor start", "run" or NULL for DRIVER_OK/unknown. */
 const char *driver_step_name(int status);

@@ -57,6 +57,7 @@ struct engine_opts {
 	const struct spec *s;
 	const char *root;  /* the results folder */
 	const char *layer; /* lab's guest layer (image builds) */
+	const char *insn_plugin; /* lab-insn.so for guests of an experiment with an insn-plugin monitor; NULL: none */
 	const struct strv *set, *kernels; /* --set and --kernels, kept with a new run for --resume */
 	unsigned jobs;     /* guests at a time; 0: from the host's CPUs and the topology */
 	bool oversubscribe;

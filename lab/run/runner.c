@@ -9,6 +9,7 @@
 #include "../util/fs.h"
 #include "../util/path.h"
 #include "../util/tarball.h"
+#include "../vm/insn.h"
 #include "driver.h"
 #include "hostload.h"
 #include "runner.h"
@@ -54,17 +55,23 @@ static void target(const struct runner_config *c, struct ssh_target *t)
 		*t = *c->host;
 }
 
+static void remote_command(const struct runner_config *c, struct command *cmd, char *const *argv, size_t n)
+{
+	struct ssh_target t;
+
+	target(c, &t);
+	ssh_command(cmd, &t, false);
+	ssh_remote_argv(cmd, argv, n);
+}
+
 /* ssh VM ARGV...; stdout to `out_path` (or captured in `out`), stderr captured in err. */
 static int remote(const struct runner_config *c, char *const *argv, size_t n, const char *in, size_t in_len,
 		  const char *out_path, struct strbuf *out, struct strbuf *err, uint64_t timeout)
 {
 	_cleanup_command_ struct command cmd = { 0 };
-	struct ssh_target t;
 	int fd = -1, r;
 
-	target(c, &t);
-	ssh_command(&cmd, &t, false);
-	ssh_remote_argv(&cmd, argv, n);
+	remote_command(c, &cmd, argv, n);
 	cmd.in = in;
 	cmd.in_len = in_len;
 	cmd.err = err;
@@ -128,7 +135,8 @@ static void driver_config_fill(const struct runner_config *c, const struct plan_
 			storage[i][k].value = m->params[k].def ? m->params[k].def : (char *)"";
 			storage[i][k].is_default = true;
 		}
-		mons[i] = (struct driver_monitor){ .name = pr->monitors.v[i], .params = storage[i], .nparams = np };
+		mons[i] = (struct driver_monitor){ .name = pr->monitors.v[i], .host = m && m->host,
+						   .params = storage[i], .nparams = np };
 	}
 	dc->monitors = mons;
 	dc->nmonitors = pr->monitors.n;
@@ -183,8 +191,11 @@ static void evidence(const struct runner_config *c, const char *dir)
 	remote(c, boot_id, 2, NULL, 0, bid, NULL, NULL, 60ULL * 1000000);
 }
 
-/* Run `parse RAW` on the controller; its lines appended to metrics. */
-static int parse_one(const char *script, const char *raw, struct strbuf *metrics, struct strbuf *err)
+/* Run `parse RAW` on the controller; its lines appended to metrics. `work`:
+ * the workload's units of work ("metric value") for a monitor's per-work
+ * figures, or NULL. */
+static int parse_one(const char *script, const char *raw, const char *work, struct strbuf *metrics,
+		     struct strbuf *err)
 {
 	_cleanup_command_ struct command cmd = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
@@ -192,6 +203,12 @@ static int parse_one(const char *script, const char *raw, struct strbuf *metrics
 
 	command_init(&cmd, script);
 	command_arg(&cmd, raw);
+	if (work) {
+		_cleanup_free_ char *name = xstrndup(work, strcspn(work, " "));
+
+		command_env(&cmd, "LAB_WORK_METRIC", name);
+		command_env(&cmd, "LAB_WORK", work + strlen(name) + (work[strlen(name)] == ' '));
+	}
 	cmd.out = &out;
 	cmd.err = err;
 	cmd.timeout_usec = 300ULL * 1000000;
@@ -261,18 +278,101 @@ static int ship(const struct runner_config *c, const struct plan_run *pr, struct
 	return 0;
 }
 
+/* The host-side monitors of a run: read by lab at the window's start and
+ * stop (driver.h's markers), their raw outputs kept here until the guest's
+ * are unpacked. */
+struct window {
+	const struct runner_config *c;
+	const struct plan_run *pr;
+	struct command *cmd;
+	size_t stop_cut, len; /* where the script's second step ends; its length */
+	int seen;             /* markers seen: 0, 1 (open), 2 (closed) */
+	struct strbuf *raw;   /* per monitor of pr; a guest monitor's stays empty */
+};
+
+/* One reading of every host-side monitor, as a "== WHEN" section of its raw output. */
+static void window_read(struct window *win, const char *when)
+{
+	const struct runner_config *c = win->c;
+
+	for (size_t i = 0; i < win->pr->monitors.n; i++) {
+		const struct catalogue_entry *m = spec_find_catalogue(c->s, win->pr->monitors.v[i], true);
+		struct strbuf *raw = &win->raw[i];
+		_cleanup_free_ char *sock = NULL, *why = NULL;
+
+		if (!m || !m->host)
+			continue;
+		strbuf_addf(raw, "== %s\n", when);
+		/* the one source there is: CATALOGUE_HOST_INSN_PLUGIN */
+		if (!c->vm || c->vm->host_name) {
+			strbuf_addstr(raw, "# lab: error: lab's QEMU plugin counts instructions of a VM on this machine, "
+					   "not of a bare-metal or remote host\n");
+			continue;
+		}
+		sock = insn_socket_path(c->vm);
+		if (insn_snapshot_read(sock, raw, &why) < 0)
+			strbuf_addf(raw, "\n# lab: error: %s\n", why);
+		else if (raw->len && raw->buf[raw->len - 1] != '\n')
+			strbuf_addch(raw, '\n');
+	}
+}
+
+/* The driver's stdout: at each marker the monitors are read, then the next step of the script goes. */
+static void window_line(void *userdata, const char *line, size_t len)
+{
+	struct window *win = userdata;
+
+	(void)len;
+	if (win->seen == 0 && streq(line, DRIVER_WINDOW_START)) {
+		window_read(win, "start");
+		win->seen = 1;
+		win->cmd->in_len = win->stop_cut;
+	} else if (win->seen == 1 && streq(line, DRIVER_WINDOW_STOP)) {
+		window_read(win, "stop");
+		win->seen = 2;
+		win->cmd->in_len = win->len;
+		win->cmd->in_open = false;
+	}
+}
+
+/* ssh VM sh -s with the script on stdin: whole, or step by step when there is a window to read. */
+static int run_script(const struct runner_config *c, const struct strbuf *script, struct window *win,
+		      struct strbuf *err, uint64_t timeout)
+{
+	_cleanup_command_ struct command cmd = { 0 };
+	char *sh[] = { (char *)"sh", (char *)"-s", NULL };
+	size_t start_cut = 0;
+
+	remote_command(c, &cmd, sh, 2);
+	cmd.in = script->buf;
+	cmd.in_len = script->len;
+	cmd.err = err;
+	cmd.timeout_usec = timeout;
+	if (win) {
+		driver_steps(script->buf, &start_cut, &win->stop_cut);
+		win->cmd = &cmd;
+		win->len = script->len;
+		if (start_cut && win->stop_cut) {
+			cmd.in_len = start_cut;
+			cmd.in_open = true;
+			cmd.on_line = window_line;
+			cmd.userdata = win;
+		}
+	}
+	return command_run(&cmd);
+}
+
 /* The driver in the guest, within the run's time limit; the host's CPU
  * around it (for a guest on this machine) as metric lines in hostm. */
 static void run_driver(const struct runner_config *c, const struct catalogue_entry *w, const struct strbuf *script,
-		       struct result_run *out, struct strbuf *hostm)
+		       struct window *win, struct result_run *out, struct strbuf *hostm)
 {
 	_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
-	char *sh[] = { (char *)"sh", (char *)"-s", NULL };
 	struct host_cpu_sample h0, h1;
 	bool hl = c->vm && !c->vm->host_name && host_cpu_sample(vm_qemu_pid(c->vm), &h0) == 0;
 	uint64_t timeout = c->e && c->e->timeout_usec ? c->e->timeout_usec
 				: (w && w->timeout_usec ? w->timeout_usec : 3600ULL * 1000000);
-	int r = remote(c, sh, 2, script->buf, script->len, NULL, NULL, &err, timeout);
+	int r = run_script(c, script, win, &err, timeout);
 
 	if (r == -ETIME) {
 		fail(out, "timeout after %llu s (the run's limit)", (unsigned long long)(timeout / 1000000));
@@ -320,17 +420,46 @@ static int collect(const struct runner_config *c, const struct plan_run *pr, con
 }
 
 /* One parse script on its raw output; a failure is the run's. */
-static void parse_raw(const struct catalogue_entry *ce, const char *raw, const char *name, struct strbuf *metrics,
-		      struct result_run *out)
+static void parse_raw(const struct catalogue_entry *ce, const char *raw, const char *name, const char *work,
+		      struct strbuf *metrics, struct result_run *out)
 {
 	_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
 	_cleanup_free_ char *file = xasprintf("%s/%s.raw", raw, name);
 	_cleanup_free_ char *script = ce ? path_join(ce->dir, "parse") : NULL;
 
-	if (!script || parse_one(script, file, metrics, &err) != 0) {
+	if (!script || parse_one(script, file, work, metrics, &err) != 0) {
 		_cleanup_free_ char *t = tail(err.buf ? err.buf : "", 400);
 
 		fail(out, "%s", t);
+	}
+}
+
+/* The workload's line ("metric value") of its units of work (`pattern`, its
+ * workload.yaml's work:) among its parser's lines; NULL when it printed none. */
+static char *work_line(const char *pattern, const char *lines)
+{
+	_cleanup_strv_ struct strv v = STRV_INIT;
+
+	strv_split(&v, lines, '\n');
+	for (size_t i = 0; i < v.n; i++) {
+		_cleanup_free_ char *name = xstrndup(v.v[i], strcspn(v.v[i], " "));
+
+		if (catalogue_pattern_matches(pattern, name))
+			return xstrdup(v.v[i]);
+	}
+	return NULL;
+}
+
+/* Host-side monitors' raw outputs into raw/, over anything of that name the guest sent. */
+static void window_save(const struct window *win, const char *raw)
+{
+	for (size_t i = 0; i < win->pr->monitors.n; i++) {
+		_cleanup_free_ char *file = NULL;
+
+		if (!win->raw[i].len)
+			continue;
+		file = xasprintf("%s/%s.raw", raw, win->pr->monitors.v[i]);
+		fs_write_atomic(file, win->raw[i].buf, win->raw[i].len, 0644);
 	}
 }
 
@@ -339,12 +468,14 @@ static void parse_all(const struct runner_config *c, const struct plan_run *pr, 
 		      const char *raw, const struct strbuf *hostm, struct result_run *out)
 {
 	_cleanup_strbuf_ struct strbuf metrics = STRBUF_INIT;
-	_cleanup_free_ char *mp = path_join(c->rundir, "metrics"), *perr = NULL;
+	_cleanup_free_ char *mp = path_join(c->rundir, "metrics"), *perr = NULL, *work = NULL;
 
 	step(c, pr, "parse");
-	parse_raw(w, raw, pr->workload, &metrics, out);
+	parse_raw(w, raw, pr->workload, NULL, &metrics, out);
+	work = w && w->work ? work_line(w->work, metrics.buf ? metrics.buf : "") : NULL;
 	for (size_t i = 0; i < pr->monitors.n; i++)
-		parse_raw(spec_find_catalogue(c->s, pr->monitors.v[i], true), raw, pr->monitors.v[i], &metrics, out);
+		parse_raw(spec_find_catalogue(c->s, pr->monitors.v[i], true), raw, pr->monitors.v[i], work, &metrics,
+			  out);
 	if (out->status != RUN_OK)
 		return;
 	strbuf_add(&metrics, hostm->buf ? hostm->buf : "", hostm->len);
@@ -360,19 +491,35 @@ int runner_exec(const struct runner_config *c, const struct plan_run *pr, struct
 	const struct catalogue_entry *w = spec_find_catalogue(c->s, pr->workload, false);
 	_cleanup_free_ char *raw = path_join(c->rundir, "raw");
 	_cleanup_strbuf_ struct strbuf script = STRBUF_INIT, hostm = STRBUF_INIT;
+	struct window win = { .c = c, .pr = pr, .raw = xcalloc(pr->monitors.n + 1, sizeof(struct strbuf)) };
+	bool host = false;
 	int r;
 
+	for (size_t i = 0; i < pr->monitors.n; i++) {
+		const struct catalogue_entry *m = spec_find_catalogue(c->s, pr->monitors.v[i], true);
+
+		strbuf_init(&win.raw[i], 0);
+		host = host || (m && m->host);
+	}
 	out->status = RUN_OK;
 	if ((r = path_mkdir_p(raw, 0755)) < 0)
-		return r;
+		goto done;
 	write_driver(c, pr, &script);
 	if (check_release(c, out) == 0 && ship(c, pr, out) == 0) {
 		step(c, pr, "run");
-		run_driver(c, w, &script, out, &hostm);
-		if (collect(c, pr, raw, out) == 0 && out->status == RUN_OK)
-			parse_all(c, pr, w, raw, &hostm, out);
+		run_driver(c, w, &script, host ? &win : NULL, out, &hostm);
+		if (collect(c, pr, raw, out) == 0) {
+			window_save(&win, raw);
+			if (out->status == RUN_OK)
+				parse_all(c, pr, w, raw, &hostm, out);
+		}
 	}
 	step(c, pr, "evidence");
 	evidence(c, c->rundir);
-	return 0;
+	r = 0;
+done:
+	for (size_t i = 0; i < pr->monitors.n; i++)
+		strbuf_release(&win.raw[i]);
+	free(win.raw);
+	return r;
 }

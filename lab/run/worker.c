@@ -162,6 +162,8 @@ static void vm_opts_fill(struct engine *x, const char *name, const struct plan_r
 		.accel = -1,
 		.cpuset = x->cpusets ? x->cpusets[x->slot] : NULL,
 		.evidence = rundir,
+		.insn_plugin = spec_experiment_host_source(x->s, x->e, CATALOGUE_HOST_INSN_PLUGIN) ? x->o->insn_plugin
+												    : NULL,
 		.progress = vp,
 	};
 }

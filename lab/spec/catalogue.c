@@ -16,8 +16,10 @@
 #include "../util/banned.h"
 
 static const char *const entry_keys[] = {
-	"name", "description", "packages", "timeout", "params", "metrics", "provides", "overhead-budget",
+	"name", "description", "packages", "timeout", "params", "metrics", "provides", "overhead-budget", "work", "host",
 };
+/* What a host-side monitor (`host:`) reads; lab does the reading (run/runner.c). */
+static const char *const host_sources[] = { CATALOGUE_HOST_INSN_PLUGIN };
 static const char *const param_keys[] = { "type", "default", "values", "description" };
 
 static int load_param(struct catalogue_param *p, const struct node *key, const struct node *n, struct diags *d)
@@ -134,6 +136,26 @@ static int load_entry(struct spec *s, struct catalogue_entry *w, const char *nam
 					strv_push(&w->metrics, m->scalar);
 			}
 	}
+	/* the metric that counts the workload's units of work (per-work figures divide by it) */
+	if ((v = node_map_get(root, "work"))) {
+		if (monitor)
+			diags_add(d, &v->pos, "only a workload names its unit of 'work'");
+		else if (v->kind != NODE_SCALAR || !strchr(v->scalar, '.'))
+			diags_add(d, &v->pos, "work must name one of the workload's metrics");
+		else if (w->metrics.n && !catalogue_metric_matches(w, v->scalar))
+			diags_add(d, &v->pos, "work names '%s', which is not one of the metrics: above", v->scalar);
+		else
+			w->work = xstrdup(v->scalar);
+	}
+	if ((v = node_map_get(root, "host"))) {
+		if (!monitor)
+			diags_add(d, &v->pos, "only a monitor runs on the host ('host:')");
+		else if (v->kind != NODE_SCALAR || !streq(v->scalar, host_sources[0]))
+			diags_add(d, &v->pos, "host must be '%s' (what lab reads at the window's start and stop)",
+				  host_sources[0]);
+		else
+			w->host = xstrdup(v->scalar);
+	}
 	if ((v = node_map_get(root, "timeout")) &&
 	    (v->kind != NODE_SCALAR || parse_duration(v->scalar, &w->timeout_usec) < 0))
 		diags_add(d, &v->pos, "timeout must be a duration such as 10m");
@@ -205,6 +227,11 @@ char *catalogue_metric_instance(const char *pattern, const char *metric)
 		strbuf_addf(&sb, "%s%s", j ? "." : "", word ? ms.v[j] : ps.v[j]);
 	}
 	return strbuf_detach(&sb, NULL);
+}
+
+bool catalogue_pattern_matches(const char *pattern, const char *metric)
+{
+	return metric_match(pattern, metric, true);
 }
 
 bool catalogue_metric_matches(const struct catalogue_entry *w, const char *metric)

@@ -86,6 +86,26 @@ const struct catalogue_entry *spec_find_catalogue(const struct spec *s, const ch
 	return NULL;
 }
 
+static bool refs_host_source(const struct spec *s, const struct spec_refs *r, const char *source)
+{
+	const struct catalogue_entry *m;
+
+	for (size_t i = 0; i < r->n; i++)
+		if ((m = spec_find_catalogue(s, r->v[i].name, true)) && m->host && streq(m->host, source))
+			return true;
+	return false;
+}
+
+bool spec_experiment_host_source(const struct spec *s, const struct spec_experiment *e, const char *source)
+{
+	if (refs_host_source(s, &e->monitors, source))
+		return true;
+	for (size_t j = 0; j < e->njobs; j++)
+		if (refs_host_source(s, &e->jobs[j].monitors, source))
+			return true;
+	return false;
+}
+
 unsigned spec_topology_vcpus(const struct spec_topology *t)
 {
 	return t->sockets * t->dies * t->cores * t->threads;
@@ -862,6 +882,8 @@ static void catalogue_entry_release(struct catalogue_entry *w)
 	free(w->name);
 	free(w->dir);
 	free(w->description);
+	free(w->work);
+	free(w->host);
 	strv_release(&w->packages);
 	strv_release(&w->metrics);
 	for (size_t j = 0; j < w->nparams; j++) {

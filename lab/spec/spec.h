@@ -265,8 +265,13 @@ struct catalogue_entry {
 	/* a monitor's: how much it may move a workload's figures (%) before a
 	 * report calls them disturbed (lab calibrate --monitors measures it) */
 	double overhead_budget_pct;
+	char *work; /* a workload's metric that counts its units of work (a pattern as above); NULL: none */
+	char *host; /* a monitor lab runs on the host: what it reads (CATALOGUE_HOST_*); NULL: a guest monitor */
 };
 #define CATALOGUE_OVERHEAD_BUDGET_PCT 3.0
+
+/* The host-side monitor source: lab's QEMU plugin's instruction counts (lab/plugin/insn.c). */
+#define CATALOGUE_HOST_INSN_PLUGIN "insn-plugin"
 
 struct spec {
 	struct node_files files;
@@ -310,12 +315,16 @@ const struct spec_topology *spec_find_topology(const struct spec *s, const char 
 const struct spec_experiment *spec_find_experiment(const struct spec *s, const char *name);
 /* Whether a metric is one of the entry's declared patterns. */
 bool catalogue_metric_matches(const struct catalogue_entry *w, const char *metric);
+/* Whether a metric matches one such pattern. */
+bool catalogue_pattern_matches(const char *pattern, const char *metric);
 /* The pattern with each dotted part that is one UPPERCASE word taken from
  * the metric (stress-ng.STRESSOR.ops_per_sec with stress-ng.switch.ops_per_s
  * gives stress-ng.switch.ops_per_sec); NULL when their numbers of parts
  * differ. For suggestions. */
 char *catalogue_metric_instance(const char *pattern, const char *metric);
 const struct catalogue_entry *spec_find_catalogue(const struct spec *s, const char *name, bool monitor);
+/* Whether a monitor of the experiment (its own or a job's) is host-side and reads `source` (CATALOGUE_HOST_*). */
+bool spec_experiment_host_source(const struct spec *s, const struct spec_experiment *e, const char *source);
 unsigned spec_topology_vcpus(const struct spec_topology *t);
 
 /*

@@ -272,7 +272,7 @@ static void pipes_parent(const struct command *c, struct pipes *p)
 		close(p->err[1]);
 		p->err[1] = -1;
 	}
-	if (c->in && c->in_len == 0) {
+	if (c->in && c->in_len == 0 && !c->in_open) {
 		close(p->in[1]);
 		p->in[1] = -1;
 	}
@@ -288,7 +288,7 @@ static void pump_one(struct command *c, struct pipes *p, int fd, struct strbuf *
 		n = write(p->in[1], c->in + p->in_off, c->in_len - p->in_off);
 		if (n > 0)
 			p->in_off += (size_t)n;
-		if ((n < 0 && errno != EAGAIN && errno != EINTR) || p->in_off == c->in_len) {
+		if ((n < 0 && errno != EAGAIN && errno != EINTR) || (p->in_off == c->in_len && !c->in_open)) {
 			close(p->in[1]);
 			p->in[1] = -1;
 		}
@@ -318,11 +318,19 @@ static void pump_one(struct command *c, struct pipes *p, int fd, struct strbuf *
  * passes (c->timed_out). 0, or a negative errno of poll. */
 static int pump(struct command *c, struct pipes *p, uint64_t deadline, struct strbuf *pending)
 {
-	while (p->in[1] >= 0 || p->out[0] >= 0 || p->err[0] >= 0) {
+	for (;;) {
+		/* stdin held open with nothing to write waits for output (in_open) */
+		bool in_ready = p->in[1] >= 0 && p->in_off < c->in_len;
 		struct pollfd fds[3];
 		int nfds = 0, timeout = -1;
 
-		if (p->in[1] >= 0)
+		if (p->in[1] >= 0 && p->in_off == c->in_len && !c->in_open) {
+			close(p->in[1]);
+			p->in[1] = -1;
+		}
+		if (!in_ready && p->out[0] < 0 && p->err[0] < 0)
+			break;
+		if (in_ready)
 			fds[nfds++] = (struct pollfd){ .fd = p->in[1], .events = POLLOUT };
 		if (p->out[0] >= 0)
 			fds[nfds++] = (struct pollfd){ .fd = p->out[0], .events = POLLIN };

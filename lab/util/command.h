@@ -25,6 +25,10 @@ struct command {
 	int out_fd, err_fd; /* where stdout/stderr go when not captured: -1 /dev/null, -2 inherit */
 	const char *in;     /* stdin data (NULL: /dev/null) */
 	size_t in_len;
+	/* stdin stays open once in_len bytes are written, until on_line raises
+	 * in_len (more of `in` goes) or clears in_open: a child that reads its
+	 * input in steps, each sent when its output says it is ready */
+	bool in_open;
 	uint64_t timeout_usec; /* 0: none */
 	/* called for each complete line of stdout as it arrives (progress) */
 	void (*on_line)(void *userdata, const char *line, size_t len);

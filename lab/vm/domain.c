@@ -327,6 +327,31 @@ static void devices(struct xml *x, const struct domain_config *c)
 	xml_close(x);
 }
 
+/* A value in QEMU's KEY=VALUE,... option syntax, which doubles a comma. */
+static void qemu_opt_value(struct strbuf *sb, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == ',')
+			strbuf_addch(sb, ',');
+		strbuf_addch(sb, *v);
+	}
+}
+
+/* lab's instruction-counting TCG plugin (lab/plugin/insn.c) */
+static void insn_plugin(struct xml *x, const struct domain_config *c)
+{
+	_cleanup_strbuf_ struct strbuf arg = STRBUF_INIT;
+
+	if (!c->insn_plugin)
+		return;
+	strbuf_addstr(&arg, "file=");
+	qemu_opt_value(&arg, c->insn_plugin);
+	strbuf_addstr(&arg, ",sock=");
+	qemu_opt_value(&arg, c->insn_socket);
+	xml_empty(x, "qemu:arg", "value", "-plugin", NULL);
+	xml_empty(x, "qemu:arg", "value", arg.buf, NULL);
+}
+
 /* isolated user-mode networking: the guest reaches nothing, lab reaches its sshd */
 static void user_network(struct xml *x, const struct domain_config *c)
 {
@@ -340,6 +365,7 @@ static void user_network(struct xml *x, const struct domain_config *c)
 	xml_empty(x, "qemu:arg", "value", nd, NULL);
 	xml_empty(x, "qemu:arg", "value", "-device", NULL);
 	xml_empty(x, "qemu:arg", "value", dev, NULL);
+	insn_plugin(x, c);
 	xml_close(x);
 }
 

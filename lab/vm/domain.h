@@ -9,7 +9,9 @@
  * serial console into a file lab reads, and QEMU user-mode networking
  * with restrict=on and only ssh forwarded from 127.0.0.1 (through
  * <qemu:commandline>: libvirt 9.0 forwards ports only with passt). The
- * guest reaches nothing but lab. <metadata> names lab as the owner so
+ * guest reaches nothing but lab. With insn_plugin, QEMU loads lab's TCG
+ * plugin (-plugin, TCG only) serving instruction counts on insn_socket.
+ * <metadata> names lab as the owner so
  * stale domains can be found.
  */
 #pragma once
@@ -47,6 +49,8 @@ struct domain_config {
 	bool reboot_restarts; /* a guest reboot restarts it (lab vm up --reboot-restarts) */
 	const char *cpuset;  /* host cpulist this VM owns (a `lab run --jobs` slot): every vCPU
 			      * and the emulator pinned inside it; NULL: the topology's pinning */
+	const char *insn_plugin; /* lab's QEMU TCG plugin (lab-insn.so) loaded with -plugin; NULL: none */
+	const char *insn_socket; /* where it serves its counts */
 	/* metadata */
 	const char *vm;      /* lab's name for the VM */
 	const char *owner;   /* the state folder that holds it */

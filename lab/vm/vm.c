@@ -658,6 +658,7 @@ static int write_domain(const char *state, const struct vm *v, const struct vm_o
 			bool kvm, char **ret_path, struct diags *d)
 {
 	_cleanup_free_ char *cmdline = domain_cmdline(o->cmdline), *path = path_join(v->dir, "domain.xml");
+	_cleanup_free_ char *sock = path_join(v->dir, VM_INSN_SOCKET);
 	_cleanup_strbuf_ struct strbuf xml = STRBUF_INIT;
 	const struct domain_config dc = {
 		.name = v->domain,
@@ -680,6 +681,8 @@ static int write_domain(const char *state, const struct vm *v, const struct vm_o
 		.run_id = o->run_id,
 		.cpuset = o->cpuset,
 		.reboot_restarts = o->reboot_restarts,
+		.insn_plugin = o->insn_plugin,
+		.insn_socket = sock,
 	};
 	int r;
 
@@ -756,6 +759,11 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 
 	if (vm_name_check(name, d) < 0)
 		return -EINVAL;
+	if (o->insn_plugin && (o->accel == ACCEL_KVM || o->remote)) {
+		diags_add(d, NULL, "VM '%s': the insn monitor counts instructions in a QEMU TCG plugin on this machine: %s",
+			  name, o->remote ? "not on a remote host" : "not under KVM (--accel tcg)");
+		return -EINVAL;
+	}
 	interrupted = 0;
 	if ((r = claim_name(state, name, d)) < 0)
 		return r;
@@ -771,6 +779,11 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 	if (r < 0)
 		goto fail;
 	kvm = o->accel < 0 ? m.kvm : o->accel == ACCEL_KVM;
+	if (kvm && o->insn_plugin) {
+		/* QEMU loads TCG plugins only: the insn monitor's guests are emulated */
+		step(o, name, "TCG, not KVM: the insn monitor counts instructions in a TCG plugin");
+		kvm = false;
+	}
 	if ((r = write_domain(state, &v, o, &m, kvm, &xml_path, d)) < 0 || (r = boot(&v, o, xml_path, kvm, d)) < 0)
 		goto fail;
 	vm_save(&v);

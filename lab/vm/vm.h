@@ -41,6 +41,9 @@
 struct host;
 struct vm_backend_ops;
 
+/* The insn plugin's socket in the VM's folder (vm_opts.insn_plugin). */
+#define VM_INSN_SOCKET "insn.sock"
+
 struct vm {
 	char *name;
 	char *dir;
@@ -89,6 +92,8 @@ struct vm_opts {
 	bool reboot_restarts;             /* a guest reboot restarts it (a VM playing a bare-metal host) */
 	const char *cpuset;               /* host cpulist the VM is pinned inside (lab run --jobs); NULL: topology's */
 	const char *evidence;             /* a folder: a failed boot's console.log and qemu.log are copied there */
+	const char *insn_plugin;          /* lab-insn.so: QEMU counts instructions (TCG only; this machine only),
+					   * served on <VM folder>/VM_INSN_SOCKET; NULL: no plugin */
 	const struct vm_progress *progress;
 };
 

@@ -12,7 +12,8 @@ test_expect_success MAKE 'make install DESTDIR=... PREFIX=/opt/lab installs bina
 	test -f root/opt/lab/share/man/man1/lab.1 &&
 	test -f root/opt/lab/share/bash-completion/completions/lab &&
 	test -f root/opt/lab/share/lab/lab.yaml &&
-	test -f root/opt/lab/share/lab/workloads/stress-ng/workload.yaml
+	test -f root/opt/lab/share/lab/workloads/stress-ng/workload.yaml &&
+	test -f root/opt/lab/share/lab/lib/lab-insn.so
 "
 
 test_expect_success MAKE 'the installed lab initialises and validates a project' '
@@ -20,6 +21,11 @@ test_expect_success MAKE 'the installed lab initialises and validates a project'
 	root/opt/lab/bin/lab -C p validate &&
 	root/opt/lab/bin/lab -C p plan quick >plan &&
 	test_line_count = 49 plan
+'
+
+test_expect_success MAKE 'the installed lab loads the installed insn plugin' '
+	(unset LAB_INSN_PLUGIN; root/opt/lab/bin/lab -C p vm xml quick-2x2 --accel tcg --insn) >insn.xml &&
+	test_grep -q "file=$TRASH/root/opt/lab/\(bin/\.\./\)\?share/lab/lib/lab-insn.so,sock=" insn.xml
 '
 
 test_expect_success MAKE,GROFF 'the man page renders without warnings' '

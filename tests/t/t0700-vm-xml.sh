@@ -10,6 +10,7 @@ DATA=$TEST_DIRECTORY/data
 REGEN=${LAB_TEST_REGENERATE:-}
 export XDG_STATE_HOME=/nonexistent/state   # paths in the goldens
 export XDG_CACHE_HOME="$PWD/cache"
+export LAB_INSN_PLUGIN=/opt/lab,x/share/lab/lib/lab-insn.so  # vm xml --insn's plugin in the goldens
 
 command -v virt-xml-validate >/dev/null && test_set_prereq VALIDATE
 
@@ -63,6 +64,17 @@ test_expect_success 'the network is isolated: only ssh from 127.0.0.1, restrict=
 	(cd '$DATA' && lab -f topology-2cell.yaml vm xml two --accel tcg --port 40022) >two.xml &&
 	test_grep -q 'user,id=labnet,restrict=on,hostfwd=tcp:127.0.0.1:40022-:22' two.xml &&
 	! grep -q '<interface' two.xml
+"
+
+test_expect_success 'vm xml --insn: QEMU loads the plugin with its socket in the VM folder; not under KVM' "
+	(cd '$DATA' && lab -f topology-insn.yaml vm xml insn --accel tcg --insn) >insn.xml &&
+	test_grep -q '<qemu:arg value=.-plugin./>' insn.xml &&
+	test_grep -q 'value=.file=/opt/lab,,x/share/lab/lib/lab-insn.so,sock=/nonexistent/state/lab/vms/insn/insn.sock./>' insn.xml &&
+	test_grep -q '<domain type=.qemu.' insn.xml &&
+	(cd '$DATA' && lab -f topology-insn.yaml vm xml insn --accel tcg) >plain.xml &&
+	! grep -q -- '-plugin' plain.xml &&
+	test_must_fail_with 2 lab -f '$DATA/topology-insn.yaml' vm xml insn --accel kvm --insn 2>err &&
+	test_grep -q 'loads a TCG plugin: not with --accel kvm' err
 "
 
 test_expect_success 'vm xml of an unknown topology suggests one' "

@@ -18,7 +18,7 @@ PARSERS="sng:stress-ng hb:hackbench pg:pg-sysbench ff:ffmpeg-multi kb:kbuild pi:
 	pv:monitors/proc-vmstat cs:monitors/cpu-stat zp:monitors/zoneinfo-pcp pp:monitors/perf-profile
 	pl:monitors/perf-lock ls:monitors/lock-stat ps:monitors/perf-stat vm:monitors/vmstat
 	mi:monitors/meminfo sd:monitors/sched-debug ir:monitors/interrupts tw:monitors/tg-load-writes
-	cm:monitors/cpupri-masks"
+	cm:monitors/cpupri-masks in:monitors/insn"
 
 parser() {
 	c=$(basename "$1")
@@ -53,6 +53,15 @@ for raw in "$DATA"/*.raw; do
 	esac
 done
 
+test_expect_success 'insn: insn.per_work is insn.total over the unit of work lab passes, and only with one' "
+	LAB_WORK=1000 LAB_WORK_METRIC=hackbench.messages '$W/monitors/insn/parse' '$DATA/in-2vcpu.raw' >pw &&
+	test_grep -q '^insn.per_work 2.35738e+06\$' pw &&
+	LAB_WORK=0 '$W/monitors/insn/parse' '$DATA/in-2vcpu.raw' >pw0 &&
+	! grep -q per_work pw0 &&
+	test_must_fail_with 1 env LAB_WORK=lots '$W/monitors/insn/parse' '$DATA/in-2vcpu.raw' 2>err &&
+	test_grep -q \"LAB_WORK 'lots' is not a number\" err
+"
+
 test_expect_success 'every parser has a recorded output and a refused one' "
 	for p in \$PARSERS; do
 		ls '$DATA'/\${p%%:*}-*.raw >/dev/null && ls '$DATA'/bad-\${p%%:*}-*.raw >/dev/null || exit 1
@@ -64,7 +73,7 @@ test_expect_success 'every metric name is in the dotted families' "
 		\"\$(parser \"\$raw\")\" \"\$raw\"
 	done >all &&
 	test -s all &&
-	! grep -v '^\\(stress-ng\\|hackbench\\|sysbench\\|ffmpeg\\|kbuild\\|pi-stress\\|iperf3\\|proc-vmstat\\|cpu-stat\\|zoneinfo-pcp\\|perf-profile\\|lock\\.contention\\|lock_stat\\|perf-stat\\|vmstat\\|meminfo\\|sched_debug\\|interrupts\\|tg-load-writes\\|cpupri-masks\\)\\.[^ ]* -\\?[0-9.e+-]*\$' all &&
+	! grep -v '^\\(stress-ng\\|hackbench\\|sysbench\\|ffmpeg\\|kbuild\\|pi-stress\\|iperf3\\|proc-vmstat\\|cpu-stat\\|zoneinfo-pcp\\|perf-profile\\|lock\\.contention\\|lock_stat\\|perf-stat\\|vmstat\\|meminfo\\|sched_debug\\|interrupts\\|tg-load-writes\\|cpupri-masks\\|insn\\)\\.[^ ]* -\\?[0-9.e+-]*\$' all &&
 	! grep '^[^ ]* .* ' all
 "
 

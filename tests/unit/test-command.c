@@ -237,6 +237,65 @@ static void test_on_line(void **state)
 	command_release(&c);
 }
 
+/* A shell reading its script from stdin in steps: each step goes once the
+ * shell said it ran the one before (what the runner does around its window). */
+struct staged {
+	struct command *c;
+	size_t cut2, full;
+	int ready;
+};
+
+static void stage_line(void *userdata, const char *line, size_t len)
+{
+	struct staged *st = userdata;
+
+	(void)len;
+	if (strcmp(line, "ready 1") == 0) {
+		/* nothing past the first step has reached the shell yet */
+		st->ready++;
+		st->c->in_len = st->cut2;
+	} else if (strcmp(line, "ready 2") == 0) {
+		st->ready++;
+		st->c->in_len = st->full;
+		st->c->in_open = false;
+	}
+}
+
+static void test_staged_stdin(void **state)
+{
+	static const char script[] = "echo ready 1\n" "echo ready 2\n" "echo done\n";
+	struct strbuf out = STRBUF_INIT;
+	struct command c;
+	struct staged st = { .c = &c, .cut2 = 26, .full = sizeof(script) - 1 };
+
+	(void)state;
+	assert_int_equal(script[st.cut2 - 1], '\n');
+	command_init(&c, "sh");
+	command_args(&c, "-s", NULL);
+	c.in = script;
+	c.in_len = 13;
+	c.in_open = true;
+	c.out = &out;
+	c.on_line = stage_line;
+	c.userdata = &st;
+	c.timeout_usec = 10ULL * 1000000;
+	assert_int_equal(command_run(&c), 0);
+	assert_int_equal(st.ready, 2);
+	assert_string_equal(out.buf, "ready 1\nready 2\ndone\n");
+	/* a child that exits while stdin waits for more ends the run: no hang */
+	command_release(&c);
+	command_init(&c, "sh");
+	command_args(&c, "-c", "echo gone", NULL);
+	c.in = script;
+	c.in_len = 0;
+	c.in_open = true;
+	c.timeout_usec = 10ULL * 1000000;
+	assert_int_equal(command_run(&c), 0);
+	assert_false(c.timed_out);
+	command_release(&c);
+	strbuf_release(&out);
+}
+
 static void test_quote_roundtrip(void **state)
 {
 	static const char *const words[] = { "plain", "", "it's", "a b", "$(id)", "`x`", "-n", "new\nline", "\\", "\"" };
@@ -303,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_env_cwd),
 		cmocka_unit_test(test_missing_program),
 		cmocka_unit_test(test_on_line),
+		cmocka_unit_test(test_staged_stdin),
 		cmocka_unit_test(test_quote_roundtrip),
 		cmocka_unit_test(test_hook),
 	};

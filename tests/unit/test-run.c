@@ -55,6 +55,42 @@ static void test_driver_golden(void **state)
 	assert_null(driver_step_name(1));
 }
 
+/* A host-side monitor: nothing of it in the guest; the window's markers end the steps the runner sends. */
+static void test_driver_host_window(void **state)
+{
+	struct plan_run r = {
+		.id = (char *)"quick.0002",
+		.experiment = "quick",
+		.kernel = (char *)"base",
+		.workload = "hackbench",
+		.repeat = 1,
+	};
+	struct driver_monitor m[] = { { .name = "cpu-stat" }, { .name = "insn", .host = true } };
+	struct driver_config c = { .run = &r, .monitors = m, .nmonitors = 2 };
+	struct strbuf sb = STRBUF_INIT;
+	size_t start, stop;
+
+	(void)state;
+	driver_format(&c, &sb);
+	assert_golden("tests/data/run/driver-host.sh", sb.buf);
+	assert_null(strstr(sb.buf, "monitors/insn"));
+	driver_steps(sb.buf, &start, &stop);
+	/* step 1 ends with the start marker, step 2 runs the workload and ends with the stop marker */
+	assert_true(start > 0 && stop > start && stop < sb.len);
+	assert_memory_equal(sb.buf + start - 25, "echo 'lab: window start'\n", 25);
+	assert_memory_equal(sb.buf + stop - 24, "echo 'lab: window stop'\n", 24);
+	assert_non_null(memmem(sb.buf + start, stop - start, "./hackbench/run", 15));
+	assert_null(memmem(sb.buf, start, "./hackbench/run", 15));
+	/* without a host monitor there is one step */
+	m[1].host = false;
+	strbuf_reset(&sb);
+	driver_format(&c, &sb);
+	driver_steps(sb.buf, &start, &stop);
+	assert_int_equal(start, 0);
+	assert_int_equal(stop, 0);
+	strbuf_release(&sb);
+}
+
 static struct result_set *sample(void)
 {
 	struct result_set *rs = result_set_new("20261130-101500-ab12", "quick");
@@ -802,6 +838,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_driver_golden),
+		cmocka_unit_test(test_driver_host_window),
 		cmocka_unit_test(test_store_round_trip),
 		cmocka_unit_test(test_store_strict),
 		cmocka_unit_test(test_calib_overheads_round_trip),
