@@ -126,6 +126,7 @@ bench: $(LAB_BIN) $(PLUGIN)
 	bench/judge
 	bench/monitors
 	bench/insn
+	bench/placement
 
 # Rewrite golden files from the current output (then review the diff).
 regen: $(A)/bin/lab

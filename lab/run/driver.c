@@ -67,6 +67,9 @@ void driver_format(const struct driver_config *c, struct strbuf *out)
 		params(out, r->params, r->nparams, NULL, NULL);
 		strbuf_addf(out, "./%s/setup >\"$OUT/setup.log\" 2>&1 || exit %d\n", w.buf, DRIVER_SETUP);
 	}
+	/* best effort (lib/lab.sh): what it could not do is in its log, the run goes on */
+	if (c->quiesce)
+		strbuf_addstr(out, "(. ./lib/lab.sh && lab_quiesce) >\"$OUT/quiesce.log\" 2>&1\n");
 	if (c->warmup_sec && c->has_duration) {
 		_cleanup_free_ char *d = xasprintf("%llus", (unsigned long long)c->warmup_sec);
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The guest side of one run as a POSIX shell script (a pure formatter,
- * golden-tested): setup, warm-up, monitors started, the measured run,
+ * golden-tested): setup, the guest quiesced (lab_quiesce in
+ * workloads/lib/lab.sh: cloud-init done, timers stopped, page cache
+ * dropped), warm-up, monitors started, the measured run,
  * monitors stopped, every raw output and log under OUT. Its exit status
  * names the step that failed. The same script is kept in the run folder and
  * used by reproduce.sh.
@@ -46,6 +48,7 @@ struct driver_config {
 	bool has_setup;
 	uint64_t warmup_sec; /* 0: none; sets the workload's duration parameter */
 	bool has_duration;   /* the workload has a `duration` parameter */
+	bool quiesce;        /* lab_quiesce before the warm-up (experiment `quiesce:`) */
 };
 
 void driver_format(const struct driver_config *c, struct strbuf *out);

@@ -5,6 +5,7 @@
  * and the index; the policy asked for every next run; the boots recorded.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include "../util/fs.h"
 #include "../util/path.h"
 #include "../util/paths.h"
+#include "../util/units.h"
+#include "../vm/machine.h"
 #include "../vm/vm.h"
 #include "catalogue.h"
 #include "engine-priv.h"
@@ -542,6 +545,42 @@ static void sequential_end(struct engine *x, struct seq_policy *sp)
 	seq_policy_release(sp);
 }
 
+/*
+ * While pinned guests run here, lab (its workers, their ssh and parse
+ * scripts, the VM holders) keeps to the host CPUs the vCPUs leave, where
+ * there are any: its own work then never takes a vCPU's CPU. Only when
+ * every guest of the experiment is on this machine. *saved: the affinity
+ * to return to; false when nothing changed.
+ */
+static bool housekeep(struct engine *x, cpu_set_t *saved)
+{
+	const struct spec_topology *t = spec_find_topology(x->s, x->e->topology.name);
+	_cleanup_free_ char *storage = NULL, *hk = NULL;
+	_cleanup_free_ uint8_t *bits = xcalloc(CPU_SETSIZE / 8, 1);
+	struct domain_host h;
+	cpu_set_t set;
+
+	for (size_t i = 0; i < x->e->hosts.n; i++) {
+		const struct spec_host *lh = engine_find_host(x->s, x->e->hosts.v[i].name, HOST_LIBVIRT);
+
+		if (!lh || lh->address)
+			return false;
+	}
+	if (!t || sched_getaffinity(0, sizeof(*saved), saved) < 0)
+		return false;
+	vm_probe_host(&h, &storage);
+	if (!(hk = domain_housekeeping_cpus(&h, t, x->cpusets)) || parse_cpulist(hk, bits, CPU_SETSIZE, NULL) < 0)
+		return false;
+	CPU_ZERO(&set);
+	for (unsigned c = 0; c < CPU_SETSIZE; c++)
+		if ((bits[c / 8] & (1u << (c % 8))) && CPU_ISSET(c, saved))
+			CPU_SET(c, &set);
+	if (!CPU_COUNT(&set) || sched_setaffinity(0, sizeof(set), &set) < 0)
+		return false;
+	engine_emit_text(x, ENGINE_EV_NOTE, "lab's own work (ssh, parse scripts) on host CPUs %s, off the vCPUs'", hk);
+	return true;
+}
+
 /* The pending runs, on workers: groups, placement, the pool. */
 static int execute(struct engine *x)
 {
@@ -549,8 +588,9 @@ static int execute(struct engine *x)
 	_cleanup_diags_ struct diags pd = { 0 };
 	_cleanup_free_ char *err = NULL;
 	struct seq_policy sp = { 0 };
-	bool seq = x->e->repeat_auto && !(x->o && x->o->policy);
+	bool seq = x->e->repeat_auto && !(x->o && x->o->policy), housekept;
 	unsigned jobs = 1;
+	cpu_set_t saved;
 
 	x->t0 = now_sec();
 	if (seq)
@@ -567,8 +607,11 @@ static int execute(struct engine *x)
 	announce(x, jobs);
 	x->jobs = jobs;
 	x->prog.running = x->ngroups < jobs ? (unsigned)x->ngroups : jobs;
+	housekept = x->ngroups && housekeep(x, &saved);
 	if (pool_run(x->ngroups, jobs, &ops, &pd) < 0)
 		emit_diags(x, &pd);
+	if (housekept)
+		sched_setaffinity(0, sizeof(saved), &saved);
 	if (seq)
 		sequential_end(x, &sp);
 	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUNS_END });

@@ -122,6 +122,7 @@ static void driver_config_fill(const struct runner_config *c, const struct plan_
 	dc->run = pr;
 	dc->has_setup = setup && access(setup, X_OK) == 0;
 	dc->warmup_sec = c->e ? c->e->warmup_usec / 1000000 : 0;
+	dc->quiesce = !c->e || c->e->quiesce;
 	for (size_t i = 0; i < pr->nparams; i++)
 		if (streq(pr->params[i].key, "duration"))
 			dc->has_duration = true;

@@ -119,9 +119,18 @@ static void write_placement(const struct engine *x, const struct vm *v, const ch
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_free_ char *p = path_join(rundir, "placement");
 	const char *cs = x->cpusets ? x->cpusets[x->slot] : NULL;
+	_cleanup_free_ char *self = vm_read_trimmed("/proc/self/status");
+	const char *a = self ? strstr(self, "Cpus_allowed_list:") : NULL;
 
-	strbuf_addf(&sb, "# slot %u, host cpus %s\n# thread id, name, cpus allowed\n", x->slot,
-		    cs ? cs : "(the topology's pinning)");
+	if (a) {
+		a += strlen("Cpus_allowed_list:");
+		a += strspn(a, " \t");
+	} else {
+		a = "?";
+	}
+	strbuf_addf(&sb, "# slot %u, host cpus %s\n# lab's own work (worker %d): cpus allowed %.*s\n"
+			 "# thread id, name, cpus allowed\n", x->slot, cs ? cs : "(the topology's pinning)",
+		    (int)getpid(), (int)strcspn(a, "\n"), a);
 	vm_placement(v, &sb);
 	fs_write_atomic(p, sb.buf, sb.len, 0644);
 }

@@ -814,6 +814,7 @@ static void topology_release(struct spec_topology *t)
 	free(t->cells);
 	free(t->distances);
 	free(t->pin_cpus);
+	free(t->emulator_cpus);
 	free(t->cpu);
 	free(t->hugepages);
 }

@@ -622,10 +622,31 @@ static void load_distances(struct ctx *c, struct spec_topology *t, const struct 
 	}
 }
 
+/* none | auto | a host cpu list (pinning:, emulator:); -1 when it is none of them. */
+static int load_pin(struct ctx *c, const struct node *v, const char *what, enum pin_policy *ret, char **ret_cpus)
+{
+	uint8_t bits[SPEC_MAX_VCPUS / 8] = { 0 };
+
+	if (!want_kind(c, v, NODE_SCALAR, what))
+		return -1;
+	if (streq(v->scalar, "none"))
+		*ret = PIN_NONE;
+	else if (streq(v->scalar, "auto"))
+		*ret = PIN_AUTO;
+	else if (parse_cpulist(v->scalar, bits, SPEC_MAX_VCPUS, NULL) == 0) {
+		*ret = PIN_LIST;
+		*ret_cpus = xstrdup(v->scalar);
+	} else {
+		err(c, v, "%s must be none, auto or a host cpu list, not '%s'", what, v->scalar);
+		return -1;
+	}
+	return 0;
+}
+
 static void load_topology(struct ctx *c, struct spec_topology *t, const struct node *key, const struct node *n)
 {
 	static const char *const keys[] = { "sockets", "dies", "cores", "threads", "vcpus", "memory", "numa",
-					    "distances", "asymmetric", "pinning", "cpu", "hugepages" };
+					    "distances", "asymmetric", "pinning", "emulator", "cpu", "hugepages" };
 	_cleanup_free_ char *what = xasprintf("topology '%s'", key->scalar);
 	const struct node *v;
 
@@ -668,19 +689,12 @@ static void load_topology(struct ctx *c, struct spec_topology *t, const struct n
 		load_distances(c, t, v);
 	if ((v = node_map_get(n, "asymmetric")))
 		get_bool(c, v, "asymmetric", &t->asymmetric);
-	if ((v = node_map_get(n, "pinning")) && want_kind(c, v, NODE_SCALAR, "pinning")) {
-		uint8_t bits[SPEC_MAX_VCPUS / 8] = { 0 };
-
-		if (streq(v->scalar, "none"))
-			t->pin = PIN_NONE;
-		else if (streq(v->scalar, "auto"))
-			t->pin = PIN_AUTO;
-		else if (parse_cpulist(v->scalar, bits, SPEC_MAX_VCPUS, NULL) == 0) {
-			t->pin = PIN_LIST;
-			t->pin_cpus = xstrdup(v->scalar);
-		} else
-			err(c, v, "pinning must be none, auto or a host cpu list, not '%s'", v->scalar);
-	}
+	if ((v = node_map_get(n, "pinning")))
+		load_pin(c, v, "pinning", &t->pin, &t->pin_cpus);
+	if ((v = node_map_get(n, "emulator")) && load_pin(c, v, "emulator", &t->emulator, &t->emulator_cpus) == 0 &&
+	    t->emulator == PIN_AUTO && t->pin == PIN_NONE)
+		err(c, v, "emulator: auto puts QEMU's threads on the host CPUs the vCPUs leave: it needs pinning: "
+			  "auto or a host cpu list");
 	if ((v = node_map_get(n, "cpu"))) {
 		char *s = get_string(c, v, "cpu");
 
@@ -1354,7 +1368,7 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 			    const struct node *n)
 {
 	static const char *const keys[] = { "description", "kernels", "topology", "image", "hosts",
-					    "repeat", "warmup", "timeout", "boot", "monitors", "sysctl",
+					    "repeat", "warmup", "quiesce", "timeout", "boot", "monitors", "sysctl",
 					    "workloads", "observe", "decide", "overhead-budget" };
 	_cleanup_free_ char *what = xasprintf("experiment '%s'", key->scalar);
 	const struct node *v;
@@ -1366,6 +1380,7 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 	e->decide.pos = key->pos;
 	e->timeout_usec = 3600ULL * 1000000;
 	e->boot = BOOT_PER_RUN;
+	e->quiesce = true;
 	if (!want_kind(c, n, NODE_MAP, what))
 		return;
 	check_keys(c, n, keys, ELEMENTSOF(keys), what);
@@ -1399,6 +1414,8 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 	load_decide(c, e, node_map_get(n, "decide"));
 	if ((v = node_map_get(n, "warmup")))
 		get_duration(c, v, "warmup", &e->warmup_usec);
+	if ((v = node_map_get(n, "quiesce")))
+		get_bool(c, v, "quiesce", &e->quiesce);
 	if ((v = node_map_get(n, "timeout"))) {
 		if (get_duration(c, v, "timeout", &e->timeout_usec) == 0 && e->timeout_usec < 1000000)
 			err(c, v, "timeout must be at least 1s");

@@ -95,6 +95,8 @@ struct spec_topology {
 	bool asymmetric;     /* an asymmetric matrix is intended */
 	enum pin_policy pin;
 	char *pin_cpus; /* PIN_LIST: host cpulist */
+	enum pin_policy emulator; /* QEMU's own threads (emulatorpin); auto: the host CPUs the vCPUs leave */
+	char *emulator_cpus;      /* emulator PIN_LIST: host cpulist */
 	char *cpu;      /* auto, host-passthrough, host-model or a model name */
 	char *hugepages; /* NULL, "2M", "1G" */
 };
@@ -218,6 +220,7 @@ struct spec_experiment {
 	struct pos repeat_pos;
 	struct spec_decide decide;
 	uint64_t warmup_usec;
+	bool quiesce;     /* the guest quiesced before each run (driver.h); default true */
 	uint64_t timeout_usec;
 	enum boot_policy boot;
 	struct pos boot_pos;

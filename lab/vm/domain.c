@@ -71,52 +71,122 @@ static bool host_numa(const struct domain_config *c)
 	return c->host && c->host->nnodes > 1 && c->topo->ncells;
 }
 
-static void cputune(struct xml *x, const struct domain_config *c)
+/*
+ * The host CPU of each vCPU (into cpu[], domain_vcpus() of them), from the
+ * --jobs slot or the topology's pinning; false when the vCPUs float.
+ */
+static bool vcpu_pins(const struct domain_host *h, const struct spec_topology *t, const char *cpuset, unsigned *cpu)
 {
-	const struct spec_topology *t = c->topo;
 	unsigned n = domain_vcpus(t);
 	_cleanup_free_ unsigned *all = xcalloc(HOST_MAX_CPUS, sizeof(unsigned));
 	size_t nall;
 
-	if (c->cpuset)
-		nall = cpus_of(c->cpuset, all, HOST_MAX_CPUS);
-	else if (t->pin == PIN_NONE || !c->host)
-		return;
+	if (cpuset)
+		nall = cpus_of(cpuset, all, HOST_MAX_CPUS);
+	else if (t->pin == PIN_NONE || !h)
+		return false;
 	else if (t->pin == PIN_LIST)
 		nall = cpus_of(t->pin_cpus, all, HOST_MAX_CPUS);
-	else if (c->host->cpus)
-		nall = cpus_of(c->host->cpus, all, HOST_MAX_CPUS);
+	else if (h->cpus)
+		nall = cpus_of(h->cpus, all, HOST_MAX_CPUS);
 	else
-		for (nall = 0; nall < c->host->ncpus && nall < HOST_MAX_CPUS; nall++)
+		for (nall = 0; nall < h->ncpus && nall < HOST_MAX_CPUS; nall++)
 			all[nall] = (unsigned)nall;
 	if (!nall)
-		return;
-	xml_open(x, "cputune");
+		return false;
 	for (unsigned v = 0; v < n; v++) {
-		unsigned cpu = all[v % nall];
 		int cell = cell_of_vcpu(t, v);
 
+		cpu[v] = all[v % nall];
 		/* auto with host NUMA: a guest cell's vCPUs go to one host node */
-		if (!c->cpuset && t->pin == PIN_AUTO && host_numa(c) && cell >= 0) {
-			unsigned node = (unsigned)cell % c->host->nnodes, ncpu;
+		if (!cpuset && t->pin == PIN_AUTO && h->nnodes > 1 && t->ncells && cell >= 0) {
+			unsigned node = (unsigned)cell % h->nnodes, ncpu;
 			_cleanup_free_ unsigned *nc = xcalloc(HOST_MAX_CPUS, sizeof(unsigned));
 			unsigned idx = 0;
 
-			ncpu = (unsigned)cpus_of(c->host->node_cpus[node], nc, HOST_MAX_CPUS);
+			ncpu = (unsigned)cpus_of(h->node_cpus[node], nc, HOST_MAX_CPUS);
 			for (unsigned w = 0; w < v; w++)
 				idx += cell_of_vcpu(t, w) == cell;
 			if (ncpu)
-				cpu = nc[idx % ncpu];
+				cpu[v] = nc[idx % ncpu];
 		}
+	}
+	return true;
+}
+
+char *domain_housekeeping_cpus(const struct domain_host *h, const struct spec_topology *t, char *const *cpusets)
+{
+	_cleanup_free_ unsigned *cpu = xcalloc(domain_vcpus(t) + 1, sizeof(unsigned));
+	_cleanup_free_ uint8_t *bits = xcalloc(HOST_MAX_CPUS / 8, 1);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	size_t max = 0;
+	bool pinned = false;
+
+	if (!h)
+		return NULL;
+	if (h->cpus)
+		parse_cpulist(h->cpus, bits, HOST_MAX_CPUS, &max);
+	else
+		for (unsigned i = 0; i < h->ncpus && i < HOST_MAX_CPUS; i++)
+			bits[i / 8] |= (uint8_t)(1u << (i % 8));
+	for (size_t k = 0; !k || (cpusets && cpusets[k]); k++) {
+		if (!vcpu_pins(h, t, cpusets ? cpusets[k] : NULL, cpu))
+			continue;
+		pinned = true;
+		for (unsigned v = 0; v < domain_vcpus(t); v++)
+			if (cpu[v] < HOST_MAX_CPUS)
+				bits[cpu[v] / 8] &= (uint8_t)~(1u << (cpu[v] % 8));
+	}
+	for (size_t i = 0; pinned && i < HOST_MAX_CPUS; i++) {
+		size_t j = i;
+
+		if (!(bits[i / 8] & (1u << (i % 8))))
+			continue;
+		while (j + 1 < HOST_MAX_CPUS && (bits[(j + 1) / 8] & (1u << ((j + 1) % 8))))
+			j++;
+		strbuf_addf(&sb, "%s%zu", sb.len ? "," : "", i);
+		if (j > i)
+			strbuf_addf(&sb, "-%zu", j);
+		i = j;
+	}
+	return sb.len ? strbuf_detach(&sb, NULL) : NULL;
+}
+
+/* QEMU's own threads (main loop and I/O, TCG's): the --jobs slot unless the
+ * topology gives a list; `emulator: auto` the CPUs the vCPUs leave. */
+static char *emulator_cpus(const struct domain_config *c)
+{
+	const struct spec_topology *t = c->topo;
+
+	if (t->emulator == PIN_LIST)
+		return xstrdup(t->emulator_cpus);
+	if (c->cpuset)
+		return xstrdup(c->cpuset);
+	if (t->emulator == PIN_AUTO)
+		return domain_housekeeping_cpus(c->host, t, NULL);
+	return NULL;
+}
+
+static void cputune(struct xml *x, const struct domain_config *c)
+{
+	unsigned n = domain_vcpus(c->topo);
+	_cleanup_free_ unsigned *cpu = xcalloc(n + 1, sizeof(unsigned));
+	_cleanup_free_ char *emu = emulator_cpus(c);
+	bool pinned = vcpu_pins(c->host, c->topo, c->cpuset, cpu);
+
+	if (!pinned && !emu)
+		return;
+	xml_open(x, "cputune");
+	for (unsigned v = 0; pinned && v < n; v++) {
 		xml_open(x, "vcpupin");
 		xml_attrf(x, "vcpu", "%u", v);
-		xml_attrf(x, "cpuset", "%u", cpu);
+		xml_attrf(x, "cpuset", "%u", cpu[v]);
 		xml_close(x);
 	}
-	if (c->cpuset) {
-		/* QEMU's other threads (I/O, TCG's) stay inside the slot too */
+	if (emu) {
+		/* no <iothreads>: the emulator threads are all of QEMU's but the vCPUs' */
 		xml_open(x, "emulatorpin");
-		xml_attr(x, "cpuset", c->cpuset);
+		xml_attr(x, "cpuset", emu);
 		xml_close(x);
 	}
 	xml_close(x);

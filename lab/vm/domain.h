@@ -62,5 +62,14 @@ void domain_format_xml(const struct domain_config *c, struct strbuf *out);
 /* console=ttyS0 root=/dev/vda rw net.ifnames=0 panic=-1, then `extra` (the variant's, the host's). */
 char *domain_cmdline(const char *extra);
 
+/*
+ * The host CPUs of `h` that guests of topology `t` leave to everything else,
+ * as a cpulist: the vCPUs each pinned inside one of `cpusets` (the --jobs
+ * slots, NULL-terminated) or, with NULL, by the topology's pinning. lab's
+ * own work goes there while such guests run, and QEMU's with `emulator:
+ * auto`. NULL when the vCPUs float or take every CPU.
+ */
+char *domain_housekeeping_cpus(const struct domain_host *h, const struct spec_topology *t, char *const *cpusets);
+
 /* How many vCPUs and KiB of memory the topology gives the guest. */
 unsigned domain_vcpus(const struct spec_topology *t);

@@ -9,6 +9,9 @@
 #   guest is replaced for the next run (a new boot_id, a fresh state);
 #   boot: side-by-side: base and tg-ratelimit each get a guest, both stay
 #   up, and the runs alternate between them in the plan's order;
+#   pinning: auto with emulator: auto on a 1-vCPU shape: the vCPU thread
+#   on CPU 0, QEMU's other threads and lab's worker on the others, the guest
+#   quiesced before the run;
 #   a QEMU that crashes (SIGSEGV) during the boot: booted once more, the
 #   run measured, the first attempt's QEMU log kept;
 #   lab calibrate --monitors: each run followed in its boot by itself
@@ -84,6 +87,11 @@ s = s.replace("topologies:\n", """topologies:
     sockets: 1
     cores: 1
     memory: 1G
+  tiny-pinned:
+    vcpus: 1
+    memory: 1G
+    pinning: auto
+    emulator: auto
 """, 1)
 s = s[:s.index("experiments:")] + """experiments:
   par:
@@ -151,6 +159,14 @@ s = s[:s.index("experiments:")] + """experiments:
     timeout: 5m
     monitors: [slow, idle]
     workloads: [kernelmark]
+  pinned:
+    kernels: [base]
+    topology: tiny-pinned
+    image: minimal
+    repeat: 1
+    timeout: 5m
+    workloads:
+      - workload: count
   side:
     kernels: [base, tg-ratelimit]
     topology: tiny
@@ -198,6 +214,19 @@ test_expect_success TWO_CPUS 'lab run --jobs 2: two guests at once, each on its 
 	s2=\$(head -1 \$d/par.0002/log | awk '{print \$1}') e2=\$(tail -1 \$d/par.0002/log | awk '{print \$1}') &&
 	awk -v s1=\$s1 -v e1=\$e1 -v s2=\$s2 -v e2=\$e2 'BEGIN { exit !(s1 < e2 && s2 < e1) }' &&
 	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms
+"
+
+test_expect_success TWO_CPUS 'pinning: auto, emulator: auto: lab and QEMU'"'"'s threads off the vCPU'"'"'s CPU, the guest quiesced' "
+	lab -C proj run pinned >report 2>err &&
+	hk=\$(sed -n \"s/.*lab's own work (ssh, parse scripts) on host CPUs \\([0-9,-]*\\), off the vCPUs'\$/\\1/p\" err) &&
+	test -n \"\$hk\" && ! echo \",\$hk,\" | grep -q '[,]0[,-]' &&
+	id=\$(ls -t proj/results | grep -v index | head -1) &&
+	p=proj/results/\$id/runs/pinned.0001/placement &&
+	# the worker that ran ssh and the parse script and QEMU's other threads there; the vCPU on CPU 0
+	grep -q \"^# lab's own work (worker [0-9]*): cpus allowed \$hk\$\" \$p &&
+	grep -q '	CPU 0/TCG	0\$' \$p &&
+	test \$(grep -v '^#' \$p | grep -v '	CPU 0/TCG	' | grep -vc \"	\$hk\$\") = 0 || { cat err \$p; exit 1; } &&
+	grep -q '^quiesced in [0-9]* ms\$' proj/results/\$id/runs/pinned.0001/raw/quiesce.log
 "
 
 test_expect_success 'boot: once: runs of a variant share a boot; a failed run gets a fresh guest after it' "

@@ -44,7 +44,7 @@ static void test_driver_golden(void **state)
 	};
 	struct driver_monitor m[] = { { .name = "cpu-stat" }, { .name = "zoneinfo-pcp", .params = mparams, .nparams = 1 } };
 	struct driver_config c = { .run = &r, .monitors = m, .nmonitors = 2, .has_setup = true, .warmup_sec = 5,
-				   .has_duration = true };
+				   .has_duration = true, .quiesce = true };
 	struct strbuf sb = STRBUF_INIT;
 
 	(void)state;

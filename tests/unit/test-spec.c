@@ -494,6 +494,62 @@ static void test_spec_decide_errors(void **state)
 		assert_errors(cases[i].yaml, cases[i].err);
 }
 
+/* A topology t (line 3) whose last lines are `extra`, each indented 4. */
+#define TOPO(extra) "version: 1\ntopologies:\n  t:\n    vcpus: 2\n    memory: 1G\n" extra
+
+/* emulator: (QEMU's threads) and quiesce: (the guest before each run). */
+static void test_spec_placement(void **state)
+{
+	static const struct {
+		const char *yaml, *err;
+	} cases[] = {
+		{ TOPO("    pinning: auto\n    emulator: yes\n"),
+		  "t.yaml:7:15: emulator must be none, auto or a host cpu list, not 'yes'" },
+		{ TOPO("    emulator: [0]\n"), "t.yaml:6:15: emulator must be a scalar, not a sequence" },
+		{ TOPO("    emulator: auto\n"),
+		  "t.yaml:6:15: emulator: auto puts QEMU's threads on the host CPUs the vCPUs leave: it needs pinning: "
+		  "auto or a host cpu list" },
+		{ TOPO("    pinning: none\n    emulator: auto\n"), "t.yaml:7:15: emulator: auto puts QEMU's threads" },
+		{ TOPO("    emulater: auto\n"), "t.yaml:6:5: unknown key 'emulater' in topology 't' (did you mean 'emulator'?)" },
+		{ EXP("    quiesce: maybe\n"), "t.yaml:11:14: quiesce must be true or false, not 'maybe'" },
+	};
+	struct spec *s = NULL;
+	const struct spec_topology *t;
+	const struct spec_experiment *e;
+	char *errs;
+
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+		assert_errors(cases[i].yaml, cases[i].err);
+	assert_valid(TOPO("    emulator: 0,3\n")); /* a list needs no pinned vCPUs */
+	errs = load(TOPO("    pinning: 0-1\n    emulator: auto\n"), &s);
+	assert_string_equal(errs, "");
+	free(errs);
+	t = spec_find_topology(s, "t");
+	assert_int_equal(t->emulator, PIN_AUTO);
+	assert_null(t->emulator_cpus);
+	spec_free(s);
+	s = NULL;
+	errs = load(TOPO("    emulator: 2-3\n"), &s);
+	assert_string_equal(errs, "");
+	free(errs);
+	t = spec_find_topology(s, "t");
+	assert_int_equal(t->emulator, PIN_LIST);
+	assert_string_equal(t->emulator_cpus, "2-3");
+	assert_int_equal(t->pin, PIN_NONE);
+	spec_free(s);
+	s = NULL;
+	/* quiesce: true unless said */
+	e = load_exp(EXP(""), &s);
+	assert_true(e->quiesce);
+	assert_int_equal(spec_find_topology(s, "t")->emulator, PIN_NONE);
+	spec_free(s);
+	s = NULL;
+	e = load_exp(EXP("    quiesce: false\n"), &s);
+	assert_false(e->quiesce);
+	spec_free(s);
+}
+
 /* An expectation of job w: `x` is its value. */
 #define EXPECT(x)                                                                                  \
 	"version: 1\nkernels: {a: {}, b: {from: a}}\ntopologies: {t: {memory: 1G}}\nimages: {i: {recipe: r}}\n" \
@@ -573,6 +629,7 @@ int main(void)
 		cmocka_unit_test(test_spec_top),
 		cmocka_unit_test(test_spec_decide),
 		cmocka_unit_test(test_spec_decide_errors),
+		cmocka_unit_test(test_spec_placement),
 		cmocka_unit_test(test_spec_expect_mde),
 	};
 

@@ -124,6 +124,44 @@ static void test_vm_name_check(void **state)
 	diags_release(&d);
 }
 
+/* The housekeeping set: the host CPUs pinned vCPUs leave (lab's own work,
+ * QEMU's with emulator: auto). */
+static void hk_is(const struct domain_host *h, const struct spec_topology *t, char *const *cpusets, const char *want)
+{
+	_cleanup_free_ char *got = domain_housekeeping_cpus(h, t, cpusets);
+
+	if (!want)
+		assert_null(got);
+	else
+		assert_string_equal(got, want);
+}
+
+static void test_housekeeping_cpus(void **state)
+{
+	struct spec_topology one = { .name = (char *)"one", .sockets = 1, .dies = 1, .cores = 1, .threads = 1 };
+	struct spec_topology four = two_cells();
+	struct domain_host two = { .cpus = "0-1", .ncpus = 2 }, eight = { .cpus = "0-7", .ncpus = 8 };
+	struct domain_host three = { .ncpus = 3 }; /* no online list: 0..ncpus-1 */
+	struct domain_host numa = { .cpus = "0-7", .ncpus = 8, .nnodes = 2, .node_cpus = { "0-3", "4-7" } };
+	char *slots[] = { (char *)"0-1", (char *)"2-3", NULL };
+
+	(void)state;
+	hk_is(&two, &one, NULL, NULL); /* pinning: none floats: nothing is kept off */
+	one.pin = PIN_AUTO;
+	hk_is(&two, &one, NULL, "1");
+	hk_is(&three, &one, NULL, "1-2");
+	hk_is(NULL, &one, NULL, NULL);
+	four.pin = PIN_AUTO;
+	hk_is(&two, &four, NULL, NULL); /* 4 vCPUs wrap around 2 host CPUs: none left */
+	hk_is(&eight, &four, NULL, "4-7");
+	hk_is(&numa, &four, NULL, "2-3,6-7"); /* a cell per host node: 0,1 and 4,5 */
+	four.pin = PIN_LIST;
+	four.pin_cpus = (char *)"2-5";
+	hk_is(&eight, &four, NULL, "0-1,6-7");
+	four.pin = PIN_NONE;
+	hk_is(&eight, &four, slots, "4-7"); /* --jobs slots pin even a floating topology */
+}
+
 static void test_cmdline(void **state)
 {
 	_cleanup_free_ char *a = domain_cmdline(NULL), *b = domain_cmdline("mitigations=off");
@@ -459,6 +497,7 @@ static void test_local_prepare(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_housekeeping_cpus),
 		cmocka_unit_test(test_holder_spawn),
 		cmocka_unit_test(test_backend_choice),
 		cmocka_unit_test(test_local_prepare),

@@ -76,3 +76,31 @@ lab_wait_listen() {
 	echo "lab_wait_listen: nothing listens on port $1 after ${2:-30} s" >&2
 	return 1
 }
+
+# lab_quiesce: what lab's driver runs before each measured run (experiment
+# `quiesce: true`, the default): wait for the boot's jobs to end (cloud-init's
+# stage among them; not `cloud-init status --wait`, which waits for the
+# stages lab's image masks), stop every systemd timer still active (the image
+# masks apt, man-db, fstrim, e2scrub and logrotate; systemd-tmpfiles-clean
+# and any other would fire mid-run; a stop lasts until the next boot), flush
+# dirty pages and drop the page cache, dentries and inodes, so every run
+# starts from the same cache state before its warm-up. Best effort: what it
+# could not do is said on stderr, the run goes on. Prints what it did and
+# how long it took.
+lab_quiesce() {
+	t0=$(date +%s%N)
+	if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+		state=$(timeout 60 systemctl is-system-running --wait 2>/dev/null) || true
+		echo "system: ${state:-still starting after 60 s}"
+		timers=$(systemctl list-units --type=timer --state=active --plain --no-legend 2>/dev/null | awk '{ print $1 }')
+		if [ -n "$timers" ]; then
+			# shellcheck disable=SC2086 # unit names have no spaces
+			systemctl stop $timers || echo "lab_quiesce: could not stop $timers" >&2
+			echo "stopped timers: $(echo "$timers" | tr '\n' ' ')"
+		fi
+	fi
+	sync
+	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || echo "lab_quiesce: cannot drop caches (not root?)" >&2
+	t1=$(date +%s%N)
+	echo "quiesced in $(((t1 - t0) / 1000000)) ms"
+}

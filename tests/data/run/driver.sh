@@ -9,6 +9,7 @@ export LAB_MON_DIR="$OUT/mon"
 [ -r /var/lib/lab/System.map ] && export LAB_SYSTEM_MAP=/var/lib/lab/System.map
 uname -a >"$OUT/uname"
 env LAB_PARAM_STRESSOR=switch LAB_PARAM_DURATION=20s LAB_PARAM_EXTRA='--taskset '\''0,1'\''; rm -rf /' ./stress-ng/setup >"$OUT/setup.log" 2>&1 || exit 10
+(. ./lib/lab.sh && lab_quiesce) >"$OUT/quiesce.log" 2>&1
 env LAB_PARAM_STRESSOR=switch LAB_PARAM_DURATION=5s LAB_PARAM_EXTRA='--taskset '\''0,1'\''; rm -rf /' ./stress-ng/run >/dev/null 2>"$OUT/warmup.log" || exit 11
 env ./monitors/cpu-stat/start 2>"$OUT"/cpu-stat.start.log || exit 12
 env LAB_PARAM_INTERVAL=1s ./monitors/zoneinfo-pcp/start 2>"$OUT"/zoneinfo-pcp.start.log || exit 12
