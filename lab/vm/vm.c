@@ -36,6 +36,8 @@ static const char *const boot_failures[] = {
 	"Kernel panic - not syncing", "kernel BUG at", "BUG: unable to handle", "BUG: kernel NULL pointer",
 	"Oops: ", "general protection fault", "Unable to mount root fs", "VFS: Cannot open root device",
 	"Kernel Offset: ", "---[ end trace",
+	/* lab's images: the seed's boot work failed (a refused sysctl), so sshd never starts */
+	"lab-seed: FAILED",
 };
 
 void vm_release(struct vm *v)
