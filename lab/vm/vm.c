@@ -551,7 +551,8 @@ static int boot_poll(struct vm *v, struct boot_watch *w, char **what)
 			}
 			return 1;
 		}
-		w->next_probe = now_sec() + 1;
+		/* a refused probe costs one ssh start here; a late one, the boot's time */
+		w->next_probe = now_sec() + 0.5;
 	}
 	return 0;
 }
@@ -721,6 +722,8 @@ static int boot(struct vm *v, const struct vm_opts *o, const char *xml_path, boo
 	if (r < 0) {
 		diags_add(d, NULL, "VM '%s' did not start: %s", v->name, why.len ? why.buf : strerror(-r));
 	} else {
+		if (backend(v)->started)
+			backend(v)->started(v, o);
 		step(o, v->name, "booting; waiting for ssh");
 		r = wait_ready(v, o, t0, d);
 	}
