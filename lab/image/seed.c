@@ -17,6 +17,11 @@
 #include "seed.h"
 #include "../util/banned.h"
 
+/* QEMU user-mode networking's defaults (lab's domains set none): the
+ * first DHCP lease and the gateway. */
+#define SEED_GUEST_ADDRESS "10.0.2.15/24"
+#define SEED_GUEST_GATEWAY "10.0.2.2"
+
 /* Controllers lab delegates down to the workloads' groups, where the kernel has them. */
 #define CGROUP_CONTROLLERS "cpu|cpuset|memory|io|pids"
 
@@ -73,13 +78,11 @@ static void boot_commands(const struct seed_config *c, boot_emit emit, struct st
 	}
 	if (c->cgroups && c->cgroups->n) {
 		_cleanup_strbuf_ struct strbuf sh = STRBUF_INIT;
+		const char *argv[] = { "sh", "-ec", NULL, NULL };
 
 		cgroup_script(c->cgroups, &sh);
-		{
-			const char *const argv[] = { "sh", "-ec", sh.buf, NULL };
-
-			emit(out, "the workloads' cgroups, controllers delegated down to them", argv);
-		}
+		argv[2] = sh.buf;
+		emit(out, "the workloads' cgroups, controllers delegated down to them", argv);
 	}
 }
 
@@ -160,6 +163,13 @@ void seed_format_lab_seed(const struct seed_config *c, struct strbuf *out)
 	shell_write_file(out, c->host_key, false, "/etc/ssh/ssh_host_ed25519_key");
 	strbuf_addstr(out, "umask 022\n");
 	shell_write_file(out, c->host_key_pub, true, "/etc/ssh/ssh_host_ed25519_key.pub");
+	/* what network-config's DHCP gets from QEMU's user-mode network, whose
+	 * defaults lab's domains keep (domain.c user_network): no DHCP client
+	 * to start, no wait */
+	strbuf_addstr(out, "# eth0 as QEMU's user-mode network gives it by DHCP (network-config)\n"
+			   "ip link set eth0 up\n"
+			   "ip addr add " SEED_GUEST_ADDRESS " dev eth0\n"
+			   "ip route add default via " SEED_GUEST_GATEWAY "\n");
 	boot_commands(c, shell_line, out);
 }
 

@@ -327,7 +327,8 @@ static void devices(struct xml *x, const struct domain_config *c)
 	xml_close(x);
 }
 
-/* isolated user-mode networking: the guest reaches nothing, lab reaches its sshd */
+/* isolated user-mode networking: the guest reaches nothing, lab reaches its sshd;
+ * its default addresses are the ones lab-seed.sh sets (image/seed.c) */
 static void user_network(struct xml *x, const struct domain_config *c)
 {
 	_cleanup_free_ char *nd = xasprintf("user,id=labnet,restrict=on,hostfwd=tcp:127.0.0.1:%u-:22", c->ssh_port);

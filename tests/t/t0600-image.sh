@@ -86,7 +86,9 @@ test_expect_success 'lab-seed.sh does what user-data asks, values quoted' "
 
 test_expect_success 'lab-seed.sh run in a scratch root: the files it writes, a failing command fails it' "
 	sed -e \"s#/etc/#\$PWD/root/etc/#g\" -e \"s#/root/.ssh#\$PWD/root/root/.ssh#g\" \\
-		-e \"s#/proc/sys/kernel/hostname#\$PWD/root/hostname#\" '$DATA/seed/plain.lab-seed.sh' >seed.sh &&
+		-e \"s#/proc/sys/kernel/hostname#\$PWD/root/hostname#\" -e 's/^ip /: ip /' \\
+		'$DATA/seed/plain.lab-seed.sh' >seed.sh &&
+	test \"\$(grep -c '^: ip ' seed.sh)\" = 3 &&
 	mkdir -p root/etc/ssh &&
 	sh -eu seed.sh &&
 	test \"\$(cat root/etc/hostname)\" = test-vm &&

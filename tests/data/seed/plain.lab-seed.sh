@@ -20,3 +20,7 @@ vhHHIAYZ4Ywvu0WUh8APAAAAC2xhYi10ZXN0LXZtAQI=
 ' >/etc/ssh/ssh_host_ed25519_key
 umask 022
 printf '%s\n' 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIClJNIVrD3iluhmKPpwHXuHevhHHIAYZ4Ywvu0WUh8AP lab-test-vm' >/etc/ssh/ssh_host_ed25519_key.pub
+# eth0 as QEMU's user-mode network gives it by DHCP (network-config)
+ip link set eth0 up
+ip addr add 10.0.2.15/24 dev eth0
+ip route add default via 10.0.2.2
