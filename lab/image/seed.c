@@ -17,6 +17,11 @@
 #include "seed.h"
 #include "../util/banned.h"
 
+/* QEMU user-mode networking's defaults (lab's domains set none): the
+ * first DHCP lease and the gateway. */
+#define SEED_GUEST_ADDRESS "10.0.2.15/24"
+#define SEED_GUEST_GATEWAY "10.0.2.2"
+
 /* Controllers lab delegates down to the workloads' groups, where the kernel has them. */
 #define CGROUP_CONTROLLERS "cpu|cpuset|memory|io|pids"
 
@@ -53,13 +58,55 @@ static void cgroup_script(const struct strv *cgroups, struct strbuf *sh)
 			  "d=$d/${rest%%/*}; case $rest in */*) rest=${rest#*/};; *) rest=;; esac; done; done");
 }
 
+/* One command of the seed's boot work: cloud-init's bootcmd writes it as a
+ * YAML list, lab-seed.sh as a shell line; `comment` (or NULL) goes first. */
+typedef void (*boot_emit)(struct strbuf *out, const char *comment, const char *const *argv);
+
+/* What the seed asks before sshd starts, in order; the same for both writers. */
+static void boot_commands(const struct seed_config *c, boot_emit emit, struct strbuf *out)
+{
+	if (c->modules_disk) {
+		const char *const argv[] = { "mount", "-o", "ro", "LABEL=lab-modules", "/usr/lib/modules", NULL };
+
+		emit(out, "the kernel variant's modules (the image has no kernel)", argv);
+	}
+	for (size_t i = 0; i < c->nsysctl; i++) {
+		_cleanup_free_ char *kv = xasprintf("%s=%s", c->sysctl[i].key, c->sysctl[i].value);
+		const char *const argv[] = { "sysctl", "-w", kv, NULL };
+
+		emit(out, i ? NULL : "the experiment's sysctls; a refused value fails the boot", argv);
+	}
+	if (c->cgroups && c->cgroups->n) {
+		_cleanup_strbuf_ struct strbuf sh = STRBUF_INIT;
+		const char *argv[] = { "sh", "-ec", NULL, NULL };
+
+		cgroup_script(c->cgroups, &sh);
+		argv[2] = sh.buf;
+		emit(out, "the workloads' cgroups, controllers delegated down to them", argv);
+	}
+}
+
+static void bootcmd_yaml(struct strbuf *out, const char *comment, const char *const *argv)
+{
+	if (comment)
+		strbuf_addf(out, "  # %s\n", comment);
+	strbuf_addstr(out, "  - [");
+	for (size_t i = 0; argv[i]; i++) {
+		if (i)
+			strbuf_addstr(out, ", ");
+		yaml_quote(out, argv[i]);
+	}
+	strbuf_addstr(out, "]\n");
+}
+
 void seed_format_user_data(const struct seed_config *c, struct strbuf *out)
 {
 	bool boot = c->modules_disk || c->nsysctl || (c->cgroups && c->cgroups->n);
 
 	strbuf_addstr(out, "#cloud-config\n");
-	strbuf_addstr(out, "# Written by lab for one VM. Only cloud-init's init stage runs in lab's images:\n"
-			   "# bootcmd, write_files, set_hostname, update_hostname, ssh.\n");
+	strbuf_addstr(out, "# Written by lab for one VM, for images that run cloud-init (only its init\n"
+			   "# stage is needed: bootcmd, set_hostname, ssh). lab's own images run\n"
+			   "# lab-seed.sh beside this file instead, which does the same without Python.\n");
 	strbuf_addstr(out, "users: [root]\n"
 			   "disable_root: false\n"
 			   "ssh_authorized_keys:\n"
@@ -74,30 +121,56 @@ void seed_format_user_data(const struct seed_config *c, struct strbuf *out)
 	strbuf_addstr(out, "  ed25519_public: ");
 	yaml_quote(out, c->host_key_pub);
 	strbuf_addstr(out, "\nssh_publish_hostkeys:\n  enabled: false\n");
-	if (!boot)
-		return;
-	strbuf_addstr(out, "bootcmd:\n");
-	if (c->modules_disk)
-		strbuf_addstr(out, "  # the kernel variant's modules (the image has no kernel)\n"
-				   "  - [mount, -o, ro, LABEL=lab-modules, /usr/lib/modules]\n");
-	if (c->nsysctl)
-		strbuf_addstr(out, "  # the experiment's sysctls; a refused value fails the stage\n");
-	for (size_t i = 0; i < c->nsysctl; i++) {
-		_cleanup_free_ char *kv = xasprintf("%s=%s", c->sysctl[i].key, c->sysctl[i].value);
+	if (boot)
+		strbuf_addstr(out, "bootcmd:\n");
+	boot_commands(c, bootcmd_yaml, out);
+}
 
-		strbuf_addstr(out, "  - [sysctl, -w, ");
-		yaml_quote(out, kv);
-		strbuf_addstr(out, "]\n");
+static void shell_line(struct strbuf *out, const char *comment, const char *const *argv)
+{
+	if (comment)
+		strbuf_addf(out, "# %s\n", comment);
+	for (size_t i = 0; argv[i]; i++) {
+		if (i)
+			strbuf_addch(out, ' ');
+		shell_quote(out, argv[i]);
 	}
-	if (c->cgroups && c->cgroups->n) {
-		_cleanup_strbuf_ struct strbuf sh = STRBUF_INIT;
+	strbuf_addch(out, '\n');
+}
 
-		cgroup_script(c->cgroups, &sh);
-		strbuf_addstr(out, "  # the workloads' cgroups, controllers delegated down to them\n"
-				   "  - [sh, -ec, ");
-		yaml_quote(out, sh.buf);
-		strbuf_addstr(out, "]\n");
-	}
+/* printf '%s' WORD >PATH, WORD quoted: keys go in as data, never as shell text. */
+static void shell_write_file(struct strbuf *out, const char *text, bool newline, const char *path)
+{
+	strbuf_addstr(out, newline ? "printf '%s\\n' " : "printf '%s' ");
+	shell_quote(out, text);
+	strbuf_addf(out, " >%s\n", path);
+}
+
+void seed_format_lab_seed(const struct seed_config *c, struct strbuf *out)
+{
+	strbuf_addstr(out, "# Written by lab for one VM: what its user-data asks, for lab's own images,\n"
+			   "# whose lab-seed.service runs it with `sh -eu` before sshd starts (no\n"
+			   "# cloud-init there). A failing command fails the boot.\n");
+	strbuf_addstr(out, "# the host name (meta-data's local-hostname)\n");
+	shell_write_file(out, c->hostname, true, "/etc/hostname");
+	shell_write_file(out, c->hostname, true, "/proc/sys/kernel/hostname");
+	strbuf_addstr(out, "# root accepts lab's key, nothing else\n"
+			   "mkdir -p -m 700 /root/.ssh\n");
+	shell_write_file(out, c->authorized_key, true, "/root/.ssh/authorized_keys");
+	strbuf_addstr(out, "# this VM's host key, made by lab and pinned in its known_hosts\n"
+			   "rm -f /etc/ssh/ssh_host_*\n"
+			   "umask 077\n");
+	shell_write_file(out, c->host_key, false, "/etc/ssh/ssh_host_ed25519_key");
+	strbuf_addstr(out, "umask 022\n");
+	shell_write_file(out, c->host_key_pub, true, "/etc/ssh/ssh_host_ed25519_key.pub");
+	/* what network-config's DHCP gets from QEMU's user-mode network, whose
+	 * defaults lab's domains keep (domain.c user_network): no DHCP client
+	 * to start, no wait */
+	strbuf_addstr(out, "# eth0 as QEMU's user-mode network gives it by DHCP (network-config)\n"
+			   "ip link set eth0 up\n"
+			   "ip addr add " SEED_GUEST_ADDRESS " dev eth0\n"
+			   "ip route add default via " SEED_GUEST_GATEWAY "\n");
+	boot_commands(c, shell_line, out);
 }
 
 static bool sysctl_key_ok(const char *k)
@@ -160,9 +233,9 @@ void seed_experiment_cgroups(const struct spec_experiment *e, struct strv *ret)
 
 int seed_write(const char *dir, const struct seed_config *c, char **ret_iso, struct diags *d)
 {
-	static const char *const names[] = { "meta-data", "user-data", "network-config" };
+	static const char *const names[] = { "meta-data", "user-data", "network-config", "lab-seed.sh" };
 	void (*const fmt[])(const struct seed_config *, struct strbuf *) = {
-		seed_format_meta_data, seed_format_user_data, seed_format_network_config,
+		seed_format_meta_data, seed_format_user_data, seed_format_network_config, seed_format_lab_seed,
 	};
 	_cleanup_free_ char *sdir = path_join(dir, "seed"), *iso = path_join(dir, "seed.iso");
 	_cleanup_command_ struct command g = { 0 };
@@ -180,7 +253,7 @@ int seed_write(const char *dir, const struct seed_config *c, char **ret_iso, str
 		_cleanup_free_ char *p = path_join(sdir, names[i]);
 
 		fmt[i](c, &sb);
-		/* user-data carries a private host key */
+		/* user-data and lab-seed.sh carry a private host key */
 		if ((r = fs_write_atomic(p, sb.buf, sb.len, 0600)) < 0) {
 			diags_add(d, NULL, "cannot write '%s': %s", p, strerror(-r));
 			return r;

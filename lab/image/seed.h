@@ -2,23 +2,29 @@
 /*
  * Per-VM disks: a qcow2 overlay on a cached image (the image is never
  * written) and a NoCloud seed, an ISO 9660 volume labelled "cidata" with
- * meta-data, user-data and network-config.
+ * meta-data, user-data and network-config for any cloud image, and
+ * lab-seed.sh, the same work as a shell script for lab's own images.
  *
  * The formatters are pure functions (golden-file tests pin them; every
- * user-data they write passes `cloud-init schema` in the tests). What the
- * seed asks of the guest, all in cloud-init's `init` stage (lab's guest
- * layer runs no other stage) so it is done before sshd starts:
+ * user-data they write passes `cloud-init schema`, every lab-seed.sh
+ * `sh -n`, in the tests). What the seed asks of the guest, done before
+ * sshd starts (by cloud-init's `init` stage on a stock cloud image; by
+ * lab-seed.service, in shell, on lab's images, where a Python start under
+ * TCG would cost ~15 s of the boot):
  *   - root accepts lab's ed25519 key, no passwords;
  *   - the SSH host key is the one lab generated for this VM (lab pins it
  *     in the VM's known_hosts under a HostKeyAlias; host key
  *     checking is never turned off);
+ *   - the host name;
  *   - the experiment's sysctls, applied with `sysctl -w` (a refused value
- *     fails the stage, and lab's readiness check reports it);
+ *     fails cloud-init's stage; on lab's images it fails the boot, and
+ *     lab's readiness watch reports it from the console);
  *   - the cgroup v2 groups the workloads run in, with cpu/cpuset/memory/io
  *     /pids delegated down to them where the kernel has them;
  *   - the variant's modules, when it built any, mounted from a disk
  *     labelled lab-modules at /usr/lib/modules (the image has no kernel);
- *   - eth0 (lab boots with net.ifnames=0) by DHCP from user-mode networking.
+ *   - eth0 (lab boots with net.ifnames=0) by DHCP from user-mode networking
+ *     (network-config; lab's images have the same baked in).
  */
 #pragma once
 #include <stdbool.h>
@@ -43,6 +49,9 @@ struct seed_config {
 void seed_format_meta_data(const struct seed_config *c, struct strbuf *out);
 void seed_format_user_data(const struct seed_config *c, struct strbuf *out);
 void seed_format_network_config(const struct seed_config *c, struct strbuf *out);
+/* lab-seed.sh: the same as user-data (keys, host name, boot commands) as a
+ * POSIX shell script, for lab's images, which run it instead of cloud-init. */
+void seed_format_lab_seed(const struct seed_config *c, struct strbuf *out);
 
 /* Values the formatters would write but the guest must not get; 0 or -EINVAL with errors in d. */
 int seed_config_check(const struct seed_config *c, struct diags *d);
@@ -50,7 +59,7 @@ int seed_config_check(const struct seed_config *c, struct diags *d);
 /* The cgroups an experiment's workloads name (their `cgroup:` parameter), each once. */
 void seed_experiment_cgroups(const struct spec_experiment *e, struct strv *ret);
 
-/* Write <dir>/seed/{meta-data,user-data,network-config} and <dir>/seed.iso. */
+/* Write <dir>/seed/{meta-data,user-data,network-config,lab-seed.sh} and <dir>/seed.iso. */
 int seed_write(const char *dir, const struct seed_config *c, char **ret_iso, struct diags *d);
 
 /* lab's own key pair, <cache>/ssh/id_ed25519, made on first use. */

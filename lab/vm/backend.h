@@ -43,6 +43,8 @@ struct vm_backend_ops {
 	 */
 	int (*prepare)(struct vm *v, const struct vm_opts *o, const struct instance *in, struct vm_machine *ret,
 		       struct diags *d);
+	/* The domain started (the holder said so); NULL: nothing to do then. */
+	void (*started)(const struct vm *v, const struct vm_opts *o);
 	/* Bring the console's new lines to v->console (a file here). */
 	void (*console_sync)(const struct vm *v);
 	/* The pid of v's QEMU on this machine; 0 when none here. */

@@ -422,7 +422,8 @@ static void insn_plugin(struct xml *x, const struct domain_config *c)
 	xml_empty(x, "qemu:arg", "value", arg.buf, NULL);
 }
 
-/* isolated user-mode networking: the guest reaches nothing, lab reaches its sshd */
+/* isolated user-mode networking: the guest reaches nothing, lab reaches its sshd;
+ * its default addresses are the ones lab-seed.sh sets (image/seed.c) */
 static void user_network(struct xml *x, const struct domain_config *c)
 {
 	_cleanup_free_ char *nd = xasprintf("user,id=labnet,restrict=on,hostfwd=tcp:127.0.0.1:%u-:22", c->ssh_port);

@@ -3,7 +3,9 @@
  * The local backend: libvirt's embedded QEMU driver rooted in the VM's
  * own folder (<dir>/libvirt: no daemon, nothing shared with other VMs),
  * or the URI vm_opts gives; QEMU's ssh forwarded to this machine's
- * 127.0.0.1. Its files are the instance's, where they are.
+ * 127.0.0.1. Its files are the instance's, where they are. libvirt's probe
+ * of QEMU is kept in lab's cache (libvirt/qemu-capabilities) for the next
+ * VM's root.
  */
 #include <errno.h>
 #include <signal.h>
@@ -39,6 +41,36 @@ static int write_embed_config(const char *root)
 	return fs_write_atomic(conf, sb.buf, sb.len, 0644);
 }
 
+/*
+ * libvirt probes QEMU's capabilities (a QEMU start and a QMP session: ~4 s
+ * of `lab vm up` under TCG on a loaded 2-core host) on the first domain of
+ * a driver root, and every VM has a root of its own. So lab keeps the probe
+ * in its cache and seeds each root with it; libvirt still checks a cached
+ * probe against the QEMU binary and itself, and probes again when either
+ * changed (kept again once that VM started).
+ */
+static char *caps_shared(const char *cache)
+{
+	return path_join(cache, "libvirt/qemu-capabilities");
+}
+
+static char *caps_root(const char *root)
+{
+	return path_join(root, "cache/qemu/capabilities");
+}
+
+static void local_started(const struct vm *v, const struct vm_opts *o)
+{
+	_cleanup_free_ char *root = path_join(v->dir, "libvirt");
+	_cleanup_free_ char *from = caps_root(root), *to = NULL;
+
+	if (o->uri || !o->cache || !path_is_dir(from))
+		return;
+	to = caps_shared(o->cache);
+	/* best effort: without it the next VM probes as this one did */
+	(void)fs_copy_tree(from, to, true, NULL);
+}
+
 static int local_prepare(struct vm *v, const struct vm_opts *o, const struct instance *in, struct vm_machine *ret,
 			 struct diags *d)
 {
@@ -53,6 +85,12 @@ static int local_prepare(struct vm *v, const struct vm_opts *o, const struct ins
 	if (!o->uri && (r = write_embed_config(root)) < 0) {
 		diags_add(d, NULL, "cannot write the libvirt configuration in '%s': %s", root, strerror(-r));
 		return r;
+	}
+	if (!o->uri && o->cache) {
+		_cleanup_free_ char *from = caps_shared(o->cache), *to = caps_root(root);
+
+		if (path_is_dir(from))
+			(void)fs_copy_tree(from, to, true, NULL);
 	}
 	vm_probe_host(&ret->host, &ret->host_storage);
 	ret->kvm = vm_kvm_available();
@@ -112,6 +150,7 @@ const struct vm_backend_ops vm_backend_local = {
 	.name = "local",
 	.prepare_step = NULL,
 	.prepare = local_prepare,
+	.started = local_started,
 	.console_sync = local_console_sync,
 	.qemu_pid = local_qemu_pid,
 	.qemu_log = local_qemu_log,

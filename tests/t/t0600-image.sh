@@ -1,7 +1,8 @@
 #!/bin/sh
 # Image recipes and NoCloud seeds, without building an image:
 #   tests/data/recipes/err-<case>.yaml -> .err (every error at FILE:LINE:COL)
-#   tests/data/seed/*.user-data (golden, from test-image) pass `cloud-init schema`
+#   tests/data/seed/*.user-data (golden, from test-image) pass `cloud-init schema`,
+#   tests/data/seed/*.lab-seed.sh and the guest layer's scripts `sh -n`
 #   the image commands' behaviour on an empty cache
 # t1100-image-boot.sh builds and boots a real one.
 . "$(dirname "$0")/test-lib.sh"
@@ -66,8 +67,37 @@ test_expect_success CLOUDINIT 'cloud-init schema is a real judge: it refuses a b
 	! cloud-init schema --config-file broken >out 2>&1
 "
 
-test_expect_success CLOUDINIT "the guest layer's cloud.cfg passes cloud-init schema" "
-	cloud-init schema --config-file '$SRC_DIR/images/layer/files/etc/cloud/cloud.cfg.d/90-lab.cfg'
+for f in "$DATA"/seed/*.lab-seed.sh "$SRC_DIR"/images/layer/files/usr/lib/lab/seed \
+	"$SRC_DIR"/images/layer/customize "$SRC_DIR"/images/layer/finalize; do
+	test_expect_success "$(basename "$f") is a POSIX shell script (sh -n)" "
+		sh -n '$f'
+	"
+done
+
+test_expect_success 'lab-seed.sh does what user-data asks, values quoted' "
+	s='$DATA/seed/experiment.lab-seed.sh' &&
+	test_grep -q '^printf .%s.n. exp-0001 >/proc/sys/kernel/hostname\$' \"\$s\" &&
+	test_grep -q '^printf .%s.n. .ssh-ed25519 AAAA[^ ]* lab. >/root/.ssh/authorized_keys\$' \"\$s\" &&
+	test_grep -q '^-----END OPENSSH PRIVATE KEY-----\$' \"\$s\" &&
+	test_grep -q '^mount -o ro LABEL=lab-modules /usr/lib/modules\$' \"\$s\" &&
+	test \"\$(grep -c '^sysctl -w ' \"\$s\")\" = \"\$(grep -c 'sysctl, -w\\|\"sysctl\", \"-w\"' '$DATA/seed/experiment.user-data')\" &&
+	! grep -q '^bootcmd\\|sysctl\\|mount' '$DATA/seed/plain.lab-seed.sh'
+"
+
+test_expect_success 'lab-seed.sh run in a scratch root: the files it writes, a failing command fails it' "
+	sed -e \"s#/etc/#\$PWD/root/etc/#g\" -e \"s#/root/.ssh#\$PWD/root/root/.ssh#g\" \\
+		-e \"s#/proc/sys/kernel/hostname#\$PWD/root/hostname#\" -e 's/^ip /: ip /' \\
+		'$DATA/seed/plain.lab-seed.sh' >seed.sh &&
+	test \"\$(grep -c '^: ip ' seed.sh)\" = 3 &&
+	mkdir -p root/etc/ssh &&
+	sh -eu seed.sh &&
+	test \"\$(cat root/etc/hostname)\" = test-vm &&
+	test \"\$(stat -c %a root/etc/ssh/ssh_host_ed25519_key)\" = 600 &&
+	ssh-keygen -y -f root/etc/ssh/ssh_host_ed25519_key >derived.pub &&
+	test \"\$(cut -d' ' -f1,2 derived.pub)\" = \"\$(cut -d' ' -f1,2 root/etc/ssh/ssh_host_ed25519_key.pub)\" &&
+	test_grep -q '^ssh-ed25519 .* lab\$' root/root/.ssh/authorized_keys &&
+	printf 'false\\n' >>seed.sh &&
+	! sh -eu seed.sh
 "
 
 test_expect_success 'image list on an empty cache shows every recipe not built' "

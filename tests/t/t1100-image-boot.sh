@@ -4,7 +4,8 @@
 # package list is recorded, and a VM made by `lab image instance` (overlay
 # + NoCloud seed) boots lab's base kernel under QEMU and answers ssh as
 # root with lab's key and its pinned host key, with the experiment's
-# sysctls and cgroups applied. The image file is never written.
+# sysctls and cgroups applied by lab-seed.service (no cloud-init in lab's
+# images). The image file is never written.
 # Slow on a fresh machine (the base kernel, ~25 min cold on 2 cores; the
 # image, ~2 min); the cache (build/test-cache) makes later runs minutes.
 # lab-test-seconds: 46 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
@@ -42,10 +43,11 @@ i = json.load(open(\"info.json\"))
 assert i[\"format\"] == \"qcow2\", i
 assert i[\"actual-size\"] < i[\"virtual-size\"] / 4, i   # compressed and sparse
 ' &&
-	for p in cloud-init openssh-server stress-ng rt-tests linux-perf systemd-sysv; do
+	for p in openssh-server python3 stress-ng rt-tests linux-perf systemd-sysv; do
 		test_grep -q \"^\$p=\" \"\$(cat packages)\" || exit 1
 	done &&
 	! grep -q '^linux-image' \"\$(cat packages)\" &&
+	! grep -q '^cloud-init=' \"\$(cat packages)\" &&
 	sort -c \"\$(cat packages)\"
 "
 
@@ -79,6 +81,9 @@ assert json.load(open(\"ov.json\"))[\"backing-filename\"] == open(\"qcow2\").rea
 	test_grep -q '^Volume id: cidata' iso &&
 	isoinfo -R -i vm/seed.iso -x /user-data >user-data &&
 	test_cmp vm/seed/user-data user-data &&
+	isoinfo -R -i vm/seed.iso -x /lab-seed.sh >lab-seed.sh &&
+	test_cmp vm/seed/lab-seed.sh lab-seed.sh &&
+	test_grep -q 'kernel.perf_event_paranoid=-1' lab-seed.sh &&
 	test_grep -q 'kernel.perf_event_paranoid=-1' user-data &&
 	test_grep -q 'lab/quick' user-data &&
 	test_grep -q '^lab-boot-test ssh-ed25519 ' vm/known_hosts &&
@@ -115,20 +120,19 @@ test_expect_success 'the VM boots lab base kernel and answers ssh with the pinne
 	test \"\$(cat release)\" = \"\$(sed -n 2p kernel.txt)\"
 "
 
-test_expect_success 'the seed configured the guest: hostname, sysctls, cgroups, one clean cloud-init stage' "
+test_expect_success 'the seed configured the guest: hostname, sysctls, cgroups, by lab-seed.service before sshd' "
 	test \"\$(ssh_vm hostname)\" = boot-test &&
+	test \"\$(ssh_vm cat /etc/hostname)\" = boot-test &&
 	test \"\$(ssh_vm sysctl -n kernel.perf_event_paranoid)\" = -1 &&
 	test \"\$(ssh_vm sysctl -n kernel.kptr_restrict)\" = 0 &&
 	ssh_vm test -d /sys/fs/cgroup/lab/quick &&
 	ssh_vm grep -qw cpu /sys/fs/cgroup/lab/cgroup.subtree_control &&
-	ssh_vm cat /run/cloud-init/status.json >status.json &&
-	python3 -c '
-import json
-v = json.load(open(\"status.json\"))[\"v1\"]
-assert v[\"init\"][\"errors\"] == [], v[\"init\"]
-assert v[\"init\"][\"finished\"], v[\"init\"]
-assert \"NoCloud\" in v[\"datasource\"], v
-'
+	test \"\$(ssh_vm systemctl is-active lab-seed.service)\" = active &&
+	test \"\$(ssh_vm stat -c %a /etc/ssh/ssh_host_ed25519_key)\" = 600 &&
+	! ssh_vm test -e /usr/bin/cloud-init &&
+	! ssh_vm mountpoint -q /run/lab-seed &&
+	ssh_vm systemctl list-units --failed --plain --no-legend >failed &&
+	test_line_count = 0 failed
 "
 
 test_expect_success 'the image holds no kernel and sshd takes keys only' "

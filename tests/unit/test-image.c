@@ -146,9 +146,9 @@ static const char lab_pub[] = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAZppvx6Gq0sW
 static void format_case(const char *name, const struct seed_config *c)
 {
 	void (*fmt[])(const struct seed_config *, struct strbuf *) = {
-		seed_format_meta_data, seed_format_user_data, seed_format_network_config,
+		seed_format_meta_data, seed_format_user_data, seed_format_network_config, seed_format_lab_seed,
 	};
-	static const char *const files[] = { "meta-data", "user-data", "network-config" };
+	static const char *const files[] = { "meta-data", "user-data", "network-config", "lab-seed.sh" };
 	_cleanup_diags_ struct diags d = { 0 };
 
 	assert_int_equal(seed_config_check(c, &d), 0);
