@@ -327,6 +327,19 @@ static void devices(struct xml *x, const struct domain_config *c)
 	xml_close(x);
 }
 
+/* timing: icount: the guest's clock counts instructions (1 ns each) while
+ * a vCPU runs; QEMU then runs TCG's vCPUs on one thread, which lab's
+ * -accel tcg lets it. sleep=on: an idle guest's clock follows the host's;
+ * with sleep=off it jumps to the next timer at once, and a guest waiting
+ * on disk saw half an hour pass during its boot and failed ssh.service */
+static void icount_args(struct xml *x, const struct domain_config *c)
+{
+	if (c->topo->timing != TIMING_ICOUNT)
+		return;
+	xml_empty(x, "qemu:arg", "value", "-icount", NULL);
+	xml_empty(x, "qemu:arg", "value", "shift=0,sleep=on,align=off", NULL);
+}
+
 /* isolated user-mode networking: the guest reaches nothing, lab reaches its sshd */
 static void user_network(struct xml *x, const struct domain_config *c)
 {
@@ -340,6 +353,7 @@ static void user_network(struct xml *x, const struct domain_config *c)
 	xml_empty(x, "qemu:arg", "value", nd, NULL);
 	xml_empty(x, "qemu:arg", "value", "-device", NULL);
 	xml_empty(x, "qemu:arg", "value", dev, NULL);
+	icount_args(x, c);
 	xml_close(x);
 }
 
