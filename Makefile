@@ -118,6 +118,7 @@ bench: $(LAB_BIN)
 	bench/image-boot
 	bench/report
 	bench/judge
+	bench/icount
 
 # Rewrite golden files from the current output (then review the diff).
 regen: $(A)/bin/lab
