@@ -127,6 +127,7 @@ bench: $(LAB_BIN) $(PLUGIN)
 	bench/monitors
 	bench/insn
 	bench/placement
+	bench/icount
 
 # Rewrite golden files from the current output (then review the diff).
 regen: $(A)/bin/lab

@@ -255,6 +255,10 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		.insn_plugin = plugin,
 		.insn_socket = sock,
 	};
+	if (vm_accel_check(t, dc.accel == ACCEL_KVM, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_USAGE;
+	}
 	domain_format_xml(&dc, &out);
 	if (ctx->json)
 		cmd_json_strings("name", name, "domain", dname, "xml", out.buf, NULL);

@@ -380,6 +380,8 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 	xml_element(&x, "h1", title);
 	for (size_t i = 0; i < rs->mechanism.n; i++)
 		xml_element(&x, "p", rs->mechanism.v[i]);
+	if (report_timing_note(rs))
+		xml_element(&x, "p", report_timing_note(rs));
 	xml_element(&x, "p", legend);
 	verdicts_html(&x, c);
 	observations_html(&x, c);

@@ -156,9 +156,18 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 	}
 	_cleanup_free_ char *legend = report_legend(c);
 
+	if (report_timing_note(rs))
+		wrap(out, report_timing_note(rs), 100);
 	wrap(out, legend, 100);
 }
 
+
+const char *report_timing_note(const struct result_set *rs)
+{
+	return rs->icount ? "timing: icount: guest time counts instructions; a time-based metric measures path "
+			    "length, not the host's speed, and not cache effects"
+			  : NULL;
+}
 
 char *report_legend(const struct comparison *c)
 {
@@ -590,6 +599,11 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 	strbuf_addstr(out, ": ");
 	md_escape(out, c->rs->id);
 	strbuf_addstr(out, "\n\n");
+	if (report_timing_note(c->rs)) {
+		strbuf_addstr(out, "> ");
+		strbuf_addstr(out, report_timing_note(c->rs));
+		strbuf_addstr(out, "\n\n");
+	}
 	verdicts_md(c, out);
 	observations_md(c, out);
 	for (size_t g = 0; g < c->ngroups; g++)
@@ -791,6 +805,7 @@ void report_format_json(const struct comparison *c, struct strbuf *out)
 	json_kv_double(&j, "confidence", c->conf);
 	json_strings(&j, "variants", (const char *const *)rs->variants.v, c->nvariants);
 	json_strings(&j, "mechanism", (const char *const *)rs->mechanism.v, rs->mechanism.n);
+	json_kv_string(&j, "timing", rs->icount ? "icount" : "host");
 	json_runs(&j, rs);
 	json_groups(&j, c);
 	json_verdicts(&j, c);

@@ -35,6 +35,8 @@ void report_observation_evidence(const struct cmp_observation *x, struct strbuf 
  * Both are the stored run's, unescaped: each format escapes them its way. */
 void report_observation_seen(const struct cmp_observation *x, struct strbuf *out);
 
+/* What a time-based figure means when the guests' clock counted instructions; NULL under host timing. */
+const char *report_timing_note(const struct result_set *rs);
 /* How the rows were decided, in one paragraph (the reports' legend). */
 char *report_legend(const struct comparison *c);
 /* A verdict's statistic, level and look, boots x runs and variance parts a side. */

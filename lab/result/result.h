@@ -74,6 +74,7 @@ struct result_set {
 	struct result_observe *observe;
 	size_t nobserve;
 	struct decide_params decide;
+	bool icount; /* the guests' clock counted instructions (topology timing: icount) */
 	/* every metric name once: a thousand runs of the same 500 metrics keep 500 strings */
 	struct strv names;
 	struct strmap name_index;

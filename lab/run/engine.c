@@ -113,6 +113,11 @@ static struct result_set *pending_set(const struct spec *s, const struct spec_ex
 			result_add_run(rs, pr->id, pr->kernel, g, pr->job, pr->repeat);
 	}
 	pending_expectations(rs, e);
+	{
+		const struct spec_topology *t = spec_find_topology(s, e->topology.name);
+
+		rs->icount = t && t->timing == TIMING_ICOUNT;
+	}
 	return rs;
 }
 

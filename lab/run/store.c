@@ -191,6 +191,7 @@ void store_format(const struct result_set *rs, struct strbuf *out)
 	json_kv_string(&j, "experiment", rs->experiment);
 	json_strv(&j, "variants", &rs->variants);
 	json_strv(&j, "mechanism", &rs->mechanism);
+	json_kv_string(&j, "timing", rs->icount ? "icount" : "host");
 	decide_json(&j, &rs->decide);
 	expect_json(&j, rs);
 	observe_json(&j, rs);
@@ -581,8 +582,9 @@ static int read_lists(struct rd *x, struct result_set *rs, const struct json_doc
 int store_parse(const char *id, const char *text, size_t len, const char *file, struct result_set **ret,
 		struct diags *d)
 {
-	static const char *const known[] = { "format", "experiment", "variants", "mechanism", "decide", "expect",
-					     "observe", "runs", NULL };
+	static const char *const known[] = { "format", "experiment", "variants", "mechanism", "timing", "decide",
+					     "expect", "observe", "runs", NULL };
+	static const char *const timings[] = { "host", "icount" };
 	_cleanup_json_doc_ struct json_doc *doc = NULL;
 	_cleanup_result_set_ struct result_set *rs = NULL;
 	_cleanup_free_ char *err = NULL;
@@ -590,6 +592,7 @@ int store_parse(const char *id, const char *text, size_t len, const char *file, 
 	struct pos pos = { .file = file };
 	unsigned long long format = 0;
 	const char *experiment = NULL;
+	unsigned timing = 0;
 
 	if (!str_is_name(id))
 		return bad(&x, "'%s' is not a run id", id);
@@ -604,7 +607,12 @@ int store_parse(const char *id, const char *text, size_t len, const char *file, 
 		return bad(&x, "format %llu: this lab reads format %d (a newer lab wrote it?)", format, STORE_FORMAT);
 	if (member_string(&x, doc, "experiment", false, &experiment) < 0)
 		return -EINVAL;
+	/* a run stored before timing: was recorded ran under host timing */
+	if (json_doc_get(doc, "timing") &&
+	    member_enum(&x, doc, "timing", timings, ELEMENTSOF(timings), "host or icount", &timing) < 0)
+		return -EINVAL;
 	rs = result_set_new(id, experiment);
+	rs->icount = timing == 1;
 	if (strings(&x, doc, "variants", true, true, &rs->variants) < 0 ||
 	    strings(&x, doc, "mechanism", false, false, &rs->mechanism) < 0 || read_decide(&x, rs, doc) < 0 ||
 	    read_lists(&x, rs, doc) < 0)

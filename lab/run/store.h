@@ -19,6 +19,7 @@
  *     "experiment": "tg-load-avg",
  *     "variants": ["base", "tg-ratelimit"],        compared kernels, baseline first
  *     "mechanism": ["kernel base: ..."],           checks the report repeats
+ *     "timing": "host" | "icount",                 the topology's; absent: host
  *     "expect": [{"job": 0, "metric": "sysbench.tps", "direction": "increase"
  *                 (or "decrease", "unchanged"), "effect": 0.02 or null}],
  *     "observe": [{"metric": "...", "rel": ">=" (observe_rel_name), "value": 1.5,
@@ -29,7 +30,8 @@
  *               "boot": "tg-load-avg.b1" or null, "boot_pos": 1 (0: unknown),
  *               "guest": "lab-base-0" or null}] }
  *
- * Every member is required (null where shown); an unknown member, a
+ * Every member is required (null where shown) but timing, which runs
+ * stored before it was recorded lack; an unknown member, a
  * missing one or one of another type is an error naming the file (and the
  * line and column of a syntax error), and the element ("runs[3]").
  *

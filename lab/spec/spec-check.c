@@ -368,6 +368,13 @@ static void check_topology(const struct spec_topology *t, struct diags *d)
 		return;
 	if (t->pin == PIN_LIST)
 		check_pin_list(t, vcpus, d);
+	/* QEMU runs icount's vCPUs in turn on one thread; on 7.2 the boot CPU
+	 * takes each time slice and the others never finish coming up */
+	if (t->timing == TIMING_ICOUNT && vcpus > 1)
+		diags_add(d, &t->timing_pos,
+			  "topology '%s' has %u vCPUs but timing: icount allows 1: with icount QEMU runs vCPUs in "
+			  "turn and the guest hangs at SMP bring-up ('Booting SMP configuration')",
+			  t->name, vcpus);
 }
 
 /* ---- experiments ---- */

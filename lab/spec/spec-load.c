@@ -646,7 +646,7 @@ static int load_pin(struct ctx *c, const struct node *v, const char *what, enum 
 static void load_topology(struct ctx *c, struct spec_topology *t, const struct node *key, const struct node *n)
 {
 	static const char *const keys[] = { "sockets", "dies", "cores", "threads", "vcpus", "memory", "numa",
-					    "distances", "asymmetric", "pinning", "emulator", "cpu", "hugepages" };
+					    "distances", "asymmetric", "pinning", "emulator", "cpu", "hugepages", "timing" };
 	_cleanup_free_ char *what = xasprintf("topology '%s'", key->scalar);
 	const struct node *v;
 
@@ -708,6 +708,13 @@ static void load_topology(struct ctx *c, struct spec_topology *t, const struct n
 			t->hugepages = xstrdup(v->scalar);
 		else if (!streq(v->scalar, "none"))
 			err(c, v, "hugepages must be none, 2M or 1G, not '%s'", v->scalar);
+	}
+	if ((v = node_map_get(n, "timing")) && want_kind(c, v, NODE_SCALAR, "timing")) {
+		t->timing_pos = v->pos;
+		if (streq(v->scalar, "icount"))
+			t->timing = TIMING_ICOUNT;
+		else if (!streq(v->scalar, "host"))
+			err(c, v, "timing must be host or icount, not '%s'", v->scalar);
 	}
 }
 

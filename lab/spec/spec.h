@@ -83,6 +83,10 @@ struct spec_cell {
 
 enum pin_policy { PIN_NONE, PIN_AUTO, PIN_LIST };
 
+/* What the guest's clock follows: the host's, or the instructions the
+ * guest executed (QEMU -icount shift=0,sleep=on,align=off; TCG only). */
+enum topology_timing { TIMING_HOST, TIMING_ICOUNT };
+
 struct spec_topology {
 	char *name;
 	struct pos pos;
@@ -99,6 +103,8 @@ struct spec_topology {
 	char *emulator_cpus;      /* emulator PIN_LIST: host cpulist */
 	char *cpu;      /* auto, host-passthrough, host-model or a model name */
 	char *hugepages; /* NULL, "2M", "1G" */
+	enum topology_timing timing;
+	struct pos timing_pos; /* of the timing: key */
 };
 
 struct spec_image {

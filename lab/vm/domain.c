@@ -422,6 +422,19 @@ static void insn_plugin(struct xml *x, const struct domain_config *c)
 	xml_empty(x, "qemu:arg", "value", arg.buf, NULL);
 }
 
+/* timing: icount: the guest's clock counts instructions (1 ns each) while
+ * a vCPU runs; QEMU then runs TCG's vCPUs on one thread, which lab's
+ * -accel tcg lets it. sleep=on: an idle guest's clock follows the host's;
+ * with sleep=off it jumps to the next timer at once, and a guest waiting
+ * on disk saw half an hour pass during its boot and failed ssh.service */
+static void icount_args(struct xml *x, const struct domain_config *c)
+{
+	if (c->topo->timing != TIMING_ICOUNT)
+		return;
+	xml_empty(x, "qemu:arg", "value", "-icount", NULL);
+	xml_empty(x, "qemu:arg", "value", "shift=0,sleep=on,align=off", NULL);
+}
+
 /* isolated user-mode networking: the guest reaches nothing, lab reaches its sshd;
  * its default addresses are the ones lab-seed.sh sets (image/seed.c) */
 static void user_network(struct xml *x, const struct domain_config *c)
@@ -437,6 +450,7 @@ static void user_network(struct xml *x, const struct domain_config *c)
 	xml_empty(x, "qemu:arg", "value", "-device", NULL);
 	xml_empty(x, "qemu:arg", "value", dev, NULL);
 	insn_plugin(x, c);
+	icount_args(x, c);
 	xml_close(x);
 }
 

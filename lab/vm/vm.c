@@ -752,6 +752,17 @@ static void up_failed(struct vm *v, const struct vm_opts *o)
 	vm_release(v);
 }
 
+int vm_accel_check(const struct spec_topology *t, bool kvm, struct diags *d)
+{
+	if (!kvm || t->timing != TIMING_ICOUNT)
+		return 0;
+	diags_add(d, NULL,
+		  "topology '%s' has timing: icount, which QEMU runs only under TCG, and this VM would use KVM: "
+		  "--accel tcg, LAB_ACCEL=tcg or timing: host",
+		  t->name);
+	return -EINVAL;
+}
+
 int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct diags *d)
 {
 	const char *name = o->name ? o->name : o->topo->name;
@@ -789,7 +800,8 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 		step(o, name, "TCG, not KVM: the insn monitor counts instructions in a TCG plugin");
 		kvm = false;
 	}
-	if ((r = write_domain(state, &v, o, &m, kvm, &xml_path, d)) < 0 || (r = boot(&v, o, xml_path, kvm, d)) < 0)
+	if ((r = vm_accel_check(o->topo, kvm, d)) < 0 || (r = write_domain(state, &v, o, &m, kvm, &xml_path, d)) < 0 ||
+	    (r = boot(&v, o, xml_path, kvm, d)) < 0)
 		goto fail;
 	vm_save(&v);
 	instance_release(&in);

@@ -113,6 +113,8 @@ int vm_libvirt_version(char **ret, struct strbuf *err);
  * is gone; its console.log and qemu.log are in o->evidence if given.
  */
 int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct diags *d);
+/* -EINVAL with a diagnostic when the topology cannot run on that accelerator (timing: icount under KVM). */
+int vm_accel_check(const struct spec_topology *t, bool kvm, struct diags *d);
 /*
  * A VM name (vm up --name, vm xml --name, or the topology's): it becomes the
  * domain lab-NAME, a state folder and a host name. 0, or -EINVAL with an error.

@@ -3,7 +3,8 @@
 #   tests/data/topology-<case>.yaml (first line "# args: vm xml ...")
 #     -> topology-<case>.domain.xml, and virt-xml-validate accepts it
 # Cases: 1, 2, 4 and 8 NUMA cells, SMT, pinning with and without host
-# NUMA, a host cpu list with hugepages, KVM and TCG, hostile values.
+# NUMA, a host cpu list with hugepages, KVM and TCG, hostile values,
+# timing: icount.
 . "$(dirname "$0")/test-lib.sh"
 
 DATA=$TEST_DIRECTORY/data
@@ -108,6 +109,23 @@ test_expect_success 'vm up refuses bare-metal hosts and unknown ones with a reas
 	test_grep -q \"no image 'minimal'\" err &&
 	test_must_fail_with 2 lab -f hosts.yaml vm up two --kernel k --host nosuch 2>err &&
 	test_grep -q \"no host 'nosuch'\" err
+"
+
+test_expect_success 'timing: icount is QEMU -icount in <qemu:commandline>, and never under KVM' "
+	(cd '$DATA' && lab -f topology-icount.yaml vm xml one --accel tcg) >icount.xml &&
+	python3 -c '
+import xml.etree.ElementTree as ET
+d = ET.parse(\"icount.xml\").getroot()
+args = [a.get(\"value\") for a in d.findall(\"{http://libvirt.org/schemas/domain/qemu/1.0}commandline/*\")]
+i = args.index(\"-icount\")
+assert args[i + 1] == \"shift=0,sleep=on,align=off\", args
+assert d.get(\"type\") == \"qemu\"
+' &&
+	(cd '$DATA' && lab -f topology-1cell.yaml vm xml one --accel tcg) >host.xml &&
+	! grep -q icount host.xml &&
+	test_must_fail_with 2 lab -f '$DATA/topology-icount.yaml' vm xml one --accel kvm >out 2>err &&
+	test_line_count = 0 out &&
+	test_grep -q \"topology 'one' has timing: icount, which QEMU runs only under TCG\" err
 "
 
 test_done

@@ -289,7 +289,8 @@ static void test_parse_metrics(void **state)
 	result_set_free(rs);
 }
 
-/* pcp-auto like: base and three sweep steps, build time down, contention down. */
+/* pcp-auto like: base and three sweep steps, build time down, contention down;
+ * the guests ran with timing: icount, which every report says. */
 static void test_sweep_golden(void **state)
 {
 	struct result_set *rs = result_set_new("20261130-110000-5eep", "pcp-auto");
@@ -302,6 +303,7 @@ static void test_sweep_golden(void **state)
 	int seq = 0;
 
 	(void)state;
+	rs->icount = true;
 	for (int rep = 0; rep < 3; rep++)
 		for (int v = 0; v < 4; v++) {
 			struct result_run *r;
@@ -362,6 +364,9 @@ static void test_sweep_golden(void **state)
 	strbuf_reset(&t);
 	report_format_json(c, &t);
 	assert_golden("tests/data/report/sweep.json", t.buf);
+	strbuf_reset(&t);
+	report_format_html(c, &o, &t);
+	assert_non_null(strstr(t.buf, "<p>timing: icount: guest time counts instructions;"));
 	strbuf_release(&t);
 	comparison_free(c);
 	result_set_free(rs);

@@ -372,6 +372,9 @@ static void test_store_ok_without_metrics(void **state)
 
 #define DECIDE_REST "\"power\":0.8,\"q\":0.05,\"statistic\":\"welch-log\",\"sequential\":false," \
 	"\"min_boots\":2,\"max_boots\":2"
+#define DOC_TIMING(timing) \
+	"{\"format\":2,\"experiment\":\"e\",\"variants\":[],\"mechanism\":[],\"timing\":" timing \
+	",\"expect\":[],\"observe\":[],\"runs\":[]}"
 #define DOC_DECIDE(decide) \
 	"{\"format\":2,\"experiment\":\"e\",\"variants\":[],\"mechanism\":[],\"decide\":" decide \
 	",\"expect\":[],\"observe\":[],\"runs\":[]}"
@@ -452,6 +455,8 @@ static void test_store_json_strict(void **state)
 			     "\"min_boots\":2,\"max_boots\":99999999999}"),
 		  "decide: 'max_boots' is out of range (0 to 1000)", 0 },
 		{ DOC_DECIDE("{\"beta\":0.2,\"alpha\":0.05," DECIDE_REST "}"), "decide: unknown member 'beta'", 0 },
+		{ DOC_TIMING("\"wall\""), "unknown timing 'wall' (host or icount)", 0 },
+		{ DOC_TIMING("null"), "'timing' is null, not a string", 0 },
 	};
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -501,6 +506,15 @@ static void test_store_json_strict(void **state)
 		result_set_free(rs);
 		assert_int_equal(store_parse("20261201-000000-abcd", given, strlen(given), "J", &rs, &d), 0);
 		assert_int_equal(rs->decide.method, STAT_WELCH_LOG);
+		assert_false(rs->icount); /* written before timing was stored: host */
+		result_set_free(rs);
+		assert_int_equal(store_parse("20261201-000000-abcd", DOC_TIMING("\"icount\""),
+					     strlen(DOC_TIMING("\"icount\"")), "J", &rs, &d), 0);
+		assert_true(rs->icount);
+		result_set_free(rs);
+		assert_int_equal(store_parse("20261201-000000-abcd", DOC_TIMING("\"host\""),
+					     strlen(DOC_TIMING("\"host\"")), "J", &rs, &d), 0);
+		assert_false(rs->icount);
 		result_set_free(rs);
 		assert_int_equal(d.n, 0);
 	}

@@ -297,6 +297,33 @@ static void test_spec_numa_rules(void **state)
 		      "pinning lists 2 host CPUs for the 4 vCPUs");
 }
 
+/* timing: host | icount; icount with one vCPU only (QEMU 7.2 hangs at SMP bring-up) */
+static void test_spec_topology_timing(void **state)
+{
+	struct spec *s = NULL;
+	char *got;
+
+	(void)state;
+	assert_valid("version: 1\ntopologies:\n  t: {memory: 1G, timing: icount}\n");
+	assert_valid("version: 1\ntopologies:\n  t: {cores: 4, memory: 1G, timing: host}\n");
+	assert_errors("version: 1\ntopologies:\n  t:\n    memory: 1G\n    timing: wall\n",
+		      "t.yaml:5:13: timing must be host or icount, not 'wall'");
+	assert_errors("version: 1\ntopologies:\n  t:\n    memory: 1G\n    timing: {a: 1}\n",
+		      "t.yaml:5:13: timing must be a scalar, not a mapping");
+	assert_errors("version: 1\ntopologies:\n  t:\n    sockets: 2\n    memory: 1G\n    timing: icount\n",
+		      "t.yaml:6:13: topology 't' has 2 vCPUs but timing: icount allows 1: with icount QEMU runs "
+		      "vCPUs in turn and the guest hangs at SMP bring-up");
+	assert_errors("version: 1\ntopologies:\n  t: {vcpus: 3, memory: 1G, timing: icount}\n",
+		      "t.yaml:3:37: topology 't' has 3 vCPUs but timing: icount allows 1");
+	/* the default is host */
+	got = load("version: 1\ntopologies:\n  t: {memory: 1G}\n  i: {memory: 1G, timing: icount}\n", &s);
+	assert_string_equal(got, "");
+	assert_int_equal(s->topologies[0].timing, TIMING_HOST);
+	assert_int_equal(s->topologies[1].timing, TIMING_ICOUNT);
+	free(got);
+	spec_free(s);
+}
+
 static void test_spec_kernels(void **state)
 {
 	(void)state;
@@ -623,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_node_errors),
 		cmocka_unit_test(test_spec_good),
 		cmocka_unit_test(test_spec_numa_rules),
+		cmocka_unit_test(test_spec_topology_timing),
 		cmocka_unit_test(test_spec_kernels),
 		cmocka_unit_test(test_spec_vars),
 		cmocka_unit_test(test_spec_hosts),
