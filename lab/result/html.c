@@ -365,6 +365,7 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 	const struct result_set *rs = c->rs;
 	_cleanup_free_ char *title = xasprintf("lab: %s %s", rs->experiment, rs->id);
 	_cleanup_free_ char *legend = report_legend(c);
+	const char *notes[REPORT_MAX_NOTES];
 	struct xml x;
 
 	strbuf_addstr(out, "<!DOCTYPE html>\n");
@@ -380,8 +381,8 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 	xml_element(&x, "h1", title);
 	for (size_t i = 0; i < rs->mechanism.n; i++)
 		xml_element(&x, "p", rs->mechanism.v[i]);
-	if (report_timing_note(rs))
-		xml_element(&x, "p", report_timing_note(rs));
+	for (size_t i = 0, n = report_notes(rs, notes); i < n; i++)
+		xml_element(&x, "p", notes[i]);
 	xml_element(&x, "p", legend);
 	verdicts_html(&x, c);
 	observations_html(&x, c);

@@ -156,17 +156,40 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 	}
 	_cleanup_free_ char *legend = report_legend(c);
 
-	if (report_timing_note(rs))
-		wrap(out, report_timing_note(rs), 100);
+	const char *notes[REPORT_MAX_NOTES];
+
+	for (size_t i = 0, n = report_notes(rs, notes); i < n; i++)
+		wrap(out, notes[i], 100);
 	wrap(out, legend, 100);
 }
 
 
-const char *report_timing_note(const struct result_set *rs)
+static const char *timing_note(const struct result_set *rs)
 {
 	return rs->icount ? "timing: icount: guest time counts instructions; a time-based metric measures path "
 			    "length, not the host's speed, and not cache effects"
 			  : NULL;
+}
+
+static const char *counter_note(const struct result_set *rs)
+{
+	for (size_t i = 0; i < rs->names.n; i++)
+		if (str_startswith(rs->names.v[i], "insn."))
+			return "insn: guest instructions counted by lab's QEMU TCG plugin, exact whatever the host's "
+			       "speed; they show path length, spinning on a contended lock and serialised "
+			       "interleavings, not cache-line contention, which needs real cores";
+	return NULL;
+}
+
+size_t report_notes(const struct result_set *rs, const char *notes[REPORT_MAX_NOTES])
+{
+	size_t n = 0;
+
+	if (timing_note(rs))
+		notes[n++] = timing_note(rs);
+	if (counter_note(rs))
+		notes[n++] = counter_note(rs);
+	return n;
 }
 
 char *report_legend(const struct comparison *c)
@@ -599,9 +622,11 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 	strbuf_addstr(out, ": ");
 	md_escape(out, c->rs->id);
 	strbuf_addstr(out, "\n\n");
-	if (report_timing_note(c->rs)) {
+	const char *notes[REPORT_MAX_NOTES];
+
+	for (size_t i = 0, n = report_notes(c->rs, notes); i < n; i++) {
 		strbuf_addstr(out, "> ");
-		strbuf_addstr(out, report_timing_note(c->rs));
+		strbuf_addstr(out, notes[i]);
 		strbuf_addstr(out, "\n\n");
 	}
 	verdicts_md(c, out);

@@ -35,8 +35,11 @@ void report_observation_evidence(const struct cmp_observation *x, struct strbuf 
  * Both are the stored run's, unescaped: each format escapes them its way. */
 void report_observation_seen(const struct cmp_observation *x, struct strbuf *out);
 
-/* What a time-based figure means when the guests' clock counted instructions; NULL under host timing. */
-const char *report_timing_note(const struct result_set *rs);
+/* What the figures came from and can show, where that is not the usual: a
+ * time-based figure when the guests' clock counted instructions (timing:
+ * icount), instruction counts (insn.*). Returns how many notes it set. */
+#define REPORT_MAX_NOTES 2
+size_t report_notes(const struct result_set *rs, const char *notes[REPORT_MAX_NOTES]);
 /* How the rows were decided, in one paragraph (the reports' legend). */
 char *report_legend(const struct comparison *c);
 /* A verdict's statistic, level and look, boots x runs and variance parts a side. */

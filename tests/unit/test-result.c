@@ -290,7 +290,8 @@ static void test_parse_metrics(void **state)
 }
 
 /* pcp-auto like: base and three sweep steps, build time down, contention down;
- * the guests ran with timing: icount, which every report says. */
+ * the guests ran with timing: icount and counted instructions (insn), which
+ * every report says. */
 static void test_sweep_golden(void **state)
 {
 	struct result_set *rs = result_set_new("20261130-110000-5eep", "pcp-auto");
@@ -315,6 +316,7 @@ static void test_sweep_golden(void **state)
 			result_add_metric(r, "perf-profile.self.cycles-pp.native_queued_spin_lock_slowpath", lc[v] + rep * 0.1);
 			/* pcp high moves from step 7 on */
 			result_add_metric(r, "zoneinfo-pcp.high_spread_max", v == 3 ? 120 + rep : 0);
+			result_add_metric(r, "insn.total", 3e9 - v * 1e7 + rep * 1e3);
 		}
 	result_add_expect(rs, 0, "kbuild.time.total", DIR_DECREASE, 0.02, true);
 	{
@@ -358,6 +360,7 @@ static void test_sweep_golden(void **state)
 	report_format_text(c, &o, &t);
 	assert_golden("tests/data/report/sweep.txt", t.buf);
 	assert_non_null(strstr(t.buf, "Steps (base = 100.0"));
+	assert_non_null(strstr(t.buf, "insn: guest instructions counted by lab's QEMU TCG plugin"));
 	strbuf_reset(&t);
 	report_format_md(c, &o, &t);
 	assert_golden("tests/data/report/sweep.md", t.buf);
@@ -367,6 +370,7 @@ static void test_sweep_golden(void **state)
 	strbuf_reset(&t);
 	report_format_html(c, &o, &t);
 	assert_non_null(strstr(t.buf, "<p>timing: icount: guest time counts instructions;"));
+	assert_non_null(strstr(t.buf, "<p>insn: guest instructions counted by lab"));
 	strbuf_release(&t);
 	comparison_free(c);
 	result_set_free(rs);
