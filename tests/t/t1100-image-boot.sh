@@ -140,6 +140,7 @@ test_expect_success 'the seed configured the guest: hostname, sysctls, cgroups, 
 	test \"\$(ssh_vm systemctl is-active lab-seed.service)\" = active &&
 	test \"\$(ssh_vm stat -c %a /etc/ssh/ssh_host_ed25519_key)\" = 600 &&
 	! ssh_vm systemctl is-active cloud-init.service &&
+	! ssh_vm systemctl is-active systemd-networkd.service &&
 	ssh_vm cloud-init status --long >ci-status &&
 	test_grep -q '^status: disabled' ci-status &&
 	test_grep -q 'disabled-by-marker-file' ci-status &&
