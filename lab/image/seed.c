@@ -106,7 +106,8 @@ void seed_format_user_data(const struct seed_config *c, struct strbuf *out)
 	strbuf_addstr(out, "#cloud-config\n");
 	strbuf_addstr(out, "# Written by lab for one VM, for images that run cloud-init (only its init\n"
 			   "# stage is needed: bootcmd, set_hostname, ssh). lab's own images run\n"
-			   "# lab-seed.sh beside this file instead, which does the same without Python.\n");
+			   "# lab-seed.sh beside this file instead, which does the same without Python,\n"
+			   "# unless booted with cloud-init=enabled.\n");
 	strbuf_addstr(out, "users: [root]\n"
 			   "disable_root: false\n"
 			   "ssh_authorized_keys:\n"
@@ -149,8 +150,8 @@ static void shell_write_file(struct strbuf *out, const char *text, bool newline,
 void seed_format_lab_seed(const struct seed_config *c, struct strbuf *out)
 {
 	strbuf_addstr(out, "# Written by lab for one VM: what its user-data asks, for lab's own images,\n"
-			   "# whose lab-seed.service runs it with `sh -eu` before sshd starts (no\n"
-			   "# cloud-init there). A failing command fails the boot.\n");
+			   "# whose lab-seed.service runs it with `sh -eu` before sshd starts (their\n"
+			   "# cloud-init stays off). A failing command fails the boot.\n");
 	strbuf_addstr(out, "# the host name (meta-data's local-hostname)\n");
 	shell_write_file(out, c->hostname, true, "/etc/hostname");
 	shell_write_file(out, c->hostname, true, "/proc/sys/kernel/hostname");

@@ -8,9 +8,10 @@
  * The formatters are pure functions (golden-file tests pin them; every
  * user-data they write passes `cloud-init schema`, every lab-seed.sh
  * `sh -n`, in the tests). What the seed asks of the guest, done before
- * sshd starts (by cloud-init's `init` stage on a stock cloud image; by
- * lab-seed.service, in shell, on lab's images, where a Python start under
- * TCG would cost ~15 s of the boot):
+ * sshd starts (by cloud-init's `init` stage on a stock cloud image, and on
+ * lab's images booted with cloud-init=enabled; by lab-seed.service, in
+ * shell, on lab's images by default, where a Python start under TCG would
+ * cost ~15 s of the boot):
  *   - root accepts lab's ed25519 key, no passwords;
  *   - the SSH host key is the one lab generated for this VM (lab pins it
  *     in the VM's known_hosts under a HostKeyAlias; host key
@@ -50,7 +51,8 @@ void seed_format_meta_data(const struct seed_config *c, struct strbuf *out);
 void seed_format_user_data(const struct seed_config *c, struct strbuf *out);
 void seed_format_network_config(const struct seed_config *c, struct strbuf *out);
 /* lab-seed.sh: the same as user-data (keys, host name, boot commands) as a
- * POSIX shell script, for lab's images, which run it instead of cloud-init. */
+ * POSIX shell script, for lab's images, which run it instead of cloud-init
+ * (unless booted with cloud-init=enabled). */
 void seed_format_lab_seed(const struct seed_config *c, struct strbuf *out);
 
 /* Values the formatters would write but the guest must not get; 0 or -EINVAL with errors in d. */

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Image recipes and NoCloud seeds, without building an image:
 #   tests/data/recipes/err-<case>.yaml -> .err (every error at FILE:LINE:COL)
-#   tests/data/seed/*.user-data (golden, from test-image) pass `cloud-init schema`,
+#   tests/data/seed/*.user-data (golden, from test-image) and the guest
+#   layer's cloud.cfg.d pass `cloud-init schema`,
 #   tests/data/seed/*.lab-seed.sh and the guest layer's scripts `sh -n`
 #   the image commands' behaviour on an empty cache
 # t1100-image-boot.sh builds and boots a real one.
@@ -55,7 +56,8 @@ assert \"minbase\" in e[\"message\"], e
 '
 "
 
-for u in "$DATA"/seed/*.user-data; do
+# and the guest layer's cloud-init configuration (cloud-init=enabled boots)
+for u in "$DATA"/seed/*.user-data "$SRC_DIR"/images/layer/files/etc/cloud/cloud.cfg.d/*.cfg; do
 	test_expect_success CLOUDINIT "cloud-init schema accepts $(basename "$u")" "
 		cloud-init schema --config-file '$u' >out 2>&1 &&
 		test_grep -q 'Valid cloud-config' out

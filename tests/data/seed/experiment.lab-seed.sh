@@ -1,6 +1,6 @@
 # Written by lab for one VM: what its user-data asks, for lab's own images,
-# whose lab-seed.service runs it with `sh -eu` before sshd starts (no
-# cloud-init there). A failing command fails the boot.
+# whose lab-seed.service runs it with `sh -eu` before sshd starts (their
+# cloud-init stays off). A failing command fails the boot.
 # the host name (meta-data's local-hostname)
 printf '%s\n' exp-0001 >/etc/hostname
 printf '%s\n' exp-0001 >/proc/sys/kernel/hostname
