@@ -78,7 +78,7 @@ static int parse_variants(struct result_set *rs, char *text, const char *file, s
 
 	for (char *l; (l = next_line(&text));) {
 		pos.line++;
-		if (!str_is_name(l)) {
+		if (!str_is_variant_name(l)) {
 			diags_add(d, &pos, "'%s' is not a kernel name", l);
 			return -EINVAL;
 		}
@@ -118,7 +118,7 @@ static int parse_journal(struct result_set *rs, char *text, const char *file, st
 			diags_add(d, &pos, "run '%s' is in the journal twice", f[0]);
 			return -EINVAL;
 		}
-		if (!str_is_name(f[2]) || (rs->variants.n && strv_index(&rs->variants, f[2]) < 0)) {
+		if (!str_is_variant_name(f[2]) || (rs->variants.n && strv_index(&rs->variants, f[2]) < 0)) {
 			diags_add(d, &pos, "run '%s' names kernel '%s', which the run's variants do not list", f[0], f[2]);
 			return -EINVAL;
 		}

@@ -381,7 +381,7 @@ static int strings(struct rd *x, const struct json_doc *obj, const char *key, bo
 
 		if (!s)
 			return bad(x, "%s[%zu] is %s, not a string", key, i, json_doc_type_name(json_doc_array_get(a, i)));
-		if (names && !str_is_name(s))
+		if (names && !str_is_variant_name(s))
 			return bad(x, "%s[%zu]: '%s' is not a kernel name", key, i, s);
 		if (unique && strv_contains(v, s))
 			return bad(x, "%s[%zu]: '%s' is listed twice", key, i, s);
@@ -421,7 +421,7 @@ static int read_run(struct rd *x, struct result_set *rs, struct strmap *ids, con
 		return bad(x, "'%s' is not a run id", id);
 	if (strmap_get(ids, id, &one))
 		return bad(x, "run '%s' is in the file twice", id);
-	if (!str_is_name(variant) || (rs->variants.n && strv_index(&rs->variants, variant) < 0))
+	if (!str_is_variant_name(variant) || (rs->variants.n && strv_index(&rs->variants, variant) < 0))
 		return bad(x, "run '%s' names kernel '%s', which the run's variants do not list", id, variant);
 	if (boot && !str_is_name(boot))
 		return bad(x, "'%s' is not a boot id", boot);

@@ -114,6 +114,19 @@ bool str_endswith(const char *s, const char *suffix)
 	return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
 }
 
+bool str_is_variant_name(const char *s)
+{
+	const char *at = strchr(s, '@');
+	_cleanup_free_ char *base = NULL;
+
+	if (!at)
+		return str_is_name(s);
+	if (at[1] < '1' || at[1] > '9' || strlen(at + 1) > 6 || strspn(at + 1, "0123456789") != strlen(at + 1))
+		return false;
+	base = xstrndup(s, (size_t)(at - s));
+	return str_is_name(base);
+}
+
 bool str_is_name(const char *s)
 {
 	if (!*s || strlen(s) > STR_NAME_MAX)

@@ -44,3 +44,5 @@ bool str_endswith(const char *s, const char *suffix);
 #define STR_NAME_MAX 64
 /* A name usable as an identifier in lab.yaml: [A-Za-z0-9][A-Za-z0-9._-]*, at most STR_NAME_MAX */
 bool str_is_name(const char *s);
+/* A kernel variant: a name, or a sweep step NAME@N (N from 1, decimal). */
+bool str_is_variant_name(const char *s);

@@ -276,6 +276,42 @@ static void test_store_round_trip(void **state)
 }
 
 /* Stored texts from elsewhere: each damage is an error naming its file and line. */
+/* A sweep's steps (NAME@N) are kernels of a stored run like any other. */
+static void test_store_sweep_variant(void **state)
+{
+	char tmpl[] = "/tmp/lab-test-run.XXXXXX";
+	char *root = mkdtemp(tmpl), *id = NULL, *dir;
+	struct result_set *rs, *back = NULL;
+	struct diags d = { 0 };
+	struct result_run *r;
+
+	(void)state;
+	assert_true(str_is_variant_name("pcp-auto@7") && str_is_variant_name("base") &&
+		    str_is_variant_name("cpupri-split@12"));
+	assert_false(str_is_variant_name("pcp-auto@0") || str_is_variant_name("pcp-auto@") ||
+		     str_is_variant_name("@3") || str_is_variant_name("a@1b") || str_is_variant_name("a@1@2") ||
+		     str_is_variant_name("a/b@1"));
+	assert_non_null(root);
+	assert_int_equal(store_create(root, &id, &d), 0);
+	dir = path_join(root, id);
+	rs = result_set_new(id, "cpupri-split");
+	r = result_add_run(rs, "cpupri-split.0001", "base-offstack", "pi-stress", 0, 1);
+	r->status = RUN_OK;
+	r = result_add_run(rs, "cpupri-split.0002", "cpupri-split@4", "pi-stress", 0, 1);
+	r->status = RUN_OK;
+	assert_int_equal(store_save(dir, rs, &d), 0);
+	assert_int_equal(store_load(dir, &back, &d), 0);
+	assert_int_equal(back->variants.n, 2);
+	assert_string_equal(back->variants.v[1], "cpupri-split@4");
+	assert_string_equal(back->runs[1].variant, "cpupri-split@4");
+	result_set_free(back);
+	result_set_free(rs);
+	diags_release(&d);
+	assert_int_equal(path_rm_rf(root), 0);
+	free(dir);
+	free(id);
+}
+
 static void test_store_strict(void **state)
 {
 	static const struct {
@@ -854,6 +890,7 @@ int main(void)
 		cmocka_unit_test(test_driver_golden),
 		cmocka_unit_test(test_driver_host_window),
 		cmocka_unit_test(test_store_round_trip),
+		cmocka_unit_test(test_store_sweep_variant),
 		cmocka_unit_test(test_store_strict),
 		cmocka_unit_test(test_calib_overheads_round_trip),
 		cmocka_unit_test(test_store_ok_without_metrics),
