@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* lab validate [FILE]: load and check; silent and 0 when valid. */
+/* lab validate [FILE]: load and check (the plan included); silent and 0 when valid. */
 #include <stdio.h>
 #include "cmd.h"
+#include "plan/plan.h"
 #include "util/json.h"
 #include "util/banned.h"
 
@@ -18,6 +19,16 @@ int cmd_validate(struct lab_ctx *ctx, int argc, char **argv)
 		ctx->file_given = true;
 	if (cmd_load_spec(ctx, path, &s) < 0)
 		return EXIT_USAGE;
+	{
+		/* what only the expanded runs show (two jobs that would share a group) */
+		_cleanup_plan_ struct plan *p = NULL;
+		_cleanup_diags_ struct diags d = { 0 };
+
+		if (plan_build(s, NULL, &p, &d) < 0) {
+			cmd_report_diags(ctx, &d);
+			return EXIT_USAGE;
+		}
+	}
 	if (ctx->json) {
 		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 		struct json j;

@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <string.h>
 #include "../util/alloc.h"
+#include "../util/strbuf.h"
+#include "../util/strmap.h"
+#include "../util/strv.h"
 #include "../util/table.h"
 #include "plan.h"
 #include "../util/banned.h"
@@ -131,6 +134,47 @@ static void add_runs(const struct spec *s, const struct spec_experiment *e, stru
 	}
 }
 
+/*
+ * Runs are grouped for comparison by workload and parameters (and the
+ * monitor a calibration turned off): two jobs of one experiment that run
+ * the same workload with the same parameters would share a group, and one
+ * job's expectations would judge the other's runs. Refused, naming both.
+ */
+static void check_groups(const struct spec_experiment *e, const struct plan *p, size_t from, struct diags *d)
+{
+	_cleanup_strv_ struct strv keys = STRV_INIT;
+	_cleanup_strmap_ struct strmap job_of = STRMAP_INIT;
+	_cleanup_free_ bool *said = xcalloc(e->njobs * e->njobs + 1, sizeof(bool));
+
+	for (size_t i = from; i < p->n; i++) {
+		const struct plan_run *r = &p->runs[i];
+		struct strbuf k = STRBUF_INIT;
+
+		strbuf_addstr(&k, r->workload);
+		for (size_t q = 0; q < r->nparams; q++)
+			strbuf_addf(&k, " %s=%s", r->params[q].key, r->params[q].value);
+		if (r->monitor_off)
+			strbuf_addf(&k, " without=%s", r->monitor_off);
+		strv_push_take(&keys, strbuf_detach(&k, NULL));
+	}
+	for (size_t i = 0; i < keys.n; i++) {
+		const struct plan_run *r = &p->runs[from + i];
+		size_t j;
+
+		if (!strmap_get(&job_of, keys.v[i], &j)) {
+			strmap_put(&job_of, keys.v[i], r->job);
+			continue;
+		}
+		if (j == r->job || said[j * e->njobs + r->job])
+			continue;
+		said[j * e->njobs + r->job] = true;
+		diags_add(d, &e->jobs[r->job].pos,
+			  "experiment '%s': jobs %zu and %zu both run '%s' with the same parameters, so their runs would "
+			  "be compared as one group; give one of them a parameter of its own",
+			  e->name, j + 1, r->job + 1, r->workload);
+	}
+}
+
 int plan_build(const struct spec *s, const struct strv *only, struct plan **ret, struct diags *d)
 {
 	_cleanup_plan_ struct plan *p = xcalloc(1, sizeof(*p));
@@ -146,9 +190,10 @@ int plan_build(const struct spec *s, const struct strv *only, struct plan **ret,
 			struct pos pos = { .file = s->path };
 
 			if (e) {
-				size_t seq = 0;
+				size_t seq = 0, from = p->n;
 
 				add_runs(s, e, p, &seq);
+				check_groups(e, p, from, d);
 				continue;
 			}
 			const char *hint = str_suggest(only->v[i], names, s->nexperiments);
@@ -160,9 +205,10 @@ int plan_build(const struct spec *s, const struct strv *only, struct plan **ret,
 		}
 	} else {
 		for (size_t i = 0; i < s->nexperiments; i++) {
-			size_t seq = 0;
+			size_t seq = 0, from = p->n;
 
 			add_runs(s, &s->experiments[i], p, &seq);
+			check_groups(&s->experiments[i], p, from, d);
 		}
 	}
 	if (d->n != before)
