@@ -112,7 +112,7 @@ static int tag_runs(const struct lab_ctx *ctx, const struct spec *s, const struc
 		struct plan_run base = p->runs[i];
 
 		base.monitor_off = NULL;
-		strv_push_take(groups, runner_group_name(&base));
+		strv_push_take(groups, plan_run_group(&base));
 		strmap_put(&ids, p->runs[i].id, i);
 	}
 	for (size_t i = 0; i < rs->n; i++) {

@@ -134,6 +134,19 @@ static void add_runs(const struct spec *s, const struct spec_experiment *e, stru
 	}
 }
 
+char *plan_run_group(const struct plan_run *pr)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, pr->workload);
+	for (size_t i = 0; i < pr->nparams; i++)
+		if (!pr->params[i].is_default)
+			strbuf_addf(&sb, " %s=%s", pr->params[i].key, pr->params[i].value);
+	if (pr->monitor_off)
+		strbuf_addf(&sb, " without=%s", pr->monitor_off);
+	return strbuf_detach(&sb, NULL);
+}
+
 /*
  * Runs are grouped for comparison by workload and parameters (and the
  * monitor a calibration turned off): two jobs of one experiment that run
@@ -146,17 +159,8 @@ static void check_groups(const struct spec_experiment *e, const struct plan *p, 
 	_cleanup_strmap_ struct strmap job_of = STRMAP_INIT;
 	_cleanup_free_ bool *said = xcalloc(e->njobs * e->njobs + 1, sizeof(bool));
 
-	for (size_t i = from; i < p->n; i++) {
-		const struct plan_run *r = &p->runs[i];
-		struct strbuf k = STRBUF_INIT;
-
-		strbuf_addstr(&k, r->workload);
-		for (size_t q = 0; q < r->nparams; q++)
-			strbuf_addf(&k, " %s=%s", r->params[q].key, r->params[q].value);
-		if (r->monitor_off)
-			strbuf_addf(&k, " without=%s", r->monitor_off);
-		strv_push_take(&keys, strbuf_detach(&k, NULL));
-	}
+	for (size_t i = from; i < p->n; i++)
+		strv_push_take(&keys, plan_run_group(&p->runs[i]));
 	for (size_t i = 0; i < keys.n; i++) {
 		const struct plan_run *r = &p->runs[from + i];
 		size_t j;

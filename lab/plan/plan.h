@@ -60,3 +60,7 @@ unsigned plan_repeats(const struct spec_experiment *e);
 /* Pure formatters. */
 void plan_format_text(const struct plan *p, struct strbuf *out);
 void plan_format_json(const struct plan *p, struct strbuf *out);
+
+/* The comparison group a run belongs to: its workload, the parameters it
+ * sets away from their defaults, and the monitor a calibration turned off. */
+char *plan_run_group(const struct plan_run *pr);

@@ -107,7 +107,7 @@ static struct result_set *pending_set(const struct spec *s, const struct spec_ex
 		strv_push(&rs->variants, variants.v[i]);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct plan_run *pr = &p->runs[i];
-		_cleanup_free_ char *g = runner_group_name(pr);
+		_cleanup_free_ char *g = plan_run_group(pr);
 
 		if (streq(pr->experiment, e->name))
 			result_add_run(rs, pr->id, pr->kernel, g, pr->job, pr->repeat);

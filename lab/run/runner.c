@@ -15,19 +15,6 @@
 #include "runner.h"
 #include "../util/banned.h"
 
-char *runner_group_name(const struct plan_run *pr)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	strbuf_addstr(&sb, pr->workload);
-	for (size_t i = 0; i < pr->nparams; i++)
-		if (!pr->params[i].is_default)
-			strbuf_addf(&sb, " %s=%s", pr->params[i].key, pr->params[i].value);
-	if (pr->monitor_off)
-		strbuf_addf(&sb, " without=%s", pr->monitor_off);
-	return strbuf_detach(&sb, NULL);
-}
-
 static void step(const struct runner_config *c, const struct plan_run *pr, const char *what)
 {
 	if (c->progress && c->progress->step)

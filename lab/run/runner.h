@@ -40,6 +40,3 @@ struct runner_config {
 /* Fills out->status, ->release, ->error and the metrics. 0 even when the
  * run failed (see out->status); negative only when the folder is unusable. */
 int runner_exec(const struct runner_config *c, const struct plan_run *pr, struct result_run *out);
-/* "pg-sysbench threads=100%": the workload and its non-default parameters
- * (and "without=MONITOR" for a run of lab calibrate --monitors). */
-char *runner_group_name(const struct plan_run *pr);
