@@ -49,9 +49,11 @@ test_expect_success() {
 		test_failed=$((test_failed + 1))
 		{
 			echo "not ok $test_count - $1"
-			sed 's/^/#   /' "$TRASH/.out"
 			echo "#   commands:"
 			printf '%s\n' "$2" | sed 's/^/#     /'
+			# last, so that a tail of this (CI prints 60 lines) shows what failed
+			echo "#   what they printed:"
+			sed 's/^/#   /' "$TRASH/.out"
 		} | if [ -n "${LAB_TEST_FAILURES:-}" ]; then
 			tee -a "$LAB_TEST_FAILURES/$(basename "$0" .sh)"
 		else
