@@ -122,70 +122,22 @@ int calib_save(const char *root, const struct calib_record *r, char **ret_err)
 	return 0;
 }
 
-/* A reader that names the file and the member a bad value is in. */
-struct creader {
-	const char *path;
-	char *err;
-};
-
-static int bad(struct creader *r, const char *what, const char *key)
-{
-	if (!r->err)
-		r->err = xasprintf("%s: \"%s\" %s", r->path, key, what);
-	return -EINVAL;
-}
-
-static int get_string(struct creader *r, const struct json_doc *o, const char *key, char **ret)
-{
-	const char *s = json_doc_string_value(json_doc_get(o, key));
-
-	if (!s)
-		return bad(r, "is missing or not a string", key);
-	*ret = xstrdup(s);
-	return 0;
-}
-
-static int get_uint(struct creader *r, const struct json_doc *o, const char *key, long long max, size_t *ret)
-{
-	long long v;
-
-	if (json_doc_int_value(json_doc_get(o, key), 0, max, &v) < 0)
-		return bad(r, "is missing or not a whole number in range", key);
-	*ret = (size_t)v;
-	return 0;
-}
-
-/* A number in [lo, hi], or null (NaN) when nullable. */
-static int get_num(struct creader *r, const struct json_doc *o, const char *key, double lo, double hi, bool nullable,
-		   double *ret)
-{
-	const struct json_doc *v = json_doc_get(o, key);
-
-	if (nullable && v && json_doc_type(v) == JSON_DOC_NULL) {
-		*ret = NAN;
-		return 0;
-	}
-	if (json_doc_number_value(v, ret) < 0 || !(*ret >= lo && *ret <= hi))
-		return bad(r, "is missing or not a number in range", key);
-	return 0;
-}
-
-static int read_metric(struct creader *r, const struct json_doc *o, struct calibration *c)
+static int read_metric(struct json_reader *r, const struct json_doc *o, struct calibration *c)
 {
 	struct calib_metric m = { 0 };
 	size_t splits = 0;
 	int e = 0;
 
 	if (!o || json_doc_type(o) != JSON_DOC_OBJECT)
-		return bad(r, "has an element that is not an object", "metrics");
-	if (get_string(r, o, "metric", &m.metric) < 0 || get_string(r, o, "group", &m.group) < 0 ||
-	    get_uint(r, o, "boots", 1000000, &m.boots) < 0 || get_uint(r, o, "runs", 100000000, &m.runs) < 0 ||
-	    get_uint(r, o, "splits", 1000000, &splits) < 0 ||
-	    get_num(r, o, "mean", -HUGE_VAL, HUGE_VAL, true, &m.mean) < 0 ||
-	    get_num(r, o, "cv_between_boots_pct", 0, HUGE_VAL, true, &m.cv_between) < 0 ||
-	    get_num(r, o, "cv_within_boot_pct", 0, HUGE_VAL, true, &m.cv_within) < 0 ||
-	    get_num(r, o, "false_positive_rate", 0, 1, true, &m.false_positive_rate) < 0 ||
-	    get_num(r, o, "mde_pct", 0, HUGE_VAL, true, &m.mde_pct) < 0)
+		return json_reader_bad(r, "has an element that is not an object", "metrics");
+	if (json_reader_string(r, o, "metric", &m.metric) < 0 || json_reader_string(r, o, "group", &m.group) < 0 ||
+	    json_reader_uint(r, o, "boots", 1000000, &m.boots) < 0 || json_reader_uint(r, o, "runs", 100000000, &m.runs) < 0 ||
+	    json_reader_uint(r, o, "splits", 1000000, &splits) < 0 ||
+	    json_reader_num(r, o, "mean", -HUGE_VAL, HUGE_VAL, true, &m.mean) < 0 ||
+	    json_reader_num(r, o, "cv_between_boots_pct", 0, HUGE_VAL, true, &m.cv_between) < 0 ||
+	    json_reader_num(r, o, "cv_within_boot_pct", 0, HUGE_VAL, true, &m.cv_within) < 0 ||
+	    json_reader_num(r, o, "false_positive_rate", 0, 1, true, &m.false_positive_rate) < 0 ||
+	    json_reader_num(r, o, "mde_pct", 0, HUGE_VAL, true, &m.mde_pct) < 0)
 		e = -EINVAL;
 	m.splits = (unsigned)splits;
 	GROW(c->m, c->alloc, c->n + 1);
@@ -193,31 +145,31 @@ static int read_metric(struct creader *r, const struct json_doc *o, struct calib
 	return e;
 }
 
-static int read_overhead(struct creader *r, const struct json_doc *o, struct calibration *c)
+static int read_overhead(struct json_reader *r, const struct json_doc *o, struct calibration *c)
 {
 	struct calib_overhead ov = { 0 };
 	int e = 0;
 
 	if (!o || json_doc_type(o) != JSON_DOC_OBJECT)
-		return bad(r, "has an element that is not an object", "overheads");
-	if (get_string(r, o, "group", &ov.group) < 0 || get_string(r, o, "monitor", &ov.monitor) < 0 ||
-	    get_string(r, o, "metric", &ov.metric) < 0 || get_uint(r, o, "boots", 1000000, &ov.boots) < 0 ||
-	    get_uint(r, o, "runs_without", 100000000, &ov.runs_without) < 0 ||
-	    get_uint(r, o, "runs_with", 100000000, &ov.runs_with) < 0 ||
-	    get_num(r, o, "mean_without", -HUGE_VAL, HUGE_VAL, true, &ov.mean_without) < 0 ||
-	    get_num(r, o, "mean_with", -HUGE_VAL, HUGE_VAL, true, &ov.mean_with) < 0 ||
-	    get_num(r, o, "change_pct", -HUGE_VAL, HUGE_VAL, true, &ov.change) < 0 ||
-	    get_num(r, o, "lo_pct", -HUGE_VAL, HUGE_VAL, true, &ov.lo) < 0 ||
-	    get_num(r, o, "hi_pct", -HUGE_VAL, HUGE_VAL, true, &ov.hi) < 0 ||
-	    get_num(r, o, "p", 0, 1, true, &ov.p) < 0 ||
-	    get_num(r, o, "budget_pct", 0, HUGE_VAL, true, &ov.budget_pct) < 0)
+		return json_reader_bad(r, "has an element that is not an object", "overheads");
+	if (json_reader_string(r, o, "group", &ov.group) < 0 || json_reader_string(r, o, "monitor", &ov.monitor) < 0 ||
+	    json_reader_string(r, o, "metric", &ov.metric) < 0 || json_reader_uint(r, o, "boots", 1000000, &ov.boots) < 0 ||
+	    json_reader_uint(r, o, "runs_without", 100000000, &ov.runs_without) < 0 ||
+	    json_reader_uint(r, o, "runs_with", 100000000, &ov.runs_with) < 0 ||
+	    json_reader_num(r, o, "mean_without", -HUGE_VAL, HUGE_VAL, true, &ov.mean_without) < 0 ||
+	    json_reader_num(r, o, "mean_with", -HUGE_VAL, HUGE_VAL, true, &ov.mean_with) < 0 ||
+	    json_reader_num(r, o, "change_pct", -HUGE_VAL, HUGE_VAL, true, &ov.change) < 0 ||
+	    json_reader_num(r, o, "lo_pct", -HUGE_VAL, HUGE_VAL, true, &ov.lo) < 0 ||
+	    json_reader_num(r, o, "hi_pct", -HUGE_VAL, HUGE_VAL, true, &ov.hi) < 0 ||
+	    json_reader_num(r, o, "p", 0, 1, true, &ov.p) < 0 ||
+	    json_reader_num(r, o, "budget_pct", 0, HUGE_VAL, true, &ov.budget_pct) < 0)
 		e = -EINVAL;
 	GROW(c->ov, c->ov_alloc, c->nov + 1);
 	c->ov[c->nov++] = ov;
 	return e;
 }
 
-static int read_record(struct creader *r, const struct json_doc *doc, struct calib_record *rec)
+static int read_record(struct json_reader *r, const struct json_doc *doc, struct calib_record *rec)
 {
 	const struct json_doc *h = json_doc_get(doc, "host"), *ms = json_doc_get(doc, "metrics"),
 			      *ov = json_doc_get(doc, "overheads");
@@ -225,22 +177,22 @@ static int read_record(struct creader *r, const struct json_doc *doc, struct cal
 	struct calibration *c = xcalloc(1, sizeof(*c));
 
 	rec->c = c;
-	if (get_string(r, doc, "experiment", &rec->experiment) < 0 || get_string(r, doc, "date", &rec->date) < 0 ||
-	    get_num(r, doc, "seconds_per_run", 0, 1e9, false, &rec->seconds_per_run) < 0 ||
-	    get_num(r, doc, "alpha", 1e-9, 0.5, false, &c->alpha) < 0 ||
-	    get_num(r, doc, "power", 0.01, 0.9999, false, &c->power) < 0 ||
-	    get_uint(r, doc, "boots_per_side", 1000000, &bps) < 0 || get_uint(r, doc, "runs_per_boot", 1000000, &rpb) < 0)
+	if (json_reader_string(r, doc, "experiment", &rec->experiment) < 0 || json_reader_string(r, doc, "date", &rec->date) < 0 ||
+	    json_reader_num(r, doc, "seconds_per_run", 0, 1e9, false, &rec->seconds_per_run) < 0 ||
+	    json_reader_num(r, doc, "alpha", 1e-9, 0.5, false, &c->alpha) < 0 ||
+	    json_reader_num(r, doc, "power", 0.01, 0.9999, false, &c->power) < 0 ||
+	    json_reader_uint(r, doc, "boots_per_side", 1000000, &bps) < 0 || json_reader_uint(r, doc, "runs_per_boot", 1000000, &rpb) < 0)
 		return -EINVAL;
 	c->boots_per_side = (unsigned)bps;
 	c->runs_per_boot = (unsigned)rpb;
 	if (!h || json_doc_type(h) != JSON_DOC_OBJECT)
-		return bad(r, "is missing or not an object", "host");
-	if (get_string(r, h, "cpu", &rec->host.cpu) < 0 || get_string(r, h, "kernel", &rec->host.kernel) < 0 ||
-	    get_string(r, h, "accel", &rec->host.accel) < 0 || get_uint(r, h, "cpus", 1 << 20, &cpus) < 0)
+		return json_reader_bad(r, "is missing or not an object", "host");
+	if (json_reader_string(r, h, "cpu", &rec->host.cpu) < 0 || json_reader_string(r, h, "kernel", &rec->host.kernel) < 0 ||
+	    json_reader_string(r, h, "accel", &rec->host.accel) < 0 || json_reader_uint(r, h, "cpus", 1 << 20, &cpus) < 0)
 		return -EINVAL;
 	rec->host.cpus = (unsigned)cpus;
 	if (!ms || json_doc_type(ms) != JSON_DOC_ARRAY)
-		return bad(r, "is missing or not an array", "metrics");
+		return json_reader_bad(r, "is missing or not an array", "metrics");
 	for (size_t i = 0; i < json_doc_array_size(ms); i++)
 		if (read_metric(r, json_doc_array_get(ms, i), c) < 0)
 			return -EINVAL;
@@ -248,7 +200,7 @@ static int read_record(struct creader *r, const struct json_doc *doc, struct cal
 	if (!ov)
 		return 0;
 	if (json_doc_type(ov) != JSON_DOC_ARRAY)
-		return bad(r, "is not an array", "overheads");
+		return json_reader_bad(r, "is not an array", "overheads");
 	for (size_t i = 0; i < json_doc_array_size(ov); i++)
 		if (read_overhead(r, json_doc_array_get(ov, i), c) < 0)
 			return -EINVAL;
@@ -275,7 +227,7 @@ int calib_parse(const char *path, const char *text, size_t len, const char *expe
 {
 	_cleanup_free_ char *perr = NULL;
 	_cleanup_json_doc_ struct json_doc *doc = NULL;
-	struct creader r = { .path = path };
+	struct json_reader r = { .path = path };
 	unsigned line = 0, col = 0;
 
 	memset(rec, 0, sizeof(*rec));
@@ -284,7 +236,7 @@ int calib_parse(const char *path, const char *text, size_t len, const char *expe
 		return -EINVAL;
 	}
 	if (read_record(&r, doc, rec) < 0 || (strcmp(rec->experiment, experiment) != 0 &&
-					      bad(&r, "names another experiment", "experiment") < 0)) {
+					      json_reader_bad(&r, "names another experiment", "experiment") < 0)) {
 		*ret_err = r.err ? r.err : xasprintf("%s: malformed", path);
 		calib_record_release(rec);
 		return -EINVAL;

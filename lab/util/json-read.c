@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <string.h>
 #include "alloc.h"
 #include "json-read.h"
@@ -158,5 +159,46 @@ int json_doc_parse_at(const char *text, size_t len, struct json_doc **ret, unsig
 		return -EINVAL;
 	}
 	*ret = (struct json_doc *)v;
+	return 0;
+}
+
+int json_reader_bad(struct json_reader *r, const char *what, const char *key)
+{
+	if (!r->err)
+		r->err = xasprintf("%s: \"%s\" %s", r->path, key, what);
+	return -EINVAL;
+}
+
+int json_reader_string(struct json_reader *r, const struct json_doc *o, const char *key, char **ret)
+{
+	const char *s = json_doc_string_value(json_doc_get(o, key));
+
+	if (!s)
+		return json_reader_bad(r, "is missing or not a string", key);
+	*ret = xstrdup(s);
+	return 0;
+}
+
+int json_reader_uint(struct json_reader *r, const struct json_doc *o, const char *key, long long max, size_t *ret)
+{
+	long long v;
+
+	if (json_doc_int_value(json_doc_get(o, key), 0, max, &v) < 0)
+		return json_reader_bad(r, "is missing or not a whole number in range", key);
+	*ret = (size_t)v;
+	return 0;
+}
+
+int json_reader_num(struct json_reader *r, const struct json_doc *o, const char *key, double lo, double hi,
+		    bool nullable, double *ret)
+{
+	const struct json_doc *v = json_doc_get(o, key);
+
+	if (nullable && v && json_doc_type(v) == JSON_DOC_NULL) {
+		*ret = NAN;
+		return 0;
+	}
+	if (json_doc_number_value(v, ret) < 0 || !(*ret >= lo && *ret <= hi))
+		return json_reader_bad(r, "is missing or not a number in range", key);
 	return 0;
 }

@@ -61,3 +61,20 @@ int json_doc_number_value(const struct json_doc *v, double *ret);
  * 0 when jansson has none) and *ret_err the message alone (free it). */
 int json_doc_parse_at(const char *text, size_t len, struct json_doc **ret, unsigned *ret_line, unsigned *ret_col,
 		      char **ret_err);
+
+/*
+ * Strict members for a reader of a whole file: the first problem is kept
+ * in r->err, "<path>: \"<key>\" <what>", and each getter returns -EINVAL.
+ */
+struct json_reader {
+	const char *path;
+	char *err; /* the first problem (free it) */
+};
+int json_reader_bad(struct json_reader *r, const char *what, const char *key);
+/* A string member, copied into *ret. */
+int json_reader_string(struct json_reader *r, const struct json_doc *o, const char *key, char **ret);
+/* A whole number in [0, max]. */
+int json_reader_uint(struct json_reader *r, const struct json_doc *o, const char *key, long long max, size_t *ret);
+/* A number in [lo, hi], or null (NaN) when nullable. */
+int json_reader_num(struct json_reader *r, const struct json_doc *o, const char *key, double lo, double hi,
+		    bool nullable, double *ret);
