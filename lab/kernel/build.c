@@ -672,6 +672,26 @@ static void kb_keep_config(struct kbuild *b)
 	fs_copy_file(from, b->a.config, true);
 }
 
+/*
+ * ccache through its masquerade folder first in PATH, not CC=ccache gcc:
+ * kbuild rebuilds every object whose command line changed, so a build
+ * with ccache after one without it (or a --check's) would be a full
+ * build. This way the command line is the same either way.
+ */
+#define CCACHE_MASQUERADE "/usr/lib/ccache"
+static void kb_ccache(const struct kbuild *b, struct command *c)
+{
+	_cleanup_free_ char *gcc = path_join(CCACHE_MASQUERADE, "gcc"), *ccdir = NULL, *full = NULL;
+	const char *path = getenv("PATH");
+
+	if (getenv("LAB_NO_CCACHE") || access(gcc, X_OK) < 0)
+		return;
+	ccdir = path_join(b->cache, "ccache");
+	full = xasprintf("%s:%s", CCACHE_MASQUERADE, path && *path ? path : "/usr/bin:/bin");
+	command_env(c, "CCACHE_DIR", ccdir);
+	command_env(c, "PATH", full);
+}
+
 /* --check: make prepare, then only the objects the patches touch, with -Werror. */
 static int kb_check(struct kbuild *b, struct diags *d)
 {
@@ -686,6 +706,7 @@ static int kb_check(struct kbuild *b, struct diags *d)
 	kernel_touched_objects(b->tree, &files, &b->a.checked);
 	step(b->p, b->v->name, "prepare");
 	make_base(&prep, b->tree, b->obj);
+	kb_ccache(b, &prep);
 	command_argf(&prep, "-j%u", b->jobs);
 	command_arg(&prep, "prepare");
 	r = command_run_logged(&prep, &b->log, d, &b->v->kernel->pos, "make prepare");
@@ -693,6 +714,7 @@ static int kb_check(struct kbuild *b, struct diags *d)
 		return r;
 	step(b->p, b->v->name, "compile");
 	make_base(&cc, b->tree, b->obj);
+	kb_ccache(b, &cc);
 	command_argf(&cc, "-j%u", b->jobs);
 	command_arg(&cc, "KCFLAGS=-Werror");
 	for (size_t i = 0; i < b->a.checked.n; i++)
@@ -715,12 +737,7 @@ static int kb_make(struct kbuild *b, struct diags *d)
 	make_base(&mk, b->tree, b->obj);
 	command_argf(&mk, "-j%u", b->jobs);
 	command_argf(&mk, "LOCALVERSION=%s", b->in.localversion);
-	if (access("/usr/bin/ccache", X_OK) == 0 && !getenv("LAB_NO_CCACHE")) {
-		_cleanup_free_ char *ccdir = path_join(b->cache, "ccache");
-
-		command_arg(&mk, "CC=ccache gcc");
-		command_env(&mk, "CCACHE_DIR", ccdir);
-	}
+	kb_ccache(b, &mk);
 	command_arg(&mk, "bzImage");
 	if (b->a.modules)
 		command_arg(&mk, "modules");
