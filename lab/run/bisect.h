@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A performance bisect over the prefixes of a patch series: prefix 0 is
+ * the series' `from` kernel, prefix k the first k patches (NAME@k). Each
+ * step is a lab run of the experiment with two kernels, the good end and
+ * the prefix under test, interleaved on one machine, with boots added
+ * until the decision engine decides the metric (repeat: auto):
+ *
+ *   the endpoints first: good against bad must differ beyond the
+ *   threshold (a decided "changed"; its sign is the bad way), else there
+ *   is nothing to bisect, or the bisect says it could not tell;
+ *   then the middle of the range left: moved the bad way (the interval
+ *   excludes 0 that way and is not within the threshold) is bad; within
+ *   the threshold (equivalence), a smaller real change or a change the
+ *   other way is good; undecided within the budget stops the bisect with
+ *   the range it could not narrow and why, never a guess.
+ *
+ * Each step is judged at alpha / (1 + ceil(log2(bad - good))), the steps
+ * a bisect of that range needs: by the union bound the chance that any
+ * step is judged wrongly stays below alpha.
+ *
+ * The state is bisect.json in the bisect's folder, rewritten after every
+ * step, so an interrupted bisect resumes where it stopped (a step whose
+ * run started is resumed, not restarted). Pure apart from the file
+ * reading and writing helpers; nothing here prints.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include "../result/compare.h"
+#include "../util/strbuf.h"
+#include "../util/strv.h"
+
+#define BISECT_FILE "bisect.json"
+#define BISECT_MAX_BYTES (4u << 20)
+
+enum bisect_mark { BISECT_UNTESTED, BISECT_GOOD, BISECT_BAD, BISECT_UNDECIDED };
+enum bisect_state { BISECT_RUNNING, BISECT_FOUND, BISECT_STUCK, BISECT_NO_CHANGE };
+
+struct bisect_step {
+	unsigned prefix;   /* patches applied; the endpoints' step tests the bad end */
+	char *run;         /* the step's stored run id; NULL before it started */
+	bool done;         /* judged (mark set) */
+	enum bisect_mark mark;
+	char *verdict;     /* the decision engine's word, NULL before */
+	double change, lo, hi; /* % against the good end; NaN: none */
+	unsigned boots[2], runs[2]; /* good end, prefix */
+	double alpha;      /* the level it was judged at */
+	double seconds;    /* wall time of the step: builds and runs */
+	char *why;         /* the verdict's reason */
+};
+
+struct bisect {
+	char *experiment;
+	char *series;      /* the kernel variant whose patches are bisected */
+	char *from;        /* its `from` kernel: prefix 0 */
+	unsigned npatches;
+	struct strv subjects; /* patch k's subject is subjects.v[k - 1] */
+	unsigned good, bad;   /* prefixes */
+	char *metric;
+	double threshold;     /* %: the smallest change that counts as bad */
+	int direction;        /* the bad way: +1 up, -1 down, 0 not known yet */
+	double alpha;
+	unsigned max_boots;
+	struct bisect_step *steps;
+	size_t nsteps, alloc;
+};
+
+void bisect_release(struct bisect *b);
+/* "base" for prefix 0, "series@k" else (allocated). */
+char *bisect_kernel_name(const struct bisect *b, unsigned prefix);
+/* Steps a bisect of the range needs (endpoints included), and each step's alpha. */
+unsigned bisect_planned_steps(const struct bisect *b);
+double bisect_step_alpha(const struct bisect *b);
+
+/*
+ * Where the bisect stands: the range left (*lo good, *hi bad), and the
+ * state. RUNNING with *next the prefix to test next (the step may exist
+ * already, started and not done: resume it); FOUND: *hi is the first bad
+ * prefix; STUCK: a step could not be decided (*why says which, allocated);
+ * NO_CHANGE: the endpoints do not differ beyond the threshold.
+ */
+enum bisect_state bisect_status(const struct bisect *b, unsigned *lo, unsigned *hi, unsigned *next, char **why);
+/* The step for a prefix (made when new). */
+struct bisect_step *bisect_step(struct bisect *b, unsigned prefix);
+/* The expectation a step runs with: the endpoints, with no direction given,
+ * expect "unchanged" within the threshold; the others the bad way. */
+enum expect_direction bisect_step_expect(const struct bisect *b, const struct bisect_step *st);
+/* Judge a step from its run's verdict on the metric (NULL: missing, undecided). */
+void bisect_judge(struct bisect *b, struct bisect_step *st, const struct cmp_verdict *v);
+
+const char *bisect_mark_name(enum bisect_mark m); /* "untested", "good", "bad", "undecided" */
+const char *bisect_state_name(enum bisect_state s); /* "running", "found", "stuck", "no-change" */
+
+/* bisect.json, pretty, and back: strict, the first problem in *ret_err. */
+void bisect_format_json(const struct bisect *b, struct strbuf *out);
+int bisect_parse(const char *path, const char *text, size_t len, struct bisect *ret, char **ret_err);
+
+/* The summary a person reads: the steps in order with their verdicts, then
+ * the outcome ("first bad: pcp-auto@7 (mm: tune PCP high automatically)"). */
+void bisect_format_text(const struct bisect *b, struct strbuf *out);

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/* run/bisect.c: how a bisect narrows, judges, stops; bisect.json read back
+ * strictly; the summary against golden files. */
+#include <errno.h>
+#include <math.h>
+#include "unit.h"
+#include "run/bisect.h"
+#include "util/alloc.h"
+#include "util/strbuf.h"
+
+static void setup(struct bisect *b, unsigned good, unsigned bad, unsigned n)
+{
+	memset(b, 0, sizeof(*b));
+	b->experiment = xstrdup("proc");
+	b->series = xstrdup("slowproc");
+	b->from = xstrdup("base");
+	b->npatches = n;
+	for (unsigned i = 1; i <= n; i++)
+		strv_push_take(&b->subjects, xasprintf("patch number %u", i));
+	b->good = good;
+	b->bad = bad;
+	b->metric = xstrdup("procread.usec_per_read");
+	b->threshold = 20;
+	b->alpha = 0.05;
+	b->max_boots = 4;
+}
+
+/* Judge the step for prefix with verdict v and a change of `change` %. */
+static void judge(struct bisect *b, unsigned prefix, enum verdict v, double change)
+{
+	struct cmp_delta d = { .have = true };
+	struct cmp_verdict cv = { .metric = "procread.usec_per_read", .variant = "x", .v = v, .d = &d,
+				  .alpha = bisect_step_alpha(b), .why = (char *)"because" };
+	struct bisect_step *st = bisect_step(b, prefix);
+
+	d.e.change = change;
+	d.e.lo = change - 5;
+	d.e.hi = change + 5;
+	d.e.boots[0] = d.e.boots[1] = 2;
+	d.e.runs[0] = d.e.runs[1] = 4;
+	free(st->run);
+	st->run = xasprintf("20261202-1300%02u-abcd", prefix);
+	st->seconds = 100 + prefix;
+	bisect_judge(b, st, &cv);
+}
+
+static enum bisect_state status(const struct bisect *b, unsigned *lo, unsigned *hi, unsigned *next)
+{
+	char *why = NULL;
+	enum bisect_state s = bisect_status(b, lo, hi, next, &why);
+
+	free(why);
+	return s;
+}
+
+static void test_narrows_to_the_first_bad(void **state)
+{
+	struct bisect b;
+	unsigned lo, hi, next;
+
+	(void)state;
+	setup(&b, 0, 8, 8);
+	assert_int_equal(bisect_planned_steps(&b), 4);
+	assert_true(fabs(bisect_step_alpha(&b) - 0.0125) < 1e-12);
+	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_RUNNING);
+	assert_int_equal(next, 8); /* the ends first */
+	assert_int_equal(bisect_step_expect(&b, bisect_step(&b, 8)), DIR_UNCHANGED);
+	judge(&b, 8, VERDICT_CHANGED, 300);
+	assert_int_equal(b.direction, 1); /* it got bigger: the bad way is up */
+	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_RUNNING);
+	assert_int_equal(next, 4);
+	assert_int_equal(bisect_step_expect(&b, bisect_step(&b, 4)), DIR_INCREASE);
+	judge(&b, 4, VERDICT_UNCHANGED, 1);
+	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_RUNNING);
+	assert_int_equal(lo, 4);
+	assert_int_equal(next, 6);
+	judge(&b, 6, VERDICT_IMPROVED, 290); /* moved the bad way */
+	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_RUNNING);
+	assert_int_equal(next, 5);
+	judge(&b, 5, VERDICT_SMALLER, 3); /* real, but within the threshold: good */
+	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_FOUND);
+	assert_int_equal(lo, 5);
+	assert_int_equal(hi, 6);
+	bisect_release(&b);
+}
+
+static void test_stops_honestly(void **state)
+{
+	struct bisect b;
+	unsigned lo, hi, next;
+	char *why = NULL;
+
+	(void)state;
+	/* a middle step the budget could not decide: the range it had, and why */
+	setup(&b, 0, 8, 8);
+	judge(&b, 8, VERDICT_CHANGED, -40);
+	assert_int_equal(b.direction, -1);
+	judge(&b, 4, VERDICT_REGRESSED, 10); /* the other way: not bad */
+	judge(&b, 6, VERDICT_INCONCLUSIVE, -10);
+	assert_int_equal(bisect_status(&b, &lo, &hi, &next, &why), BISECT_STUCK);
+	assert_int_equal(lo, 4);
+	assert_int_equal(hi, 8);
+	assert_non_null(strstr(why, "could not be decided within 4 boots a side"));
+	free(why);
+	bisect_release(&b);
+
+	/* the ends do not differ */
+	setup(&b, 2, 7, 8);
+	judge(&b, 7, VERDICT_UNCHANGED, 1);
+	assert_int_equal(bisect_status(&b, &lo, &hi, &next, &why), BISECT_NO_CHANGE);
+	assert_non_null(strstr(why, "do not differ by more than 20%"));
+	free(why);
+	bisect_release(&b);
+
+	/* the ends cannot be told apart; a metric no run measured is undecided too */
+	setup(&b, 0, 1, 1);
+	assert_int_equal(bisect_planned_steps(&b), 1);
+	bisect_judge(&b, bisect_step(&b, 1), NULL);
+	assert_int_equal(b.steps[0].mark, BISECT_UNDECIDED);
+	assert_int_equal(bisect_status(&b, &lo, &hi, &next, &why), BISECT_STUCK);
+	assert_non_null(strstr(why, "could not be told apart"));
+	free(why);
+	bisect_release(&b);
+
+	/* one patch apart and bad: found at once */
+	setup(&b, 3, 4, 8);
+	judge(&b, 4, VERDICT_CHANGED, 50);
+	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_FOUND);
+	assert_int_equal(hi, 4);
+	bisect_release(&b);
+}
+
+static void test_json_and_text(void **state)
+{
+	struct bisect b, back;
+	struct strbuf j = STRBUF_INIT, j2 = STRBUF_INIT, t = STRBUF_INIT;
+	char *err = NULL;
+
+	(void)state;
+	setup(&b, 0, 8, 8);
+	judge(&b, 8, VERDICT_CHANGED, 300);
+	judge(&b, 4, VERDICT_UNCHANGED, 1);
+	judge(&b, 6, VERDICT_IMPROVED, 290);
+	/* a step whose run started and did not end */
+	bisect_step(&b, 5)->run = xstrdup("20261202-130500-abcd");
+	bisect_format_json(&b, &j);
+	assert_golden("tests/data/bisect/running.json", j.buf);
+	bisect_format_text(&b, &t);
+	assert_golden("tests/data/bisect/running.txt", t.buf);
+	assert_int_equal(bisect_parse("bisect.json", j.buf, j.len, &back, &err), 0);
+	bisect_format_json(&back, &j2);
+	assert_string_equal(j.buf, j2.buf);
+	bisect_release(&back);
+	judge(&b, 5, VERDICT_UNCHANGED, 2);
+	strbuf_reset(&t);
+	bisect_format_text(&b, &t);
+	assert_golden("tests/data/bisect/found.txt", t.buf);
+	bisect_release(&b);
+	strbuf_release(&j);
+	strbuf_release(&j2);
+	strbuf_release(&t);
+}
+
+static void test_hostile(void **state)
+{
+	static const struct {
+		const char *from, *to, *says;
+	} bad[] = {
+		{ "\"format\": 1", "\"format\": 2", "\"format\" is not format 1" },
+		{ "\"good\": 0", "\"good\": 9", "\"good\" is not a range inside the series" },
+		{ "\"prefix\": 4", "\"prefix\": 8", "\"steps\" names a prefix twice" },
+		{ "\"prefix\": 4", "\"prefix\": 99", "\"prefix\" is missing or not a whole number in range" },
+		{ "\"run\": \"20261202-130004-abcd\"", "\"run\": \"../../etc\"", "\"run\" is not a run id" },
+		{ "\"mark\": \"good\"", "\"mark\": \"fine\"", "\"mark\" is not a mark" },
+		{ "\"mark\": \"good\"", "\"mark\": \"untested\"", "\"done\" says done without a mark" },
+		{ "\"series\": \"slowproc\"", "\"series\": \"a/b\"", "is not a name" },
+		{ "\"direction\": 1", "\"direction\": 2", "\"direction\" is missing or not -1, 0 or 1" },
+		{ "\"boots\": [", "\"boots\": [1, ", "\"boots\" is missing or not an array of two numbers" },
+		{ "\"seconds\"", "\"extra\": 1, \"seconds\"", "\"extra\" is not a member of a step" },
+		{ "\"patch number 8\"", "\"patch number 8\", \"nine\"", "\"subjects\" is missing or not a subject per patch" },
+		{ "{", "[", "bisect.json:2:11:" },
+	};
+	struct bisect b, back;
+	struct strbuf j = STRBUF_INIT;
+
+	(void)state;
+	setup(&b, 0, 8, 8);
+	judge(&b, 8, VERDICT_CHANGED, 300);
+	judge(&b, 4, VERDICT_UNCHANGED, 1);
+	bisect_format_json(&b, &j);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		const char *at = strstr(j.buf, bad[i].from);
+		struct strbuf doc = STRBUF_INIT;
+		char *err = NULL;
+
+		assert_non_null(at);
+		strbuf_add(&doc, j.buf, (size_t)(at - j.buf));
+		strbuf_addstr(&doc, bad[i].to);
+		strbuf_addstr(&doc, at + strlen(bad[i].from));
+		assert_int_equal(bisect_parse("bisect.json", doc.buf, doc.len, &back, &err), -EINVAL);
+		if (!strstr(err, bad[i].says))
+			fail_msg("case %zu: '%s' does not say '%s'", i, err, bad[i].says);
+		free(err);
+		strbuf_release(&doc);
+	}
+	bisect_release(&b);
+	strbuf_release(&j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_narrows_to_the_first_bad),
+		cmocka_unit_test(test_stops_honestly),
+		cmocka_unit_test(test_json_and_text),
+		cmocka_unit_test(test_hostile),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
