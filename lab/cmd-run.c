@@ -46,6 +46,7 @@ struct run_ui {
 	double t0;
 	bool tty;
 	char *status;
+	const struct cmd_engine_hook *hook;
 };
 
 static void fmt_secs(struct strbuf *sb, double s)
@@ -148,6 +149,8 @@ static void on_event(void *userdata, const struct engine_event *ev)
 	u->prog = ev->progress;
 	switch (ev->type) {
 	case ENGINE_EV_STARTED:
+		if (u->hook && u->hook->started)
+			u->hook->started(u->hook->userdata, ev->id);
 		if (u->ctx->verbosity >= 0)
 			fprintf(stderr, "lab: run %s: experiment %s, %zu runs, results in %s\n", ev->id, ev->experiment,
 				ev->nruns, ev->dir);
@@ -200,8 +203,15 @@ struct jobs_opts {
 int cmd_engine_run(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
 		   const char *resume_dir, unsigned jobs, bool oversubscribe, struct result_set **ret_rs)
 {
+	return cmd_engine_run_hooked(ctx, s, e, resume_dir, jobs, oversubscribe, NULL, ret_rs);
+}
+
+int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
+			  const char *resume_dir, unsigned jobs, bool oversubscribe, const struct cmd_engine_hook *hook,
+			  struct result_set **ret_rs)
+{
 	_cleanup_free_ char *root = cmd_results_dir(s), *layer = lab_layer_dir(), *plugin = lab_insn_plugin();
-	struct run_ui u = { .ctx = ctx, .t0 = now_sec(), .tty = isatty(2) && !getenv("LAB_NO_TTY") };
+	struct run_ui u = { .ctx = ctx, .t0 = now_sec(), .tty = isatty(2) && !getenv("LAB_NO_TTY"), .hook = hook };
 	struct engine_opts o = { .s = s, .root = root, .layer = layer, .insn_plugin = plugin, .set = &ctx->set,
 				 .kernels = &ctx->kernels, .jobs = jobs, .oversubscribe = oversubscribe, .event = on_event,
 				 .userdata = &u };

@@ -89,7 +89,7 @@ extern const struct lab_option global_options[];
 
 /* The options tables of the commands (lab/cmd-*.c). */
 extern const struct lab_option init_options[], kernel_options[], image_options[], vm_options[], host_options[],
-	run_options[], calibrate_options[], report_options[], compare_options[], bundle_options[], fetch_options[],
+	run_options[], calibrate_options[], bisect_options[], report_options[], compare_options[], bundle_options[], fetch_options[],
 	gc_options[], judge_options[];
 extern const char *const kernel_subs[], *const image_subs[], *const vm_subs[], *const host_subs[];
 
@@ -105,6 +105,7 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_run(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_calibrate(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_bisect(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_ls(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_compare(struct lab_ctx *ctx, int argc, char **argv);
@@ -158,6 +159,14 @@ struct result_set;
  * experiment e, a new run or the one in resume_dir; 0 with *ret_rs. */
 int cmd_engine_run(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
 		   const char *resume_dir, unsigned jobs, bool oversubscribe, struct result_set **ret_rs);
+/* The same, telling `started` the run's id as soon as its folder exists. */
+struct cmd_engine_hook {
+	void (*started)(void *userdata, const char *id);
+	void *userdata;
+};
+int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
+			  const char *resume_dir, unsigned jobs, bool oversubscribe, const struct cmd_engine_hook *hook,
+			  struct result_set **ret_rs);
 /* The same for commands that work without lab.yaml: ./results then; NULL after a reported error. */
 char *cmd_results_root(const struct lab_ctx *ctx);
 /* The folder of the one stored run named in args (an id or a path), or NULL after an error. */

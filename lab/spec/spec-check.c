@@ -797,6 +797,79 @@ static void source_release(struct spec_source *x)
 	free(x->ref);
 }
 
+static void job_release(struct spec_job *job);
+
+static bool job_measures(const struct spec *s, const struct spec_job *job, const char *metric)
+{
+	const struct catalogue_entry *w = spec_find_catalogue(s, job->workload.name, false);
+
+	for (size_t i = 0; i < job->nexpect; i++)
+		if (streq(job->expect[i].metric, metric))
+			return true;
+	return w && catalogue_metric_matches(w, metric);
+}
+
+int spec_bisect_step(struct spec *s, struct spec_experiment *e, const struct spec_bisect_step *st, struct diags *d)
+{
+	struct spec_kernel *k = (struct spec_kernel *)spec_find_kernel(s, st->series);
+	struct pos pos = e->pos;
+	size_t kept = 0, npatches = st->npatches;
+
+	if (!k) {
+		diags_add(d, &pos, "no kernel variant '%s' in %s", st->series, s->path);
+		return -ENOENT;
+	}
+	free(k->sweep);
+	k->sweep = xcalloc(npatches + 1, sizeof(unsigned));
+	for (k->nsweep = 0; k->nsweep < npatches; k->nsweep++)
+		k->sweep[k->nsweep] = (unsigned)k->nsweep + 1;
+	for (size_t j = 0; j < e->njobs; j++) {
+		struct spec_job *job = &e->jobs[j];
+		struct pos xpos = job->nexpect ? job->expect[0].pos : job->pos;
+
+		if (!job_measures(s, job, st->metric)) {
+			job_release(job);
+			continue;
+		}
+		for (size_t i = 0; i < job->nexpect; i++)
+			free(job->expect[i].metric);
+		free(job->expect);
+		job->expect = xcalloc(1, sizeof(*job->expect));
+		job->expect[0] = (struct spec_expect){ .metric = xstrdup(st->metric), .dir = st->dir,
+						       .effect = st->threshold_pct / 100, .has_effect = true,
+						       .statistic = -1, .pos = xpos };
+		job->nexpect = 1;
+		e->jobs[kept++] = *job;
+	}
+	e->njobs = kept;
+	if (!kept) {
+		diags_add(d, &e->pos, "no workload of experiment '%s' measures '%s'", e->name, st->metric);
+		return -ENOENT;
+	}
+	for (size_t j = 0; j < e->nobserve; j++) {
+		free(e->observe[j].metric);
+		free(e->observe[j].says);
+		refs_release(&e->observe[j].kernels);
+	}
+	e->nobserve = 0;
+	refs_release(&e->kernels);
+	e->kernels = (struct spec_refs){ 0 };
+	GROW(e->kernels.v, e->kernels.alloc, 2);
+	e->kernels.v[0] = (struct spec_ref){ .name = xstrdup(st->good), .pos = pos };
+	e->kernels.v[1] = (struct spec_ref){ .name = xstrdup(st->test), .pos = pos };
+	e->kernels.n = 2;
+	e->repeat_auto = true;
+	e->repeat = 0;
+	e->decide.alpha = st->alpha;
+	if (st->max_boots)
+		e->decide.max_boots = st->max_boots;
+	if (e->decide.max_boots < e->decide.min_boots)
+		e->decide.max_boots = e->decide.min_boots;
+	if (!e->decide.runs_per_boot)
+		e->decide.runs_per_boot = 3;
+	return 0;
+}
+
 static void kernel_release(struct spec_kernel *k)
 {
 	free(k->name);

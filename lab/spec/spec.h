@@ -361,4 +361,21 @@ void spec_check(struct spec *s, const struct spec_load_opts *opts, struct diags 
  * with none goes. A name no experiment compares is an error.
  */
 int spec_only_kernels(struct spec *s, const struct strv *only, struct diags *d);
+/*
+ * lab bisect: experiment e cut to one step of a bisect over the series of
+ * kernel `series`: kernels [good, test] (names: its `from` or series@N;
+ * the sweep widened to every prefix so any N resolves), only the jobs that
+ * measure `metric` (a declared expectation or the workload's metrics), each
+ * with the one expectation {metric, dir, mde: threshold %}, no observe:
+ * checks, repeat: auto at `alpha` up to max_boots boots a variant. A metric
+ * no job measures is an error.
+ */
+struct spec_bisect_step {
+	const char *series, *good, *test, *metric;
+	unsigned npatches; /* the series' own patches */
+	enum expect_dir dir;
+	double threshold_pct, alpha;
+	unsigned max_boots;
+};
+int spec_bisect_step(struct spec *s, struct spec_experiment *e, const struct spec_bisect_step *st, struct diags *d);
 int catalogue_load(struct spec *s, struct diags *d);

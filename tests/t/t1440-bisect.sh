@@ -1,0 +1,152 @@
+#!/bin/sh
+# lab bisect, for real: a synthetic series of 8 small patches on the base
+# kernel (tests/data/bisect-series), where patch 6 alone adds a udelay(200)
+# to every read of /proc/version and the others only add comments. A
+# workload reads /proc/version 1,000 times and reports the time a read,
+# on an instruction-timed guest (timing: icount), so that the other lane's
+# tests cannot move it.
+# lab bisect between base and the whole series must name patch 6, building
+# only the prefixes it visits (each an incremental build in the series'
+# work tree), deciding each step with sequential boots; its state survives
+# an interruption (--resume goes on with the step left), and the bisect's
+# folder is a stored run that lab report and lab bundle take.
+# lab-test-seconds: 900 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
+. "$(dirname "$0")/test-lib.sh"
+
+test_require_libvirt_vm
+
+mkdir -p proj/workloads && for d in kernels images; do ln -s "$SRC_DIR/$d" "proj/$d"; done
+for e in "$W"/*; do ln -s "$e" proj/workloads/; done
+ln -s "$SRC_DIR/tests/data/bisect-series" proj/series
+mkdir proj/workloads/procread
+cat >proj/workloads/procread/workload.yaml <<'EOF'
+name: procread
+description: reads /proc/version with the shell's read builtin; the time a read
+timeout: 3m
+params:
+  reads: {type: uint, default: 1000}
+metrics: [procread.usec_per_read]
+EOF
+cat >proj/workloads/procread/run <<'EOF'
+#!/bin/sh
+n=${LAB_PARAM_READS:-1000}
+t0=$(date +%s%N)
+i=0
+while [ "$i" -lt "$n" ]; do
+	read -r line </proc/version
+	i=$((i + 1))
+done
+t1=$(date +%s%N)
+echo "reads $n ns $((t1 - t0))"
+EOF
+cat >proj/workloads/procread/parse <<'EOF'
+#!/bin/sh
+awk '/^reads [0-9]+ ns [0-9]+$/ { printf "procread.usec_per_read %.3f\n", $4 / $2 / 1000; ok = 1 }
+     END { if (!ok) { print "procread: no figures" > "/dev/stderr"; exit 1 } }' "$1"
+EOF
+chmod +x proj/workloads/procread/run proj/workloads/procread/parse
+python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+s = s.replace("topologies:\n", """topologies:
+  # guest time counts instructions: a read's time is its path length,
+  # whatever else this host runs
+  tiny-icount: {cores: 1, memory: 1G, timing: icount}
+""", 1)
+s = s.replace("kernels:\n", """kernels:
+  slowproc:
+    from: base
+    patches: series
+""", 1)
+s = s[:s.index("experiments:")] + """experiments:
+  proc:
+    kernels: [base, slowproc]
+    topology: tiny-icount
+    image: minimal
+    boot: once
+    repeat: auto
+    decide: {max-boots: 4, runs-per-boot: 2}
+    timeout: 5m
+    workloads:
+      - workload: procread
+        expect:
+          procread.usec_per_read: {direction: decrease, mde: 20%}
+"""
+open(sys.argv[2], "w").write(s)
+PY
+
+test_expect_success 'bad input: an end outside the series, a metric no workload measures, nothing stored' "
+	test_must_fail_with 2 lab -C proj bisect proc --good base --bad slowproc@9 --metric procread.usec_per_read 2>err &&
+	test_grep -q 'is not base, slowproc or slowproc@N with N from 1 to 8' err &&
+	test_must_fail_with 2 lab -C proj bisect proc --good slowproc@5 --bad slowproc@3 --metric procread.usec_per_read 2>err &&
+	test_grep -q 'must come before the bad end' err &&
+	test_must_fail_with 2 lab -C proj bisect proc --good base --bad slowproc --metric nosuch.metric 2>err &&
+	test_grep -q \"no workload of experiment 'proc' measures 'nosuch.metric'\" err &&
+	test_must_fail_with 2 lab -C proj bisect --resume 20990101-000000-0000 2>err &&
+	test_grep -q 'no stored bisect' err &&
+	! test -d proj/results || test -z \"\$(ls proj/results | grep -v index)\"
+"
+
+test_expect_success 'lab bisect names patch 6, visiting 4 prefixes, each decided by the engine' "
+	lab -C proj bisect proc --good base --bad slowproc --metric procread.usec_per_read --threshold 20% \
+		>out 2>err || { cat err out; false; } &&
+	test_grep -q '^first bad: slowproc@6 (proc: wait 200 us in every read of /proc/version)' out &&
+	id=\$(sed -n 's/^bisect \\(.*\\)/\\1/p' out) && echo \$id >id &&
+	python3 - proj/results/\$id/bisect.json <<-'EOF' &&
+	import json, sys
+	b = json.load(open(sys.argv[1]))
+	assert b['state'] == 'found' and b['range_good'] == 5 and b['range_bad'] == 6, b
+	steps = b['steps']
+	# the ends, then the middle of what is left: 4 (good), 6 (bad), 5 (good)
+	assert [s['prefix'] for s in steps] == [8, 4, 6, 5], steps
+	assert [s['mark'] for s in steps] == ['bad', 'good', 'bad', 'good'], steps
+	assert b['direction'] == 1, b  # a read got slower: the bad way is up
+	for s in steps:
+	    assert s['done'] and s['run'] and s['seconds'] > 0, s
+	    assert s['boots'][0] >= 2 and s['boots'][1] >= 2, s
+	    assert abs(s['alpha'] - 0.05 / 4) < 1e-9, s
+	# the slow prefixes read much slower than base (200 us a read and more)
+	for s in steps:
+	    if s['mark'] == 'bad':
+	        assert s['change_pct'] > 100, s
+	EOF
+	test_grep -q 'step slowproc@6 against base' proj/results/\$id/bisect.log &&
+	test_grep -q 'found' proj/results/\$id/bisect.log
+"
+
+test_expect_success 'the bisect folder is a stored run: lab report and lab bundle take it' "
+	id=\$(cat id) &&
+	lab -C proj report \$id >report &&
+	test_grep -q 'slowproc@6' report &&
+	lab -C proj bundle \$id -o b.tar.zst &&
+	tar --zstd -tf b.tar.zst >members &&
+	test_grep -q \"^\$id/bisect.json\\\$\" members &&
+	test_grep -q \"^\$id/bisect.log\\\$\" members &&
+	test_grep -q \"^\$id/runs/proc.0001/metrics\\\$\" members
+"
+
+test_expect_success 'interrupted: lab bisect --resume runs only the step left and names the same patch' "
+	id=\$(cat id) &&
+	python3 - proj/results/\$id/bisect.json <<-'EOF' &&
+	import json, sys
+	b = json.load(open(sys.argv[1]))
+	# as if lab stopped before the last step started
+	b['steps'] = b['steps'][:3]
+	json.dump(b, open(sys.argv[1], 'w'))
+	EOF
+	before=\$(ls proj/results | grep -c -v index) &&
+	lab -C proj bisect --resume \$id >out 2>err || { cat err out; false; } &&
+	test_grep -q '^first bad: slowproc@6' out &&
+	test \$(ls proj/results | grep -c -v index) = \$((before + 1)) &&
+	python3 - proj/results/\$id/bisect.json <<-'EOF'
+	import json, sys
+	b = json.load(open(sys.argv[1]))
+	assert [s['prefix'] for s in b['steps']] == [8, 4, 6, 5] and b['state'] == 'found', b
+	EOF
+"
+
+test_expect_success 'every guest is gone' "
+	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms
+"
+
+test_done
