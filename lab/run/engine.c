@@ -587,6 +587,9 @@ static void sequential_end(struct engine *x, struct seq_policy *sp)
 		engine_emit_text(x, ENGINE_EV_NOTE,
 				 "repeat: auto: look %u found the boots' means varying more between boots than within; "
 				 "boots from boot %u on ran each variant and workload once", sp->one_run_a_boot, sp->cut_from);
+	if (sp->kept_by)
+		engine_emit_text(x, ENGINE_EV_NOTE, "repeat: auto: look %u went on for the series: %s%s", sp->kept_by_look,
+				 sp->kept_by, sp->kept_by_series_only ? " (every declared verdict was decided)" : "");
 	if (sp->stop != SEQ_RUNNING)
 		engine_emit_text(x, ENGINE_EV_NOTE,
 				 "repeat: auto: stopped before boot %u of each variant after %u look%s: %s; %zu planned "
