@@ -17,8 +17,6 @@
 #include "../util/path.h"
 #include "../util/paths.h"
 #include "../util/units.h"
-#include "../kernel/patch.h"
-#include "../kernel/variant.h"
 #include "../vm/machine.h"
 #include "../vm/vm.h"
 #include "catalogue.h"
@@ -26,6 +24,7 @@
 #include "index.h"
 #include "pool.h"
 #include "runner.h"
+#include "series.h"
 #include "store.h"
 #include "../util/banned.h"
 
@@ -97,53 +96,6 @@ static void pending_expectations(struct result_set *rs, const struct spec_experi
 	}
 }
 
-/*
- * Each swept kernel whose steps the experiment compares: the chain its
- * attribution judges (its `from` when compared, then the steps in order)
- * and its patches' subjects up to the last step compared. A patch that
- * cannot be read has no subject (the build says why).
- */
-static void pending_series(struct result_set *rs, const struct spec *s)
-{
-	for (size_t i = 0; i < rs->variants.n; i++) {
-		const char *at = strchr(rs->variants.v[i], '@');
-		_cleanup_free_ char *name = at ? xstrndup(rs->variants.v[i], (size_t)(at - rs->variants.v[i])) : NULL;
-		const struct spec_kernel *k = name ? spec_find_kernel(s, name) : NULL;
-		_cleanup_strv_ struct strv patches = STRV_INIT, chain = STRV_INIT;
-		_cleanup_diags_ struct diags d = { 0 };
-		struct result_series *x;
-		bool seen = false;
-
-		for (size_t j = 0; j < rs->nseries && !seen; j++)
-			seen = streq(rs->series[j].kernel, name ? name : "");
-		if (!k || !k->nsweep || seen)
-			continue;
-		if (k->from.name && strv_contains(&rs->variants, k->from.name))
-			strv_push(&chain, k->from.name);
-		for (size_t j = 0; j < k->nsweep; j++) {
-			char *step = xasprintf("%s@%u", name, k->sweep[j]);
-
-			if (strv_contains(&rs->variants, step))
-				strv_push_take(&chain, step);
-			else
-				free(step);
-		}
-		if (chain.n < 2) /* one variant orders nothing */
-			continue;
-		x = result_add_series(rs, name);
-		for (size_t j = 0; j < chain.n; j++)
-			result_series_add_step(x, chain.v[j], result_series_step_of(name, chain.v[j]));
-		if (kvariant_own_patches(k, &patches, &d) < 0)
-			continue;
-		for (size_t j = 0; j < patches.n && j < x->steps[chain.n - 1]; j++) {
-			_cleanup_(patch_freep) struct patch *p = NULL;
-
-			if (patch_load(patches.v[j], &p, &d) == 0 && p->subject)
-				result_series_add_patch(x, (unsigned)j + 1, p->subject);
-		}
-	}
-}
-
 /* The experiment's expectations and variants into a fresh result set with every run pending. */
 static struct result_set *pending_set(const struct spec *s, const struct spec_experiment *e, const struct plan *p,
 				      const char *id)
@@ -162,7 +114,7 @@ static struct result_set *pending_set(const struct spec *s, const struct spec_ex
 			result_add_run(rs, pr->id, pr->kernel, g, pr->job, pr->repeat);
 	}
 	pending_expectations(rs, e);
-	pending_series(rs, s);
+	run_series_record(rs, s);
 	{
 		const struct spec_topology *t = spec_find_topology(s, e->topology.name);
 

@@ -14,6 +14,7 @@
 #include "run/catalogue.h"
 #include "run/engine-priv.h"
 #include "run/pool.h"
+#include "run/series.h"
 #include "run/store.h"
 #include "util/alloc.h"
 #include "util/fs.h"
@@ -381,6 +382,74 @@ static void test_sequential_goes_on_for_a_step(void **state)
 	seqfix_release(&f);
 }
 
+/*
+ * The series a run records: an experiment listing a swept kernel (its
+ * steps expanded) or some of its steps, with and without its `from`; the
+ * subjects are the real patch files' (run from the source tree).
+ */
+static void test_series_recorded(void **state)
+{
+	static const char yaml[] =
+		"version: 1\n"
+		"kernels:\n"
+		"  base: {}\n"
+		"  pcp: {from: base, sweep: [1, 3], patches: [\n"
+		"    kernels/patches/mm-pcp-high-auto-tuning/0001-mm-pcp-avoid-to-drain-PCP-when-process-exit.patch,\n"
+		"    kernels/patches/mm-pcp-high-auto-tuning/0002-cacheinfo-calculate-size-of-per-CPU-data-cache-slice.patch,\n"
+		"    kernels/patches/mm-pcp-high-auto-tuning/0003-mm-pcp-reduce-lock-contention-for-draining-high-orde.patch]}\n"
+		"  other: {from: base, patches: [x.patch]}\n"
+		"topologies: {t: {memory: 1G}}\n"
+		"images: {i: {recipe: r}}\n"
+		"experiments:\n"
+		"  e: {kernels: [base, pcp], topology: t, image: i, repeat: 1, workloads: [w]}\n";
+	static const struct spec_load_opts memonly = { .no_include = true, .no_filesystem = true };
+	struct diags d = { 0 };
+	struct spec *s = NULL;
+	struct result_set *rs;
+
+	(void)state;
+	assert_int_equal(spec_load_buffer("t.yaml", yaml, strlen(yaml), &memonly, &s, &d), 0);
+	/* base, pcp@1, pcp@3: the chain from base, patches 1-3 with their subjects */
+	rs = result_set_new("20260101-000000-abcd", "e");
+	strv_push(&rs->variants, "base");
+	strv_push(&rs->variants, "pcp@1");
+	strv_push(&rs->variants, "pcp@3");
+	strv_push(&rs->variants, "other");
+	run_series_record(rs, s);
+	assert_int_equal(rs->nseries, 1);
+	assert_string_equal(rs->series[0].kernel, "pcp");
+	assert_int_equal(rs->series[0].chain.n, 3);
+	assert_string_equal(rs->series[0].chain.v[0], "base");
+	assert_string_equal(rs->series[0].chain.v[2], "pcp@3");
+	assert_int_equal(rs->series[0].steps[0], 0);
+	assert_int_equal(rs->series[0].steps[2], 3);
+	assert_int_equal(rs->series[0].npatches, 3);
+	assert_string_equal(result_series_subject(&rs->series[0], 1),
+			    "mm, pcp: avoid to drain PCP when process exit");
+	assert_string_equal(result_series_subject(&rs->series[0], 3),
+			    "mm, pcp: reduce lock contention for draining high-order pages");
+	result_set_free(rs);
+	/* steps listed without the from, in another order: the sweep's order, patches up to the last */
+	rs = result_set_new("20260101-000000-abcd", "e");
+	strv_push(&rs->variants, "pcp@3");
+	strv_push(&rs->variants, "pcp@1");
+	run_series_record(rs, s);
+	assert_int_equal(rs->nseries, 1);
+	assert_string_equal(rs->series[0].chain.v[0], "pcp@1");
+	assert_int_equal(rs->series[0].steps[0], 1);
+	assert_int_equal(rs->series[0].npatches, 3);
+	result_set_free(rs);
+	/* one step alone orders nothing */
+	rs = result_set_new("20260101-000000-abcd", "e");
+	strv_push(&rs->variants, "other");
+	strv_push(&rs->variants, "pcp@3");
+	run_series_record(rs, s);
+	assert_int_equal(rs->nseries, 0);
+	result_set_free(rs);
+	spec_free(s);
+	diags_release(&d);
+}
+
 static void test_boots(void **state)
 {
 	struct fixture f;
@@ -685,6 +754,7 @@ int main(void)
 		cmocka_unit_test(test_sequential_runs_the_budget),
 		cmocka_unit_test(test_sequential_prefers_boots),
 		cmocka_unit_test(test_sequential_goes_on_for_a_step),
+		cmocka_unit_test(test_series_recorded),
 		cmocka_unit_test(test_boots),
 		cmocka_unit_test(test_boots_resumed),
 		cmocka_unit_test(test_wire_roundtrip),
