@@ -148,7 +148,60 @@ static void table_text(const struct attribution *a, const char *group, struct st
 	}
 }
 
-void attrib_format_text(const struct comparison *c, struct strbuf *out)
+static void legend_text(struct strbuf *out, const char *leg)
+{
+	report_wrap(out, leg, 100, "  ");
+}
+
+static void legend_md(struct strbuf *out, const char *leg)
+{
+	strbuf_addstr(out, "\n");
+	md_escape(out, leg);
+	strbuf_addch(out, '\n');
+}
+
+static void table_md(const struct attribution *a, const char *group, struct strbuf *out)
+{
+	strbuf_addstr(out, "\n| metric | step | change | q | verdict |\n|---|---|---:|---:|---|\n");
+	for (size_t r = 0; r < a->nrows; r++) {
+		const struct attrib_row *row = &a->rows[r];
+
+		if (row->group != group || !row->listed)
+			continue;
+		for (size_t s = 0; s + 1 < a->nchain; s++) {
+			_cleanup_strbuf_ struct strbuf n = STRBUF_INIT, cell = STRBUF_INIT;
+
+			attrib_step_name(a, s, &n);
+			strbuf_addstr(out, "| ");
+			md_code(out, row->metric);
+			strbuf_addstr(out, " | ");
+			md_escape(out, n.buf);
+			strbuf_addstr(out, " | ");
+			step_change(&row->steps[s], &cell);
+			md_escape(out, cell.buf);
+			strbuf_addstr(out, " | ");
+			strbuf_reset(&cell);
+			step_q(&row->steps[s], &cell);
+			strbuf_addstr(out, cell.buf);
+			strbuf_addf(out, " | %s |\n", step_state_name(row->steps[s].state));
+		}
+	}
+}
+
+/* How text and Markdown differ: escaping, the heading's and group's marks, the list item, the table. */
+struct style {
+	void (*escape)(struct strbuf *out, const char *s);
+	const char *head, *head_end, *group, *group_end, *item;
+	void (*legend)(struct strbuf *out, const char *leg);
+	void (*table)(const struct attribution *a, const char *group, struct strbuf *out);
+};
+
+static const struct style text_style = { term_escape, "\nAttribution over the series ", "\n", "  [", "]\n", "    ",
+					 legend_text, table_text };
+static const struct style md_style = { md_escape, "\n## Attribution over the series ", "\n", "\n### ", "\n\n", "- ",
+				       legend_md, table_md };
+
+static void format_styled(const struct comparison *c, const struct style *st, struct strbuf *out)
 {
 	for (size_t i = 0; i < c->rs->nseries; i++) {
 		_cleanup_attribution_ struct attribution *a = attrib_build(c, &c->rs->series[i]);
@@ -159,99 +212,45 @@ void attrib_format_text(const struct comparison *c, struct strbuf *out)
 			continue;
 		leg = legend(a);
 		chain_line(a, &ch);
-		strbuf_addstr(out, "\nAttribution over the series ");
-		term_escape(out, a->series->kernel);
+		strbuf_addstr(out, st->head);
+		st->escape(out, a->series->kernel);
 		strbuf_addstr(out, ": ");
-		term_escape(out, ch.buf);
-		strbuf_addch(out, '\n');
-		report_wrap(out, leg, 100, "  ");
+		st->escape(out, ch.buf);
+		strbuf_addstr(out, st->head_end);
+		st->legend(out, leg);
 		for (size_t g = 0; g < c->ngroups; g++) {
 			const char *group = c->groups[g].name;
 
 			if (!group_listed(a, group))
 				continue;
-			strbuf_addstr(out, "  [");
-			term_escape(out, group);
-			strbuf_addstr(out, "]\n");
+			strbuf_addstr(out, st->group);
+			st->escape(out, group);
+			strbuf_addstr(out, st->group_end);
 			for (size_t r = 0; r < a->nrows; r++) {
 				_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
 
 				if (a->rows[r].group != group || !a->rows[r].listed)
 					continue;
 				attrib_summary(a, &a->rows[r], &line);
-				strbuf_addstr(out, "    ");
-				term_escape(out, line.buf);
+				strbuf_addstr(out, st->item);
+				st->escape(out, line.buf);
 				strbuf_addch(out, '\n');
 			}
-			table_text(a, group, out);
+			st->table(a, group, out);
 		}
 	}
+}
+
+void attrib_format_text(const struct comparison *c, struct strbuf *out)
+{
+	format_styled(c, &text_style, out);
 }
 
 /* ---- Markdown ---- */
 
 void attrib_format_md(const struct comparison *c, struct strbuf *out)
 {
-	for (size_t i = 0; i < c->rs->nseries; i++) {
-		_cleanup_attribution_ struct attribution *a = attrib_build(c, &c->rs->series[i]);
-		_cleanup_free_ char *leg = NULL;
-		_cleanup_strbuf_ struct strbuf ch = STRBUF_INIT;
-
-		if (!shown(a))
-			continue;
-		leg = legend(a);
-		chain_line(a, &ch);
-		strbuf_addstr(out, "\n## Attribution over the series ");
-		md_escape(out, a->series->kernel);
-		strbuf_addstr(out, ": ");
-		md_escape(out, ch.buf);
-		strbuf_addstr(out, "\n\n");
-		md_escape(out, leg);
-		strbuf_addch(out, '\n');
-		for (size_t g = 0; g < c->ngroups; g++) {
-			const char *group = c->groups[g].name;
-
-			if (!group_listed(a, group))
-				continue;
-			strbuf_addstr(out, "\n### ");
-			md_escape(out, group);
-			strbuf_addstr(out, "\n\n");
-			for (size_t r = 0; r < a->nrows; r++) {
-				_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
-
-				if (a->rows[r].group != group || !a->rows[r].listed)
-					continue;
-				attrib_summary(a, &a->rows[r], &line);
-				strbuf_addstr(out, "- ");
-				md_escape(out, line.buf);
-				strbuf_addch(out, '\n');
-			}
-			strbuf_addstr(out, "\n| metric | step | change | q | verdict |\n|---|---|---:|---:|---|\n");
-			for (size_t r = 0; r < a->nrows; r++) {
-				const struct attrib_row *row = &a->rows[r];
-
-				if (row->group != group || !row->listed)
-					continue;
-				for (size_t s = 0; s + 1 < a->nchain; s++) {
-					_cleanup_strbuf_ struct strbuf n = STRBUF_INIT, cell = STRBUF_INIT;
-
-					attrib_step_name(a, s, &n);
-					strbuf_addstr(out, "| ");
-					md_code(out, row->metric);
-					strbuf_addstr(out, " | ");
-					md_escape(out, n.buf);
-					strbuf_addstr(out, " | ");
-					step_change(&row->steps[s], &cell);
-					md_escape(out, cell.buf);
-					strbuf_addstr(out, " | ");
-					strbuf_reset(&cell);
-					step_q(&row->steps[s], &cell);
-					strbuf_addstr(out, cell.buf);
-					strbuf_addf(out, " | %s |\n", step_state_name(row->steps[s].state));
-				}
-			}
-		}
-	}
+	format_styled(c, &md_style, out);
 }
 
 /* ---- JSON ---- */
