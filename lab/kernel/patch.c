@@ -111,6 +111,7 @@ int patch_load(const char *path, struct patch **ret, struct diags *d)
 	unsigned lineno = 0;
 	struct pos pos = { .file = path };
 	char *pending_old = NULL;
+	bool folded = false, continues; /* the line before was the subject's; this one goes on with it */
 	int r = strbuf_read_file(&sb, path, 64 << 20);
 
 	if (r < 0) {
@@ -127,9 +128,20 @@ int patch_load(const char *path, struct patch **ret, struct diags *d)
 
 		next = nl ? nl + 1 : line + len;
 		lineno++;
-		if (!p->subject && str_startswith(line, "Subject: "))
+		continues = folded && len && (line[0] == ' ' || line[0] == '\t');
+		folded = false;
+		if (!p->subject && str_startswith(line, "Subject: ")) {
 			p->subject = xstrndup(line + 9, len - 9);
-		else if (len > 4 && strneq(line, "--- ", 4)) {
+			folded = true;
+		} else if (continues) {
+			/* a long subject goes on in the next header line (RFC 5322 folding) */
+			char *longer = xasprintf("%s %.*s", p->subject, (int)(len - strspn(line, " \t")),
+						 line + strspn(line, " \t"));
+
+			free(p->subject);
+			p->subject = longer;
+			folded = true;
+		} else if (len > 4 && strneq(line, "--- ", 4)) {
 			free(pending_old);
 			pending_old = strip_prefix(line + 4, len - 4);
 			if (!pending_old)

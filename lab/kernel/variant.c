@@ -37,7 +37,7 @@ static void push_abs(struct strv *v, const char *path)
 	strv_push_take(v, abs ? abs : xstrdup(path));
 }
 
-static int own_patches(const struct spec_kernel *k, struct strv *ret, struct diags *d)
+int kvariant_own_patches(const struct spec_kernel *k, struct strv *ret, struct diags *d)
 {
 	if (k->patches_dir && k->patches.n) {
 		int r = patch_series_list(k->patches.v[0], ret);
@@ -90,7 +90,7 @@ found:
 	for (size_t i = depth; i-- > 0;) {
 		const struct spec_kernel *c = chain[i];
 		struct strv own = STRV_INIT;
-		int r = own_patches(c, &own, d);
+		int r = kvariant_own_patches(c, &own, d);
 
 		if (r < 0) {
 			strv_release(&own);

@@ -22,6 +22,8 @@ struct kvariant {
 
 int kvariant_resolve(const struct spec *s, const char *name, struct kvariant *ret, struct diags *d);
 void kvariant_release(struct kvariant *v);
+/* k's own patch files (not its ancestors'), in series order: a folder's listed. */
+int kvariant_own_patches(const struct spec_kernel *k, struct strv *ret, struct diags *d);
 /* Every buildable name: plain variants, and name@N for each sweep step. */
 void kvariant_names(const struct spec *s, struct strv *ret);
 /* "pcp-auto@3" + hash -> "-lab-pcp-auto.3-1a2b3c4d" (kernel release limits: <= 64 chars, [a-z0-9.-]). */

@@ -8,10 +8,6 @@
 #include "../util/banned.h"
 
 #define NOISY_RSD 20.0
-#define MIN_RUNS 3
-
-/* perf-profile rows: the smallest change in points listed among the changes */
-#define PROFILE_MIN_POINTS 0.1
 
 bool metric_is_percentage(const char *name)
 {
@@ -83,7 +79,7 @@ static void push_value(struct values *vals, double x, const char *boot)
 	vals->v[vals->n++] = x;
 }
 
-static uint64_t seed_of(const char *s)
+uint64_t cmp_seed(const char *s)
 {
 	uint64_t h = 1469598103934665603ULL;
 
@@ -191,7 +187,7 @@ static void delta(const struct decide_params *dp, const struct values *a, const 
 	d->e.change = d->e.lo = d->e.hi = d->e.mde = d->e.p = NAN;
 	if (!d->have)
 		return;
-	decide_effect(&x, &y, metric_is_percentage(metric), dp->method, dp->alpha, dp->power, seed_of(metric), &d->e);
+	decide_effect(&x, &y, metric_is_percentage(metric), dp->method, dp->alpha, dp->power, cmp_seed(metric), &d->e);
 	d->separate = stats_ranges_separate(sa, sb);
 }
 
@@ -266,10 +262,10 @@ static void flag_rows(struct comparison *c)
 				struct cmp_delta *d = &row->d[v];
 
 				d->q = q[k++];
-				/* a profile share moves in steps of one sample: under PROFILE_MIN_POINTS it is not listed */
-				d->flagged = !isnan(d->q) && d->q <= c->rs->decide.q && d->e.runs[0] >= MIN_RUNS &&
-					     d->e.runs[1] >= MIN_RUNS &&
-					     (!str_startswith(row->metric, "perf-profile.") || fabs(d->e.change) >= PROFILE_MIN_POINTS);
+				/* a profile share moves in steps of one sample: under CMP_PROFILE_MIN_POINTS it is not listed */
+				d->flagged = !isnan(d->q) && d->q <= c->rs->decide.q && d->e.runs[0] >= CMP_MIN_RUNS &&
+					     d->e.runs[1] >= CMP_MIN_RUNS &&
+					     (!str_startswith(row->metric, "perf-profile.") || fabs(d->e.change) >= CMP_PROFILE_MIN_POINTS);
 				row->flagged |= d->flagged;
 			}
 		g_nv = c->nvariants;
@@ -371,12 +367,12 @@ static void judge(struct comparison *c, const struct cmp_group *g, const struct 
 	look_of(dp, &d->e, &out->look, &out->looks);
 	out->alpha = decide_look_alpha(dp->alpha, out->look, out->looks);
 	/* declared: judged at its own alpha and statistic */
-	decide_effect(&a, &b, d->e.points, out->method, out->alpha, dp->power, seed_of(e->metric), &d->e);
+	decide_effect(&a, &b, d->e.points, out->method, out->alpha, dp->power, cmp_seed(e->metric), &d->e);
 	out->d = d;
 	out->na = d->e.runs[0];
 	out->nb = d->e.runs[1];
-	if (out->na < MIN_RUNS || out->nb < MIN_RUNS) {
-		out->why = xasprintf("%zu and %zu runs: fewer than %d a side", out->na, out->nb, MIN_RUNS);
+	if (out->na < CMP_MIN_RUNS || out->nb < CMP_MIN_RUNS) {
+		out->why = xasprintf("%zu and %zu runs: fewer than %d a side", out->na, out->nb, CMP_MIN_RUNS);
 		return;
 	}
 	want = e->has_effect ? e->effect * 100 : (e->dir == DIR_UNCHANGED ? 1.0 : 0);
@@ -524,6 +520,13 @@ void comparison_free(struct comparison *c)
 	free(c->obs);
 	free(c->groups);
 	free(c);
+}
+
+void cmp_row_side(const struct cmp_row *r, size_t v, struct side *ret)
+{
+	const struct values *raw = r->raw;
+
+	*ret = (struct side){ .v = raw[v].v, .boot = raw[v].boot, .n = raw[v].n };
 }
 
 bool cmp_is_expected(const struct comparison *c, const struct cmp_group *g, const char *metric)

@@ -75,12 +75,21 @@ struct comparison {
 	size_t nobs, oalloc;
 };
 
+/* A row needs this many runs a side to be listed as a change. */
+#define CMP_MIN_RUNS 3
+/* perf-profile rows: the smallest change in points listed among the changes */
+#define CMP_PROFILE_MIN_POINTS 0.1
+
 /* At the result set's decide parameters. Never fails; missing data shows as inconclusive. */
 struct comparison *compare_build(const struct result_set *rs);
 void comparison_free(struct comparison *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct comparison *, comparison_free)
 #define _cleanup_comparison_ _cleanup_(comparison_freep)
 
+/* A row's values of variant v and the boots they came from (borrowed from the row). */
+void cmp_row_side(const struct cmp_row *r, size_t v, struct side *ret);
+/* The decision engine's seed for a metric: the same figures every time. */
+uint64_t cmp_seed(const char *metric);
 const char *obs_state_name(enum obs_state s); /* "holds", "FAILS", "missing" */
 /* Whether an expectation names metric in group g. */
 bool cmp_is_expected(const struct comparison *c, const struct cmp_group *g, const char *metric);

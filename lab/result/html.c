@@ -10,6 +10,7 @@
 #include <string.h>
 #include "../util/alloc.h"
 #include "../util/xml.h"
+#include "attrib.h"
 #include "report.h"
 #include "../util/banned.h"
 
@@ -388,6 +389,7 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 	observations_html(&x, c);
 	for (size_t gi = 0; gi < c->ngroups; gi++)
 		group_html(&x, c, &c->groups[gi], o);
+	attrib_format_html(c, &x);
 	xml_close(&x); /* body */
 	xml_close(&x); /* html */
 	strbuf_addch(out, '\n');

@@ -4,6 +4,7 @@
 #include "../util/alloc.h"
 #include "../util/escape.h"
 #include "../util/json.h"
+#include "attrib.h"
 #include "report.h"
 #include "../util/banned.h"
 
@@ -93,16 +94,18 @@ static void fmt_basis(struct strbuf *out, const struct cmp_row *r, size_t nv)
 		strbuf_addch(out, ')');
 }
 
-/* Words of s in lines of at most width columns (a longer word alone). */
-static void wrap(struct strbuf *out, const char *s, size_t width)
+void report_wrap(struct strbuf *out, const char *s, size_t width, const char *indent)
 {
 	size_t col = 0;
 
 	while (*s) {
 		size_t n = strcspn(s, " ");
 
+		if (!col)
+			strbuf_addstr(out, indent);
 		if (col && col + 1 + n > width) {
 			strbuf_addch(out, '\n');
+			strbuf_addstr(out, indent);
 			col = 0;
 		} else if (col) {
 			strbuf_addch(out, ' ');
@@ -159,8 +162,8 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 	const char *notes[REPORT_MAX_NOTES];
 
 	for (size_t i = 0, n = report_notes(rs, notes); i < n; i++)
-		wrap(out, notes[i], 100);
-	wrap(out, legend, 100);
+		report_wrap(out, notes[i], 100, "");
+	report_wrap(out, legend, 100, "");
 }
 
 
@@ -496,6 +499,7 @@ void report_format_text(const struct comparison *c, const struct report_opts *o,
 		group_text(c, &c->groups[g], o, out);
 	verdicts_text(c, out);
 	observations_text(c, out);
+	attrib_format_text(c, out);
 	failed_runs_text(c->rs, out);
 }
 
@@ -633,6 +637,7 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 	observations_md(c, out);
 	for (size_t g = 0; g < c->ngroups; g++)
 		group_md(c, &c->groups[g], o, out);
+	attrib_format_md(c, out);
 }
 
 static void json_stats(struct json *j, const struct sample_stats *s)
@@ -839,6 +844,7 @@ void report_format_json(const struct comparison *c, struct strbuf *out)
 	for (size_t i = 0; i < c->nobs; i++)
 		json_observation(&j, &c->obs[i]);
 	json_array_end(&j);
+	attrib_format_json(c, &j);
 	json_object_end(&j);
 	json_finish(&j);
 }

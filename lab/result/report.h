@@ -40,6 +40,8 @@ void report_observation_seen(const struct cmp_observation *x, struct strbuf *out
  * icount), instruction counts (insn.*). Returns how many notes it set. */
 #define REPORT_MAX_NOTES 2
 size_t report_notes(const struct result_set *rs, const char *notes[REPORT_MAX_NOTES]);
+/* Words of s in lines of at most width columns after indent (a longer word alone). */
+void report_wrap(struct strbuf *out, const char *s, size_t width, const char *indent);
 /* How the rows were decided, in one paragraph (the reports' legend). */
 char *report_legend(const struct comparison *c);
 /* A verdict's statistic, level and look, boots x runs and variance parts a side. */

@@ -68,9 +68,69 @@ void result_set_free(struct result_set *rs)
 		strv_release(&rs->observe[i].kernels);
 	}
 	free(rs->observe);
+	for (size_t i = 0; i < rs->nseries; i++) {
+		struct result_series *x = &rs->series[i];
+
+		free(x->kernel);
+		strv_release(&x->chain);
+		free(x->steps);
+		for (size_t k = 0; k < x->npatches; k++)
+			free(x->patches[k].subject);
+		free(x->patches);
+	}
+	free(rs->series);
 	free(rs->id);
 	free(rs->experiment);
 	free(rs);
+}
+
+struct result_series *result_add_series(struct result_set *rs, const char *kernel)
+{
+	struct result_series *s;
+
+	rs->series = xrealloc(rs->series, (rs->nseries + 1) * sizeof(*rs->series));
+	s = &rs->series[rs->nseries++];
+	memset(s, 0, sizeof(*s));
+	s->kernel = xstrdup(kernel);
+	return s;
+}
+
+void result_series_add_step(struct result_series *s, const char *variant, unsigned step)
+{
+	s->steps = xrealloc(s->steps, (s->chain.n + 1) * sizeof(*s->steps));
+	s->steps[s->chain.n] = step;
+	strv_push(&s->chain, variant);
+}
+
+void result_series_add_patch(struct result_series *s, unsigned number, const char *subject)
+{
+	s->patches = xrealloc(s->patches, (s->npatches + 1) * sizeof(*s->patches));
+	s->patches[s->npatches].number = number;
+	s->patches[s->npatches++].subject = xstrdup(subject);
+}
+
+const char *result_series_subject(const struct result_series *s, unsigned number)
+{
+	for (size_t i = 0; i < s->npatches; i++)
+		if (s->patches[i].number == number)
+			return s->patches[i].subject;
+	return NULL;
+}
+
+unsigned result_series_step_of(const char *kernel, const char *variant)
+{
+	size_t n = strlen(kernel);
+	unsigned long v = 0;
+	const char *p;
+
+	if (strncmp(variant, kernel, n) || variant[n] != '@' || !variant[n + 1] || variant[n + 1] == '0')
+		return 0;
+	for (p = variant + n + 1; *p; p++) {
+		if (*p < '0' || *p > '9' || v > 100000)
+			return 0;
+		v = v * 10 + (unsigned long)(*p - '0');
+	}
+	return (unsigned)v;
 }
 
 static const char *const rel_names[] = { "==", "<", "<=", ">", ">=", "higher", "lower", "differs", "same" };

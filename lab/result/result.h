@@ -62,6 +62,22 @@ struct result_observe {
 	char *says;
 };
 
+/* A patch series swept over its prefixes (lab.yaml sweep:), as the run
+ * stores it: the variants it orders (the series' `from` when compared, then
+ * NAME@k1 < NAME@k2 ...), and each patch's number and subject line. */
+struct result_patch {
+	unsigned number; /* 1-based, in the series' order */
+	char *subject;
+};
+
+struct result_series {
+	char *kernel;      /* the swept kernel: "pcp-auto" */
+	struct strv chain; /* variants, in the series' order */
+	unsigned *steps;   /* per chain entry: the patches it applies (0: the `from` variant) */
+	struct result_patch *patches; /* by number, rising */
+	size_t npatches;
+};
+
 struct result_set {
 	char *id;         /* the lab run id */
 	char *experiment;
@@ -75,6 +91,8 @@ struct result_set {
 	size_t nobserve;
 	struct decide_params decide;
 	bool icount; /* the guests' clock counted instructions (topology timing: icount) */
+	struct result_series *series; /* none in runs stored before series were recorded */
+	size_t nseries;
 	/* every metric name once: a thousand runs of the same 500 metrics keep 500 strings */
 	struct strv names;
 	struct strmap name_index;
@@ -96,6 +114,15 @@ void result_add_expect(struct result_set *rs, size_t job, const char *metric, en
 		       double effect, bool has_effect);
 void result_add_observe(struct result_set *rs, const char *metric, enum observe_rel rel, double value,
 			const struct strv *kernels, const char *says);
+struct result_series *result_add_series(struct result_set *rs, const char *kernel);
+/* The chain's next variant, `step` patches of the series applied (0: its `from`). */
+void result_series_add_step(struct result_series *s, const char *variant, unsigned step);
+void result_series_add_patch(struct result_series *s, unsigned number, const char *subject);
+/* Patch `number`'s subject, NULL when the series does not say. */
+const char *result_series_subject(const struct result_series *s, unsigned number);
+/* "pcp-auto@3": 3; 0 when the name is not a step of `kernel`. */
+unsigned result_series_step_of(const char *kernel, const char *variant);
+
 /* "== 0", "> 1.5", "higher than the baseline" */
 char *observe_describe(const struct result_observe *o);
 /* "==" ... ">=", "higher", "lower", "differs", "same"; parses back with observe_rel_from_name */

@@ -24,6 +24,7 @@
 #include "index.h"
 #include "pool.h"
 #include "runner.h"
+#include "series.h"
 #include "store.h"
 #include "../util/banned.h"
 
@@ -113,6 +114,7 @@ static struct result_set *pending_set(const struct spec *s, const struct spec_ex
 			result_add_run(rs, pr->id, pr->kernel, g, pr->job, pr->repeat);
 	}
 	pending_expectations(rs, e);
+	run_series_record(rs, s);
 	{
 		const struct spec_topology *t = spec_find_topology(s, e->topology.name);
 
@@ -537,6 +539,9 @@ static void sequential_end(struct engine *x, struct seq_policy *sp)
 		engine_emit_text(x, ENGINE_EV_NOTE,
 				 "repeat: auto: look %u found the boots' means varying more between boots than within; "
 				 "boots from boot %u on ran each variant and workload once", sp->one_run_a_boot, sp->cut_from);
+	if (sp->kept_by)
+		engine_emit_text(x, ENGINE_EV_NOTE, "repeat: auto: look %u went on for the series: %s%s", sp->kept_by_look,
+				 sp->kept_by, sp->kept_by_series_only ? " (every declared verdict was decided)" : "");
 	if (sp->stop != SEQ_RUNNING)
 		engine_emit_text(x, ENGINE_EV_NOTE,
 				 "repeat: auto: stopped before boot %u of each variant after %u look%s: %s; %zu planned "

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <math.h>
 #include <string.h>
+#include "../result/attrib.h"
 #include "../result/compare.h"
 #include "../util/alloc.h"
 #include "../util/clock.h"
@@ -82,31 +83,61 @@ static size_t runs_ended(const struct result_set *rs)
 	return most;
 }
 
+/* The variance parts of an undecided effect, summed over its sides. */
+static void add_parts(const struct effect *e, double *between, double *within)
+{
+	for (int side = 0; e && side < 2; side++) {
+		double m = e->boots[side] ? (double)e->runs[side] / (double)e->boots[side] : 1;
+
+		if (isnan(e->cv_between[side]) || isnan(e->cv_within[side]))
+			continue;
+		*between += e->cv_between[side] * e->cv_between[side];
+		*within += e->cv_within[side] * e->cv_within[side] / m;
+	}
+}
+
 /*
- * Every declared expectation has a verdict that is not inconclusive? And,
- * for the ones that do not, whether the boots' means vary more between
- * boots than a boot's runs make them vary (then a run a boot buys more).
+ * Every declared expectation has a verdict that is not inconclusive, and
+ * no declared metric has an undecided step of a swept series' chain? For
+ * the ones that do not, whether the boots' means vary more between boots
+ * than a boot's runs make them vary (then a run a boot buys more). The
+ * first undecided step goes to p->kept_by.
  */
-static bool all_decided(const struct result_set *rs, bool *between_dominates)
+static bool all_decided(struct seq_policy *p, const struct result_set *rs, bool *between_dominates)
 {
 	_cleanup_comparison_ struct comparison *c = compare_build(rs);
 	double between = 0, within = 0;
-	bool all = true;
+	bool all = true, verdicts = true, said = false;
 
 	for (size_t k = 0; k < c->nverdicts; k++) {
-		const struct effect *e = c->verdicts[k].d ? &c->verdicts[k].d->e : NULL;
-
 		if (verdict_decided(c->verdicts[k].v))
 			continue;
-		all = false;
-		for (int side = 0; e && side < 2; side++) {
-			double m = e->boots[side] ? (double)e->runs[side] / (double)e->boots[side] : 1;
+		all = verdicts = false;
+		add_parts(c->verdicts[k].d ? &c->verdicts[k].d->e : NULL, &between, &within);
+	}
+	for (size_t i = 0; i < rs->nseries; i++) {
+		_cleanup_attribution_ struct attribution *a = attrib_build(c, &rs->series[i]);
+		const struct attrib_row *row;
+		size_t step;
 
-			if (isnan(e->cv_between[side]) || isnan(e->cv_within[side]))
-				continue;
-			between += e->cv_between[side] * e->cv_between[side];
-			within += e->cv_within[side] * e->cv_within[side] / m;
+		if (!attrib_undecided(a, &row, &step))
+			continue;
+		if (!said) {
+			_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+			attrib_step_name(a, step, &sb);
+			free(p->kept_by);
+			p->kept_by = xasprintf("%s [%s] undecided at step %s of %s", row->metric, row->group, sb.buf,
+					       rs->series[i].kernel);
+			p->kept_by_look = p->looks;
+			p->kept_by_series_only = verdicts;
+			said = true;
 		}
+		all = false;
+		for (size_t r = 0; r < a->nrows; r++)
+			for (size_t s = 0; a->rows[r].declared && s + 1 < a->nchain; s++)
+				if (a->rows[r].steps[s].state == STEP_UNDECIDED && a->rows[r].steps[s].have)
+					add_parts(&a->rows[r].steps[s].e, &between, &within);
 	}
 	*between_dominates = between > 0 && between >= within;
 	return all;
@@ -122,7 +153,7 @@ static enum seq_stop judge_boot(struct seq_policy *p, const struct engine_view *
 	if (p->deadline > 0 && (p->clock ? p->clock() : now_sec()) >= p->deadline)
 		return SEQ_BUDGET_TIME;
 	p->looks++;
-	if (all_decided(v->rs, &dominates))
+	if (all_decided(p, v->rs, &dominates))
 		return SEQ_DECIDED;
 	/* from now on a boot's first run of each variant and workload only: more boots for the time */
 	if (dominates && !p->one_run_a_boot)
@@ -219,6 +250,8 @@ void seq_policy_release(struct seq_policy *p)
 	free(p->started);
 	p->started = NULL;
 	p->nstarted = 0;
+	free(p->kept_by);
+	p->kept_by = NULL;
 }
 
 const char *seq_stop_describe(enum seq_stop s)

@@ -71,6 +71,9 @@ extern const struct run_policy_ops run_policy_fixed_ops;
  * expectations' boot means vary more between boots than within (the
  * between-boot part of their variance is the larger), the boots from then
  * on run each variant and workload once: the time goes to more boots.
+ * A run that sweeps a series (result_set.series) is decided only when no
+ * declared metric has an undecided step of its chain (attrib.h): the sweep
+ * adds boots where a step is undecided, and says which step kept it going.
  */
 enum seq_stop { SEQ_RUNNING, SEQ_DECIDED, SEQ_BUDGET_RUNS, SEQ_BUDGET_TIME };
 
@@ -89,6 +92,11 @@ struct seq_policy {
 	bool *skip;              /* per run: planned, not needed (a boot of one run a variant) */
 	size_t nskip;
 	double (*clock)(void); /* now_sec; tests set their own */
+	/* the last look that went on for a series' undecided step: "metric [group] undecided at step
+	 * @3->@5 of pcp-auto" (NULL: none), its look, and whether every verdict was decided then */
+	char *kept_by;
+	unsigned kept_by_look;
+	bool kept_by_series_only;
 };
 
 extern const struct run_policy_ops run_policy_sequential_ops;

@@ -181,6 +181,33 @@ static void observe_json(struct json *j, const struct result_set *rs)
 	json_array_end(j);
 }
 
+/* Only when the run has a series: a run without one writes what it always did. */
+static void series_json(struct json *j, const struct result_set *rs)
+{
+	if (!rs->nseries)
+		return;
+	json_key(j, "series");
+	json_array_begin(j);
+	for (size_t i = 0; i < rs->nseries; i++) {
+		const struct result_series *x = &rs->series[i];
+
+		json_object_begin(j);
+		json_kv_string(j, "kernel", x->kernel);
+		json_strv(j, "chain", &x->chain);
+		json_key(j, "patches");
+		json_array_begin(j);
+		for (size_t k = 0; k < x->npatches; k++) {
+			json_object_begin(j);
+			json_kv_int(j, "number", x->patches[k].number);
+			json_kv_string(j, "subject", x->patches[k].subject);
+			json_object_end(j);
+		}
+		json_array_end(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
 void store_format(const struct result_set *rs, struct strbuf *out)
 {
 	struct json j;
@@ -195,6 +222,7 @@ void store_format(const struct result_set *rs, struct strbuf *out)
 	decide_json(&j, &rs->decide);
 	expect_json(&j, rs);
 	observe_json(&j, rs);
+	series_json(&j, rs);
 	runs_json(&j, rs);
 	json_object_end(&j);
 	json_finish(&j);
@@ -556,6 +584,72 @@ static int read_observe(struct rd *x, struct result_set *rs, const struct json_d
 	return 0;
 }
 
+/* One series: its chain orders compared variants (the first may be its
+ * `from`, then the kernel's steps, rising), its patches rise from 1. */
+static int read_one_series(struct rd *x, struct result_set *rs, const struct json_doc *o)
+{
+	static const char *const known[] = { "kernel", "chain", "patches", NULL };
+	static const char *const pknown[] = { "number", "subject", NULL };
+	_cleanup_strv_ struct strv chain = STRV_INIT;
+	const struct json_doc *pa;
+	const char *kernel = NULL;
+	struct result_series *s;
+	unsigned last = 0;
+
+	if (object(x, o, known) < 0 || member_string(x, o, "kernel", false, &kernel) < 0 ||
+	    strings(x, o, "chain", true, true, &chain) < 0 || member(x, o, "patches", JSON_DOC_ARRAY, false, &pa) < 0)
+		return -EINVAL;
+	if (!str_is_variant_name(kernel) || strchr(kernel, '@'))
+		return bad(x, "'%s' is not a kernel name", kernel);
+	if (chain.n < 2)
+		return bad(x, "a chain of %zu variants: a series orders 2 or more", chain.n);
+	for (size_t i = 0; i < chain.n; i++) {
+		unsigned k = result_series_step_of(kernel, chain.v[i]);
+
+		if (strv_index(&rs->variants, chain.v[i]) < 0)
+			return bad(x, "chain[%zu]: '%s' is not one of the run's variants", i, chain.v[i]);
+		if (i && !k)
+			return bad(x, "chain[%zu]: '%s' is not a step of '%s'", i, chain.v[i], kernel);
+		if (i && k <= last)
+			return bad(x, "chain[%zu]: step %u after step %u: steps rise", i, k, last);
+		last = k;
+	}
+	s = result_add_series(rs, kernel);
+	for (size_t i = 0; i < chain.n; i++)
+		result_series_add_step(s, chain.v[i], result_series_step_of(kernel, chain.v[i]));
+	last = 0;
+	for (size_t i = 0; i < json_doc_array_size(pa); i++) {
+		const struct json_doc *p = json_doc_array_get(pa, i);
+		unsigned long long n = 0;
+		const char *subject = NULL;
+
+		if (object(x, p, pknown) < 0 || member_uint(x, p, "number", 999, &n) < 0 ||
+		    member_string(x, p, "subject", false, &subject) < 0)
+			return -EINVAL;
+		if (n <= last)
+			return bad(x, "patches[%zu]: number %llu after %u: numbers rise from 1", i, n, last);
+		last = (unsigned)n;
+		result_series_add_patch(s, last, subject);
+	}
+	return 0;
+}
+
+/* "series": absent in runs stored before series were recorded, and in runs without one. */
+static int read_series(struct rd *x, struct result_set *rs, const struct json_doc *top)
+{
+	const struct json_doc *a;
+
+	if (!json_doc_get(top, "series"))
+		return 0;
+	if (member(x, top, "series", JSON_DOC_ARRAY, false, &a) < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < json_doc_array_size(a); i++)
+		if (read_one_series(x, rs, element(x, a, "series", i)) < 0)
+			return -EINVAL;
+	*x->where = '\0';
+	return 0;
+}
+
 /* The arrays of objects: expect, observe, runs (after variants: runs are checked against them). */
 static int read_lists(struct rd *x, struct result_set *rs, const struct json_doc *top)
 {
@@ -583,7 +677,7 @@ int store_parse(const char *id, const char *text, size_t len, const char *file, 
 		struct diags *d)
 {
 	static const char *const known[] = { "format", "experiment", "variants", "mechanism", "timing", "decide",
-					     "expect", "observe", "runs", NULL };
+					     "expect", "observe", "series", "runs", NULL };
 	static const char *const timings[] = { "host", "icount" };
 	_cleanup_json_doc_ struct json_doc *doc = NULL;
 	_cleanup_result_set_ struct result_set *rs = NULL;
@@ -615,7 +709,7 @@ int store_parse(const char *id, const char *text, size_t len, const char *file, 
 	rs->icount = timing == 1;
 	if (strings(&x, doc, "variants", true, true, &rs->variants) < 0 ||
 	    strings(&x, doc, "mechanism", false, false, &rs->mechanism) < 0 || read_decide(&x, rs, doc) < 0 ||
-	    read_lists(&x, rs, doc) < 0)
+	    read_series(&x, rs, doc) < 0 || read_lists(&x, rs, doc) < 0)
 		return -EINVAL;
 	*ret = TAKE_PTR(rs);
 	return 0;

@@ -24,14 +24,17 @@
  *                 (or "decrease", "unchanged"), "effect": 0.02 or null}],
  *     "observe": [{"metric": "...", "rel": ">=" (observe_rel_name), "value": 1.5,
  *                  "kernels": ["base"] ([]: every kernel), "says": "..." or null}],
+ *     "series": [{"kernel": "pcp-auto",             a swept series' order (absent: none)
+ *                 "chain": ["base", "pcp-auto@1", ...],   its `from`, then steps, rising
+ *                 "patches": [{"number": 1, "subject": "mm: ..."}]}],
  *     "runs": [{"id": "tg-load-avg.0001", "status": "pending" | "ok" | "failed",
  *               "variant": "base", "job": 0, "repeat": 1, "group": "pg-sysbench threads=100%",
  *               "release": "6.1.192-lab-base-1" or null, "error": "..." or null,
  *               "boot": "tg-load-avg.b1" or null, "boot_pos": 1 (0: unknown),
  *               "guest": "lab-base-0" or null}] }
  *
- * Every member is required (null where shown) but timing, which runs
- * stored before it was recorded lack; an unknown member, a
+ * Every member is required (null where shown) but timing and series,
+ * which runs stored before they were recorded lack; an unknown member, a
  * missing one or one of another type is an error naming the file (and the
  * line and column of a syntax error), and the element ("runs[3]").
  *

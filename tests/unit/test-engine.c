@@ -14,6 +14,7 @@
 #include "run/catalogue.h"
 #include "run/engine-priv.h"
 #include "run/pool.h"
+#include "run/series.h"
 #include "run/store.h"
 #include "util/alloc.h"
 #include "util/fs.h"
@@ -177,27 +178,30 @@ static void test_policy_adds_a_repeat(void **state)
 struct seqfix {
 	struct result_set *rs;
 	struct plan plan;
-	struct plan_run pr[16];
-	char ids[16][16];
+	struct plan_run pr[24];
+	char ids[24][32];
 	struct spec_experiment e;
 	struct engine x;
 	struct seq_policy sp;
+	const double *ratios; /* per variant, NULL: base 100, the other 100 * ratio */
 };
 
-static void seqfix_init(struct seqfix *f, unsigned max_runs)
+static const char *const two_kernels[] = { "base", "patched" };
+
+/* nv kernels (the first the baseline), A B C in odd boots, C B A in even ones. */
+static void seqfix_init_kernels(struct seqfix *f, unsigned max_runs, const char *const *kernels, size_t nv)
 {
 	memset(f, 0, sizeof(*f));
 	f->rs = result_set_new("20260101-000000-abcd", "exp");
 	f->rs->decide.sequential = true;
 	f->rs->decide.min_boots = 2;
 	f->rs->decide.max_boots = 4;
-	strv_push(&f->rs->variants, "base");
-	strv_push(&f->rs->variants, "patched");
+	for (size_t v = 0; v < nv; v++)
+		strv_push(&f->rs->variants, kernels[v]);
 	result_add_expect(f->rs, 0, "m", DIR_INCREASE, 0.05, true);
-	for (size_t i = 0; i < 16; i++) {
-		unsigned rep = (unsigned)(i / 2 + 1), boot = (rep - 1) / 2 + 1;
-		/* A B in odd boots, B A in even ones */
-		const char *v = (i % 2 == 0) == (boot % 2 == 1) ? "base" : "patched";
+	for (size_t i = 0; i < 8 * nv; i++) {
+		unsigned rep = (unsigned)(i / nv + 1), boot = (rep - 1) / 2 + 1;
+		const char *v = kernels[boot % 2 == 1 ? i % nv : nv - 1 - i % nv];
 
 		snprintf(f->ids[i], sizeof(f->ids[i]), "exp.%04zu", i + 1);
 		result_add_run(f->rs, f->ids[i], v, "w", 0, rep);
@@ -205,7 +209,7 @@ static void seqfix_init(struct seqfix *f, unsigned max_runs)
 					      .topology = "t", .host = "local", .workload = "w", .repeat = rep,
 					      .boot = boot };
 	}
-	f->plan = (struct plan){ .runs = f->pr, .n = 16 };
+	f->plan = (struct plan){ .runs = f->pr, .n = 8 * nv };
 	f->e.boot = BOOT_ONCE;
 	f->x.e = &f->e;
 	f->x.rs = f->rs;
@@ -214,6 +218,11 @@ static void seqfix_init(struct seqfix *f, unsigned max_runs)
 	f->x.policy = (struct run_policy){ .ops = &run_policy_sequential_ops, .data = &f->sp };
 	engine_sched_init(&f->x);
 	engine_make_groups(&f->x);
+}
+
+static void seqfix_init(struct seqfix *f, unsigned max_runs)
+{
+	seqfix_init_kernels(f, max_runs, two_kernels, 2);
 }
 
 /* Serves every group in order: base about 100, patched 100 * ratio, runs +- spread and each
@@ -232,7 +241,10 @@ static size_t seqfix_serve_shift(struct seqfix *f, double ratio, double spread, 
 
 			r->status = RUN_OK;
 			r->boot = xstrdup(boot);
-			result_add_metric(r, "m", (streq(r->variant, "base") ? 100 : 100 * ratio) + noise);
+			double mean = f->ratios ? 100 * f->ratios[strv_index(&f->rs->variants, r->variant)]
+						: streq(r->variant, "base") ? 100 : 100 * ratio;
+
+			result_add_metric(r, "m", mean + noise);
 		}
 		ran += k > 0;
 		runs += k;
@@ -329,6 +341,113 @@ static void test_sequential_prefers_boots(void **state)
 		skipped += seq_policy_skipped(&f.sp, i);
 	assert_int_equal(skipped, 4);
 	seqfix_release(&f);
+}
+
+/*
+ * A sweep base -> p@1 -> p@2 (400, 1200, 1240; runs +-5, boots drifting):
+ * both verdicts against the baseline (+200%, +210%) are decided after 2
+ * boots, the step @1->@2 (+3.3%) is neither a change nor inside ±5% yet:
+ * with the series recorded the policy goes on for it and says which step;
+ * without, it stops as before.
+ */
+static void test_sequential_goes_on_for_a_step(void **state)
+{
+	static const char *const kernels[] = { "base", "p@1", "p@2" };
+	static const double ratios[] = { 4.0, 12.0, 12.4 };
+	struct seqfix f;
+	struct result_series *x;
+
+	(void)state;
+	seqfix_init_kernels(&f, 0, kernels, 3);
+	f.ratios = ratios;
+	assert_int_equal(seqfix_serve(&f, 0, 5), 6);
+	assert_int_equal(f.sp.stop, SEQ_DECIDED);
+	assert_int_equal(f.sp.stop_boot, 3);
+	assert_null(f.sp.kept_by);
+	seqfix_release(&f);
+
+	seqfix_init_kernels(&f, 0, kernels, 3);
+	f.ratios = ratios;
+	x = result_add_series(f.rs, "p");
+	for (size_t v = 0; v < 3; v++)
+		result_series_add_step(x, kernels[v], (unsigned)v);
+	assert_int_equal(seqfix_serve(&f, 0, 5), 9);
+	assert_int_equal(f.sp.stop, SEQ_DECIDED);
+	assert_int_equal(f.sp.stop_boot, 4);
+	assert_int_equal(f.sp.looks, 2);
+	assert_non_null(f.sp.kept_by);
+	assert_string_equal(f.sp.kept_by, "m [w] undecided at step @1->@2 of p");
+	assert_int_equal(f.sp.kept_by_look, 1);
+	assert_true(f.sp.kept_by_series_only);
+	seqfix_release(&f);
+}
+
+/*
+ * The series a run records: an experiment listing a swept kernel (its
+ * steps expanded) or some of its steps, with and without its `from`; the
+ * subjects are the real patch files' (run from the source tree).
+ */
+static void test_series_recorded(void **state)
+{
+	static const char yaml[] =
+		"version: 1\n"
+		"kernels:\n"
+		"  base: {}\n"
+		"  pcp: {from: base, sweep: [1, 3], patches: [\n"
+		"    kernels/patches/mm-pcp-high-auto-tuning/0001-mm-pcp-avoid-to-drain-PCP-when-process-exit.patch,\n"
+		"    kernels/patches/mm-pcp-high-auto-tuning/0002-cacheinfo-calculate-size-of-per-CPU-data-cache-slice.patch,\n"
+		"    kernels/patches/mm-pcp-high-auto-tuning/0003-mm-pcp-reduce-lock-contention-for-draining-high-orde.patch]}\n"
+		"  other: {from: base, patches: [x.patch]}\n"
+		"topologies: {t: {memory: 1G}}\n"
+		"images: {i: {recipe: r}}\n"
+		"experiments:\n"
+		"  e: {kernels: [base, pcp], topology: t, image: i, repeat: 1, workloads: [w]}\n";
+	static const struct spec_load_opts memonly = { .no_include = true, .no_filesystem = true };
+	struct diags d = { 0 };
+	struct spec *s = NULL;
+	struct result_set *rs;
+
+	(void)state;
+	assert_int_equal(spec_load_buffer("t.yaml", yaml, strlen(yaml), &memonly, &s, &d), 0);
+	/* base, pcp@1, pcp@3: the chain from base, patches 1-3 with their subjects */
+	rs = result_set_new("20260101-000000-abcd", "e");
+	strv_push(&rs->variants, "base");
+	strv_push(&rs->variants, "pcp@1");
+	strv_push(&rs->variants, "pcp@3");
+	strv_push(&rs->variants, "other");
+	run_series_record(rs, s);
+	assert_int_equal(rs->nseries, 1);
+	assert_string_equal(rs->series[0].kernel, "pcp");
+	assert_int_equal(rs->series[0].chain.n, 3);
+	assert_string_equal(rs->series[0].chain.v[0], "base");
+	assert_string_equal(rs->series[0].chain.v[2], "pcp@3");
+	assert_int_equal(rs->series[0].steps[0], 0);
+	assert_int_equal(rs->series[0].steps[2], 3);
+	assert_int_equal(rs->series[0].npatches, 3);
+	assert_string_equal(result_series_subject(&rs->series[0], 1),
+			    "mm, pcp: avoid to drain PCP when process exit");
+	assert_string_equal(result_series_subject(&rs->series[0], 3),
+			    "mm, pcp: reduce lock contention for draining high-order pages");
+	result_set_free(rs);
+	/* steps listed without the from, in another order: the sweep's order, patches up to the last */
+	rs = result_set_new("20260101-000000-abcd", "e");
+	strv_push(&rs->variants, "pcp@3");
+	strv_push(&rs->variants, "pcp@1");
+	run_series_record(rs, s);
+	assert_int_equal(rs->nseries, 1);
+	assert_string_equal(rs->series[0].chain.v[0], "pcp@1");
+	assert_int_equal(rs->series[0].steps[0], 1);
+	assert_int_equal(rs->series[0].npatches, 3);
+	result_set_free(rs);
+	/* one step alone orders nothing */
+	rs = result_set_new("20260101-000000-abcd", "e");
+	strv_push(&rs->variants, "other");
+	strv_push(&rs->variants, "pcp@3");
+	run_series_record(rs, s);
+	assert_int_equal(rs->nseries, 0);
+	result_set_free(rs);
+	spec_free(s);
+	diags_release(&d);
 }
 
 static void test_boots(void **state)
@@ -634,6 +753,8 @@ int main(void)
 		cmocka_unit_test(test_sequential_stops_when_decided),
 		cmocka_unit_test(test_sequential_runs_the_budget),
 		cmocka_unit_test(test_sequential_prefers_boots),
+		cmocka_unit_test(test_sequential_goes_on_for_a_step),
+		cmocka_unit_test(test_series_recorded),
 		cmocka_unit_test(test_boots),
 		cmocka_unit_test(test_boots_resumed),
 		cmocka_unit_test(test_wire_roundtrip),

@@ -3,6 +3,8 @@
  * result sets, and the report formatters against golden files. */
 #include <math.h>
 #include "unit.h"
+#include "util/alloc.h"
+#include "result/attrib.h"
 #include "result/calibrate.h"
 #include "result/compare.h"
 #include "result/report.h"
@@ -376,6 +378,139 @@ static void test_sweep_golden(void **state)
 	result_set_free(rs);
 }
 
+
+/*
+ * A sweep over a series' prefixes (base, pcp@1, pcp@3, pcp@5; 3 boots of 2
+ * runs each): the declared build time falls 6% between @3 and @5 only
+ * (patches 4-5), lock waits fall at patch 1, a memory figure only wobbles.
+ * Each format's section against its golden file; the subjects are the
+ * stored run's (one with characters each format must escape).
+ */
+static struct result_set *attrib_fixture(void)
+{
+	struct result_set *rs = result_set_new("20261202-120000-a77b", "pcp-sweep");
+	static const char *const chain[] = { "base", "pcp@1", "pcp@3", "pcp@5" };
+	static const unsigned steps[] = { 0, 1, 3, 5 };
+	static const double bt[] = { 100, 100, 100, 94 }, lock[] = { 50, 20, 20, 20 };
+	static const double boot_off[] = { -0.3, 0.1, 0.2 }, run_off[] = { -0.1, 0.1 };
+	static const char *const subjects[] = { "mm: add pcp high tuning framework", "mm/page_alloc: batch | *free*",
+						"mm: scale batch by cpus", "mm: tune PCP high automatically",
+						"mm: pcp: drop the \x1b[31mold\x1b[0m knob" };
+	struct result_series *x;
+	int seq = 0;
+
+	for (size_t v = 0; v < ELEMENTSOF(chain); v++)
+		strv_push(&rs->variants, chain[v]);
+	for (unsigned b = 0; b < 3; b++)
+		for (size_t v = 0; v < ELEMENTSOF(chain); v++)
+			for (unsigned k = 0; k < 2; k++) {
+				char id[32], boot[32];
+				struct result_run *r;
+				double noise = boot_off[(b + v) % 3] + run_off[k];
+
+				snprintf(id, sizeof(id), "pcp.%04d", ++seq);
+				snprintf(boot, sizeof(boot), "pcp.b%zu", b * ELEMENTSOF(chain) + v + 1);
+				r = result_add_run(rs, id, chain[v], "kbuild jobs=100%", 0, b * 2 + k + 1);
+				r->status = RUN_OK;
+				r->boot = xstrdup(boot);
+				result_add_metric(r, "kbuild.buildtime_per_iteration", bt[v] * (1 + noise / 100));
+				result_add_metric(r, "lock.contention.rmqueue_bulk.wait_total_ns", lock[v] * (1 + noise / 50));
+				result_add_metric(r, "meminfo.used_kb.max", 1000 + 3 * noise);
+			}
+	result_add_expect(rs, 0, "kbuild.buildtime_per_iteration", DIR_DECREASE, 0.02, true);
+	x = result_add_series(rs, "pcp");
+	for (size_t v = 0; v < ELEMENTSOF(chain); v++)
+		result_series_add_step(x, chain[v], steps[v]);
+	for (unsigned k = 0; k < ELEMENTSOF(subjects); k++)
+		result_series_add_patch(x, k + 1, subjects[k]);
+	return rs;
+}
+
+static void test_attrib_golden(void **state)
+{
+	struct result_set *rs = attrib_fixture();
+	struct report_opts o = { .all = false };
+	struct strbuf t = STRBUF_INIT;
+	struct comparison *c = compare_build(rs);
+	struct attribution *a = attrib_build(c, &rs->series[0]);
+	const struct attrib_row *row = NULL;
+	size_t step = 0;
+
+	(void)state;
+	assert_int_equal(a->nchain, 4);
+	assert_int_equal(a->tests, 9);
+	for (size_t r = 0; r < a->nrows; r++) {
+		const struct attrib_row *x = &a->rows[r];
+
+		if (streq(x->metric, "kbuild.buildtime_per_iteration")) {
+			assert_true(x->declared && x->listed);
+			near(x->mde, 2, 1e-12);
+			assert_int_equal(x->steps[2].state, STEP_CHANGES);
+			assert_int_equal(x->steps[2].mde, STEP_MDE_CLEARS);
+			assert_int_equal(x->steps[0].state, STEP_UNCHANGED);
+			assert_int_equal(x->steps[1].state, STEP_UNCHANGED);
+		} else if (streq(x->metric, "meminfo.used_kb.max")) {
+			/* exploratory and no step moves it: not listed */
+			assert_false(x->listed);
+			for (size_t s = 0; s < 3; s++)
+				assert_int_not_equal(x->steps[s].state, STEP_CHANGES);
+		} else {
+			assert_true(x->listed);
+			assert_int_equal(x->steps[0].state, STEP_CHANGES);
+			/* no mde: a step it does not move stays undecided */
+			assert_int_equal(x->steps[1].state, STEP_UNDECIDED);
+		}
+	}
+	assert_false(attrib_undecided(a, &row, &step));
+	attribution_free(a);
+	report_format_text(c, &o, &t);
+	assert_golden("tests/data/report/attrib.txt", t.buf);
+	assert_non_null(strstr(t.buf, "kbuild.buildtime_per_iteration: -6.0% ["));
+	assert_non_null(strstr(t.buf, "between @3 and @5 (q="));
+	assert_null(strchr(t.buf, '\x1b'));
+	strbuf_reset(&t);
+	report_format_md(c, &o, &t);
+	assert_golden("tests/data/report/attrib.md", t.buf);
+	strbuf_reset(&t);
+	report_format_json(c, &t);
+	assert_golden("tests/data/report/attrib.json", t.buf);
+	strbuf_reset(&t);
+	report_format_html(c, &o, &t);
+	assert_golden("tests/data/report/attrib.html", t.buf);
+	strbuf_release(&t);
+	comparison_free(c);
+	result_set_free(rs);
+}
+
+/* A run without a series has no section: the reports are what they were. */
+static void test_attrib_absent(void **state)
+{
+	struct result_set *rs = attrib_fixture();
+	struct report_opts o = { .all = true };
+	struct strbuf t = STRBUF_INIT;
+	struct comparison *c;
+
+	(void)state;
+	/* a chain with one compared variant orders nothing */
+	strv_release(&rs->series[0].chain);
+	strv_push(&rs->series[0].chain, "base");
+	strv_push(&rs->series[0].chain, "pcp@9");
+	c = compare_build(rs);
+	{
+		_cleanup_attribution_ struct attribution *a = attrib_build(c, &rs->series[0]);
+
+		assert_int_equal(a->nchain, 0);
+	}
+	report_format_text(c, &o, &t);
+	report_format_md(c, &o, &t);
+	report_format_json(c, &t);
+	report_format_html(c, &o, &t);
+	assert_null(strstr(t.buf, "ttribution"));
+	strbuf_release(&t);
+	comparison_free(c);
+	result_set_free(rs);
+}
+
 static void test_report_goldens(void **state)
 {
 	struct result_set *rs = fixture();
@@ -569,6 +704,8 @@ int main(void)
 		cmocka_unit_test(test_monitor_overheads),
 		cmocka_unit_test(test_report_disturbed_goldens),
 		cmocka_unit_test(test_sweep_golden),
+		cmocka_unit_test(test_attrib_golden),
+		cmocka_unit_test(test_attrib_absent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

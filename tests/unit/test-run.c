@@ -414,6 +414,10 @@ static void test_store_ok_without_metrics(void **state)
 #define DOC_TIMING(timing) \
 	"{\"format\":2,\"experiment\":\"e\",\"variants\":[],\"mechanism\":[],\"timing\":" timing \
 	",\"expect\":[],\"observe\":[],\"runs\":[]}"
+#define DOC_SERIES(series) \
+	"{\"format\":2,\"experiment\":\"e\",\"variants\":[\"base\",\"p@1\",\"p@3\"],\"mechanism\":[]," \
+	"\"expect\":[],\"observe\":[],\"series\":" series ",\"runs\":[]}"
+#define SERIES_PATCHES ",\"patches\":[{\"number\":1,\"subject\":\"mm: one\"}]}]"
 #define DOC_DECIDE(decide) \
 	"{\"format\":2,\"experiment\":\"e\",\"variants\":[],\"mechanism\":[],\"decide\":" decide \
 	",\"expect\":[],\"observe\":[],\"runs\":[]}"
@@ -496,6 +500,25 @@ static void test_store_json_strict(void **state)
 		{ DOC_DECIDE("{\"beta\":0.2,\"alpha\":0.05," DECIDE_REST "}"), "decide: unknown member 'beta'", 0 },
 		{ DOC_TIMING("\"wall\""), "unknown timing 'wall' (host or icount)", 0 },
 		{ DOC_TIMING("null"), "'timing' is null, not a string", 0 },
+		{ DOC_SERIES("{}"), "'series' is an object, not an array", 0 },
+		{ DOC_SERIES("[{\"kernel\":\"p\",\"chain\":[\"base\"]" SERIES_PATCHES),
+		  "series[0]: a chain of 1 variants", 0 },
+		{ DOC_SERIES("[{\"kernel\":\"p\",\"chain\":[\"base\",\"p@5\"]" SERIES_PATCHES),
+		  "series[0]: chain[1]: 'p@5' is not one of the run's variants", 0 },
+		{ DOC_SERIES("[{\"kernel\":\"p\",\"chain\":[\"p@1\",\"base\"]" SERIES_PATCHES),
+		  "series[0]: chain[1]: 'base' is not a step of 'p'", 0 },
+		{ DOC_SERIES("[{\"kernel\":\"p\",\"chain\":[\"p@3\",\"p@1\"]" SERIES_PATCHES),
+		  "series[0]: chain[1]: step 1 after step 3: steps rise", 0 },
+		{ DOC_SERIES("[{\"kernel\":\"p@1\",\"chain\":[\"base\",\"p@1\"]" SERIES_PATCHES),
+		  "series[0]: 'p@1' is not a kernel name", 0 },
+		{ DOC_SERIES("[{\"kernel\":\"p\",\"chain\":[\"base\",\"p@1\"],\"patches\":[{\"number\":0,"
+			     "\"subject\":\"x\"}]}]"),
+		  "series[0]: patches[0]: number 0 after 0: numbers rise from 1", 0 },
+		{ DOC_SERIES("[{\"kernel\":\"p\",\"chain\":[\"base\",\"p@1\"],\"patches\":[{\"number\":2,"
+			     "\"subject\":null}]}]"),
+		  "series[0]: 'subject' is null, not a string", 0 },
+		{ DOC_SERIES("[{\"kernel\":\"p\",\"chain\":[\"base\",\"p@1\"],\"colour\":1" SERIES_PATCHES),
+		  "series[0]: unknown member 'colour'", 0 },
 	};
 	(void)state;
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -554,6 +577,34 @@ static void test_store_json_strict(void **state)
 		assert_int_equal(store_parse("20261201-000000-abcd", DOC_TIMING("\"host\""),
 					     strlen(DOC_TIMING("\"host\"")), "J", &rs, &d), 0);
 		assert_false(rs->icount);
+		assert_int_equal(rs->nseries, 0); /* written before series were stored: none */
+		result_set_free(rs);
+		assert_int_equal(d.n, 0);
+	}
+	{
+		static const char doc[] =
+			DOC_SERIES("[{\"kernel\":\"p\",\"chain\":[\"base\",\"p@1\",\"p@3\"],\"patches\":["
+				   "{\"number\":1,\"subject\":\"mm: one\"},{\"number\":3,\"subject\":\"mm: \\u001b three\"}]}]");
+		_cleanup_strbuf_ struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+		struct result_set *rs = NULL, *back = NULL;
+		struct diags d = { 0 };
+
+		assert_int_equal(store_parse("20261201-000000-abcd", doc, strlen(doc), "J", &rs, &d), 0);
+		assert_int_equal(rs->nseries, 1);
+		assert_string_equal(rs->series[0].kernel, "p");
+		assert_int_equal(rs->series[0].chain.n, 3);
+		assert_int_equal(rs->series[0].steps[0], 0);
+		assert_int_equal(rs->series[0].steps[2], 3);
+		assert_int_equal(rs->series[0].npatches, 2);
+		assert_null(result_series_subject(&rs->series[0], 2));
+		assert_string_equal(result_series_subject(&rs->series[0], 3), "mm: \x1b three");
+		/* written back, read back the same */
+		store_format(rs, &a);
+		assert_int_equal(store_parse("20261201-000000-abcd", a.buf, a.len, "J", &back, &d), 0);
+		store_format(back, &b);
+		assert_string_equal(a.buf, b.buf);
+		assert_non_null(strstr(a.buf, "\"series\""));
+		result_set_free(back);
 		result_set_free(rs);
 		assert_int_equal(d.n, 0);
 	}
