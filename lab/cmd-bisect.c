@@ -342,7 +342,7 @@ static int run_step(struct bisector *x, unsigned prefix, const struct bisect_opt
 }
 
 /* The bisect folder as a stored run: every step's runs, renumbered, with
- * their files (hard links where the file system allows, else copies). */
+ * their files copied; again at the end of every lab bisect, interrupted or not. */
 static int gather(struct bisector *x)
 {
 	_cleanup_result_set_ struct result_set *all = NULL;
