@@ -169,10 +169,10 @@ size_t fingerprint_diff(const struct fingerprint *a, const struct fingerprint *b
 			const char *x = a->f[i], *y = b->f[i];
 			bool matters;
 
-			if (same(x, y))
+			/* another variant's config is what makes it another variant */
+			if (same(x, y) || (fields[i].w == FP_MATTERS_SAME_VARIANT && !same_variant))
 				continue;
-			matters = x && y &&
-				  (fields[i].w == FP_MATTERS || (fields[i].w == FP_MATTERS_SAME_VARIANT && same_variant));
+			matters = x && y && fields[i].w != FP_NOTED;
 			if (matters != (pass == 0))
 				continue;
 			ret[n++] = (struct fp_diff){ .field = (enum fp_field)i, .matters = matters, .a = x, .b = y };
@@ -181,6 +181,28 @@ size_t fingerprint_diff(const struct fingerprint *a, const struct fingerprint *b
 	if (ret_matters)
 		*ret_matters = m;
 	return n;
+}
+
+void fp_diffs_describe(const struct fp_diff *d, size_t n, struct strbuf *out)
+{
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(out, "%s%s '%s' / '%s'%s", i ? "; " : "", fields[d[i].field].label,
+			    d[i].a ? d[i].a : "unknown", d[i].b ? d[i].b : "unknown", d[i].matters ? "" : " (noted)");
+}
+
+void fp_diffs_write_json(const struct fp_diff *d, size_t n, struct json *j)
+{
+	json_array_begin(j);
+	for (size_t k = 0; k < n; k++) {
+		json_object_begin(j);
+		json_kv_string(j, "field", fields[d[k].field].key);
+		json_kv_string(j, "a", d[k].a);
+		json_kv_string(j, "b", d[k].b);
+		json_key(j, "matters");
+		json_bool(j, d[k].matters);
+		json_object_end(j);
+	}
+	json_array_end(j);
 }
 
 void fp_diff_why(const struct fp_diff *d, size_t n, struct strbuf *out)

@@ -17,7 +17,8 @@
  *   topology_digest sha256 of the resolved shape                matters
  *   pinning         vCPU and emulator placement (a shape, not
  *                   the host CPU numbers a slot got)            matters
- *   kernel_config   sha256 of the booted variant's .config      matters between runs of the SAME variant
+ *   kernel_config   sha256 of the booted variant's .config      matters between runs of the SAME variant;
+ *                                                               between variants it is no difference at all
  *   image           the image's content id                      matters
  *   lab             lab's version                               noted
  *
@@ -36,6 +37,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "../util/strbuf.h"
+
+struct json;
 
 enum fp_field {
 	FP_HOST, FP_CPU_MODEL, FP_CPUS, FP_MICROCODE, FP_HOST_KERNEL, FP_QEMU, FP_LIBVIRT, FP_ACCEL, FP_TIMING,
@@ -64,7 +67,6 @@ void fingerprint_set(struct fingerprint *fp, enum fp_field f, const char *v);
 bool fingerprint_equal(const struct fingerprint *a, const struct fingerprint *b);
 bool fingerprint_empty(const struct fingerprint *fp);
 
-struct json;
 struct json_doc;
 /* The fingerprint as one JSON object, every field (null: unknown). */
 void fingerprint_write_json(const struct fingerprint *fp, struct json *j);
@@ -84,10 +86,15 @@ struct fp_diff {
 };
 
 /* The fields where a and b differ, into ret (up to FP_NFIELDS), those that
- * matter first; same_variant: both sides ran the same kernel variant.
+ * matter first; same_variant: both sides ran the same kernel variant (else
+ * the kernel config is not compared).
  * Returns how many; *ret_matters how many matter. */
 size_t fingerprint_diff(const struct fingerprint *a, const struct fingerprint *b, bool same_variant,
 			struct fp_diff ret[FP_NFIELDS], size_t *ret_matters);
+/* "cpu model 'A' / 'B'; host 'x' / 'y' (noted)": every difference in d. */
+void fp_diffs_describe(const struct fp_diff *d, size_t n, struct strbuf *out);
+/* The differences as a JSON array of {"field", "a", "b", "matters"}. */
+void fp_diffs_write_json(const struct fp_diff *d, size_t n, struct json *j);
 /* "cpu model differs" / "cpu model, qemu differ": the fields that matter in d. */
 void fp_diff_why(const struct fp_diff *d, size_t n, struct strbuf *out);
 

@@ -492,6 +492,7 @@ static void failed_runs_text(const struct result_set *rs, struct strbuf *out)
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
 {
 	header_text(c, out);
+	report_env_text(c, out);
 	for (size_t g = 0; g < c->ngroups; g++)
 		group_text(c, &c->groups[g], o, out);
 	verdicts_text(c, out);
@@ -629,6 +630,7 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 		strbuf_addstr(out, notes[i]);
 		strbuf_addstr(out, "\n\n");
 	}
+	report_env_md(c, out);
 	verdicts_md(c, out);
 	observations_md(c, out);
 	for (size_t g = 0; g < c->ngroups; g++)
@@ -839,6 +841,8 @@ void report_format_json(const struct comparison *c, struct strbuf *out)
 	for (size_t i = 0; i < c->nobs; i++)
 		json_observation(&j, &c->obs[i]);
 	json_array_end(&j);
+	if (c->nenv)
+		report_env_json(c, &j);
 	json_object_end(&j);
 	json_finish(&j);
 }
