@@ -206,8 +206,9 @@ static void write_fingerprint(const struct engine *x, const struct vm *v, const 
 	fingerprint_copy(&fp, &host);
 	fingerprint_set(&fp, FP_LAB, LAB_VERSION);
 	if (xml && strbuf_read_file(&dom, xml, 1 << 20) >= 0 && dom.buf)
-		fingerprint_set(&fp, FP_ACCEL, strstr(dom.buf, "<domain type=\"kvm\"") ? "kvm"
-					       : strstr(dom.buf, "<domain type=\"qemu\"") ? "tcg" : NULL);
+		/* lab's XML writer quotes attributes with ' */
+		fingerprint_set(&fp, FP_ACCEL, strstr(dom.buf, "<domain type='kvm'") ? "kvm"
+					       : strstr(dom.buf, "<domain type='qemu'") ? "tcg" : NULL);
 	if (t) {
 		fingerprint_set(&fp, FP_TIMING, t->timing == TIMING_ICOUNT ? "icount" : "host");
 		fingerprint_set(&fp, FP_TOPOLOGY, t->name);
