@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "cmd.h"
 #include "image/recipe.h"
+#include "result/compare.h"
 #include "run/store.h"
 #include "util/alloc.h"
 #include "util/escape.h"
@@ -304,4 +305,22 @@ char *cmd_stored_run(const struct lab_ctx *ctx, const char *noun, int nargs, cha
 	if (!(dir = store_find(root, args[0])))
 		cmd_error(ctx, "no stored run '%s' under %s (lab ls lists them)", args[0], root);
 	return dir;
+}
+
+bool cmd_refuse_mixed(const struct lab_ctx *ctx, const char *noun, const struct comparison *c, bool allow)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	size_t m = env_pairs_matter(c->env, c->nenv);
+
+	if (!m || allow)
+		return false;
+	for (size_t i = 0; i < c->nenv; i++)
+		if (c->env[i].nmatters) {
+			strbuf_addstr(&sb, "\n  ");
+			env_pair_describe(&c->env[i], &sb);
+		}
+	cmd_error(ctx, "%s: %s compares runs measured in environments that differ in what matters "
+		  "(--allow-mixed compares them anyway and lists the differences):%s",
+		  noun, c->rs->id, sb.buf);
+	return true;
 }

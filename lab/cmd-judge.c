@@ -9,7 +9,9 @@
  * other metric is exploratory and flagged when it passes the false
  * discovery rate. The text is lab report's table; --json is one row per
  * metric and compared variant. Exit 1 when a declared verdict is regressed
- * or changed, 2 on bad input.
+ * or changed, 2 on bad input. --fingerprint VARIANT=FILE gives a variant
+ * its environment (a fingerprint.json); variants whose environments differ
+ * in what matters are refused (exit 2) unless --allow-mixed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +32,8 @@ struct jopts {
 	const char *base;
 	struct strv expect;
 	const char *alpha, *q, *statistic;
-	bool all;
+	struct strv fingerprint;
+	bool all, allow_mixed;
 };
 
 const struct lab_option judge_options[] = {
@@ -44,12 +47,54 @@ const struct lab_option judge_options[] = {
 	OPT(struct jopts, statistic, OPT_CHOICE, 0, "statistic", "STATISTIC",
 	    "welch-log, mann-whitney or bootstrap (default welch-log)", .choices = "welch-log|mann-whitney|bootstrap"),
 	OPT(struct jopts, all, OPT_FLAG, 0, "all", NULL, "every row in the text, not only the significant changes"),
+	OPT(struct jopts, fingerprint, OPT_LIST, 0, "fingerprint", "VARIANT=FILE",
+	    "the variant's environment, a fingerprint.json as lab run writes it (repeatable)"),
+	OPT(struct jopts, allow_mixed, OPT_FLAG, 0, "allow-mixed", NULL,
+	    "compare variants whose environments differ in what matters (listed under Mixed environments)"),
 	{ 0 },
 };
 
 static void jopts_release(struct jopts *o)
 {
 	strv_release(&o->expect);
+	strv_release(&o->fingerprint);
+}
+
+static int read_text(const char *path, char **ret, size_t *ret_len);
+
+/* --fingerprint VARIANT=FILE: every run of the variant measured there. */
+static int read_fingerprints(const struct lab_ctx *ctx, const struct jopts *o, struct result_set *rs)
+{
+	for (size_t i = 0; i < o->fingerprint.n; i++) {
+		const char *arg = o->fingerprint.v[i], *eq = strchr(arg, '=');
+		_cleanup_free_ char *variant = eq ? xstrndup(arg, (size_t)(eq - arg)) : NULL, *text = NULL, *err = NULL;
+		struct fingerprint fp;
+		size_t len = 0;
+		int r, k;
+
+		if (!eq || !eq[1]) {
+			cmd_error(ctx, "judge: --fingerprint '%s' is not VARIANT=FILE", arg);
+			return -1;
+		}
+		if (!strv_contains(&rs->variants, variant)) {
+			cmd_error(ctx, "judge: --fingerprint names variant '%s', which the file does not have", variant);
+			return -1;
+		}
+		if ((r = read_text(eq + 1, &text, &len)) < 0) {
+			cmd_error(ctx, "judge: cannot read '%s': %s", eq + 1, strerror(-r));
+			return -1;
+		}
+		if (fingerprint_parse(text, len, &fp, &err) < 0) {
+			cmd_error(ctx, "judge: %s: %s", eq + 1, err);
+			return -1;
+		}
+		k = result_add_fingerprint(rs, &fp);
+		fingerprint_release(&fp);
+		for (size_t n = 0; n < rs->n; n++)
+			if (streq(rs->runs[n].variant, variant))
+				rs->runs[n].fp = k;
+	}
+	return 0;
 }
 
 /* A number in (lo, hi), the whole argument. */
@@ -295,9 +340,12 @@ int cmd_judge(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_error(ctx, "judge: name one CSV file (- reads stdin) with the columns variant,boot,run,metric,value");
 		return EXIT_USAGE;
 	}
-	if (read_csv(ctx, argv[first], &o, &rs) < 0 || configure(ctx, &o, rs) < 0)
+	if (read_csv(ctx, argv[first], &o, &rs) < 0 || configure(ctx, &o, rs) < 0 ||
+	    read_fingerprints(ctx, &o, rs) < 0)
 		return EXIT_USAGE;
 	c = compare_build(rs);
+	if (cmd_refuse_mixed(ctx, "judge", c, o.allow_mixed))
+		return EXIT_USAGE;
 	if (check_declared(ctx, c, rs->id) < 0)
 		return EXIT_USAGE;
 	for (size_t i = 0; i < c->nverdicts; i++)

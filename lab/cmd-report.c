@@ -2,9 +2,9 @@
 /*
  * lab report RUN_ID [--format text|md|html|json] [--all]: the comparison of
  * a stored run (RUN_ID under the results folder, or the path of a run
- * folder). lab compare RUN_A RUN_B: each kernel variant the two runs share,
- * RUN_A's runs against RUN_B's (the same statistics; A is the baseline). lab ls: the stored runs from the index (--reindex in lab gc
- * rebuilds it).
+ * folder), refused when its runs' environments differ in what matters
+ * unless --allow-mixed. lab ls: the stored runs from the index (--reindex
+ * in lab gc rebuilds it). lab compare is cmd-compare.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,29 +22,25 @@
 #include "util/table.h"
 #include "util/banned.h"
 
-/* The options report and compare share. */
+/* lab report's options. */
 struct ropts {
 	const char *format;
 	bool all;
+	bool allow_mixed;
 };
 
 const struct lab_option report_options[] = {
 	OPT(struct ropts, format, OPT_CHOICE, 0, "format", "FORMAT", "text, md, html or json (default text, json with --json)",
 	    .choices = "text|md|html|json"),
 	OPT(struct ropts, all, OPT_FLAG, 0, "all", NULL, "every row, not only the significant changes"),
-	{ 0 },
-};
-
-const struct lab_option compare_options[] = {
-	OPT(struct ropts, format, OPT_CHOICE, 0, "format", "FORMAT", "text, md or json (default text, json with --json)",
-	    .choices = "text|md|json"),
-	OPT(struct ropts, all, OPT_FLAG, 0, "all", NULL, "every row, not only the significant changes"),
+	OPT(struct ropts, allow_mixed, OPT_FLAG, 0, "allow-mixed", NULL,
+	    "compare runs whose environments differ in what matters (listed under Mixed environments)"),
 	{ 0 },
 };
 
 /* The index of the first operand, -1 (usage) or -2 (help shown). */
 static int parse_report_options(struct lab_ctx *ctx, const char *noun, int argc, char **argv, const char **format,
-				struct report_opts *ro)
+				struct report_opts *ro, bool *allow_mixed)
 {
 	struct ropts o = { 0 };
 	int first = cmd_options_parse(ctx, noun, NULL, OPTS_ANYWHERE, argc, argv, &o);
@@ -52,6 +48,8 @@ static int parse_report_options(struct lab_ctx *ctx, const char *noun, int argc,
 	/* the global --json is the default format; --format still chooses */
 	*format = o.format ? o.format : ctx->json ? "json" : "text";
 	ro->all = o.all;
+	if (allow_mixed)
+		*allow_mixed = o.allow_mixed;
 	return first;
 }
 
@@ -76,7 +74,8 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 	struct report_opts ro = { 0 };
 	struct calib_record rec = { 0 };
 	const char *format;
-	int first = parse_report_options(ctx, "report", argc, argv, &format, &ro);
+	bool allow_mixed = false;
+	int first = parse_report_options(ctx, "report", argc, argv, &format, &ro, &allow_mixed);
 
 	if (first < 0)
 		return first == -2 ? EXIT_OK : EXIT_USAGE;
@@ -87,6 +86,8 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	cmp = compare_build(rs);
+	if (cmd_refuse_mixed(ctx, "report", cmp, allow_mixed))
+		return EXIT_USAGE;
 	calib_of(dir, rs->experiment, &rec);
 	ro.calib = rec.c;
 	if (streq(format, "json"))
@@ -152,88 +153,6 @@ int cmd_ls(struct lab_ctx *ctx, int argc, char **argv)
 		table_format_json(t, &out);
 	else if (n)
 		table_format_text(t, &out);
-	cmd_write(&out);
-	return EXIT_OK;
-}
-
-/* One variant's runs of two stored runs as a set: A's runs the baseline. */
-static struct result_set *pair_set(const struct result_set *a, const struct result_set *b, const char *variant)
-{
-	_cleanup_free_ char *id = xasprintf("%s vs %s", a->id, b->id);
-	_cleanup_free_ char *exp = xasprintf("%s, kernel %s", a->experiment, variant);
-	struct result_set *rs = result_set_new(id, exp);
-	const struct result_set *side[] = { a, b };
-
-	for (size_t s = 0; s < 2; s++)
-		for (size_t i = 0; i < side[s]->n; i++) {
-			const struct result_run *r = &side[s]->runs[i];
-			struct result_run *n;
-
-			if (!streq(r->variant, variant))
-				continue;
-			n = result_add_run(rs, r->id, side[s]->id, r->group, r->job, r->repeat);
-			n->status = r->status;
-			n->release = r->release ? xstrdup(r->release) : NULL;
-			n->error = r->error ? xstrdup(r->error) : NULL;
-			for (size_t k = 0; k < r->nm; k++)
-				result_add_metric(n, r->m[k].name, r->m[k].value);
-		}
-	return rs;
-}
-
-int cmd_compare(struct lab_ctx *ctx, int argc, char **argv)
-{
-	_cleanup_free_ char *da = NULL, *db = NULL;
-	_cleanup_result_set_ struct result_set *a = NULL, *b = NULL;
-	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
-	_cleanup_diags_ struct diags d = { 0 };
-	struct report_opts ro = { 0 };
-	const char *format;
-	size_t shared = 0;
-	int first = parse_report_options(ctx, "compare", argc, argv, &format, &ro);
-
-	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
-	if (argc - first != 2) {
-		cmd_error(ctx, "compare: name two stored runs, the baseline first (lab ls lists them)");
-		return EXIT_USAGE;
-	}
-	if (!(da = cmd_stored_run(ctx, "compare", 1, argv + first)) ||
-	    !(db = cmd_stored_run(ctx, "compare", 1, argv + first + 1)))
-		return EXIT_USAGE;
-	if (store_load(da, &a, &d) < 0 || store_load(db, &b, &d) < 0) {
-		cmd_report_diags(ctx, &d);
-		return EXIT_FAILED;
-	}
-	if (streq(format, "json"))
-		strbuf_addstr(&out, "[\n");
-	for (size_t v = 0; v < a->variants.n; v++) {
-		_cleanup_result_set_ struct result_set *p = NULL;
-		_cleanup_comparison_ struct comparison *cmp = NULL;
-
-		if (!strv_contains(&b->variants, a->variants.v[v]))
-			continue;
-		p = pair_set(a, b, a->variants.v[v]);
-		cmp = compare_build(p);
-		if (streq(format, "json")) {
-			if (shared)
-				strbuf_addstr(&out, ",\n");
-			report_format_json(cmp, &out);
-		} else if (streq(format, "md")) {
-			report_format_md(cmp, &ro, &out);
-		} else {
-			if (shared)
-				strbuf_addch(&out, '\n');
-			report_format_text(cmp, &ro, &out);
-		}
-		shared++;
-	}
-	if (streq(format, "json"))
-		strbuf_addstr(&out, "]\n");
-	if (!shared) {
-		cmd_error(ctx, "compare: %s and %s have no kernel variant in common", a->id, b->id);
-		return EXIT_FAILED;
-	}
 	cmd_write(&out);
 	return EXIT_OK;
 }

@@ -124,6 +124,11 @@ void cmd_error(const struct lab_ctx *ctx, const char *fmt, ...) _printf_(2, 3);
 /* Print sorted diagnostics: stderr as text, or a JSON error object on stdout. */
 void cmd_report_diags(const struct lab_ctx *ctx, struct diags *d);
 void cmd_write(const struct strbuf *sb);
+struct comparison;
+/* Whether the comparison must be refused: its runs' environments differ in
+ * what matters (result/mixed.h) and allow (--allow-mixed) is not set; then
+ * the error, listing the differences, is said. */
+bool cmd_refuse_mixed(const struct lab_ctx *ctx, const char *noun, const struct comparison *c, bool allow);
 /* Print {"KEY": "VALUE", ...} (a NULL value: null) for KEY, VALUE, ..., NULL: a command's summary under --json. */
 void cmd_json_strings(const char *key, ...) __attribute__((sentinel));
 /*

@@ -469,6 +469,7 @@ struct comparison *compare_build(const struct result_set *rs)
 
 	c->rs = rs;
 	c->conf = 1 - rs->decide.alpha;
+	c->nenv = env_pairs_build(rs, &c->env);
 	c->nvariants = rs->variants.n;
 	for (size_t i = 0; i < rs->n; i++) {
 		bool seen = false;
@@ -498,6 +499,7 @@ void comparison_free(struct comparison *c)
 {
 	if (!c)
 		return;
+	free(c->env);
 	for (size_t g = 0; g < c->ngroups; g++) {
 		for (size_t r = 0; r < c->groups[g].nrows; r++) {
 			struct values *raw = c->groups[g].rows[r].raw;

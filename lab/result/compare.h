@@ -12,6 +12,7 @@
 
 #include "result.h"
 #include "decide.h"
+#include "mixed.h"
 #include "stats.h"
 
 struct cmp_delta {
@@ -73,6 +74,8 @@ struct comparison {
 	size_t nverdicts, valloc;
 	struct cmp_observation *obs;
 	size_t nobs, oalloc;
+	struct env_pair *env; /* environments that differ within a group (mixed.h) */
+	size_t nenv;
 };
 
 /* A row needs this many runs a side to be listed as a change. */

@@ -385,6 +385,7 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 	for (size_t i = 0, n = report_notes(rs, notes); i < n; i++)
 		xml_element(&x, "p", notes[i]);
 	xml_element(&x, "p", legend);
+	report_env_html(c, &x);
 	verdicts_html(&x, c);
 	observations_html(&x, c);
 	for (size_t gi = 0; gi < c->ngroups; gi++)

@@ -495,6 +495,7 @@ static void failed_runs_text(const struct result_set *rs, struct strbuf *out)
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
 {
 	header_text(c, out);
+	report_env_text(c, out);
 	for (size_t g = 0; g < c->ngroups; g++)
 		group_text(c, &c->groups[g], o, out);
 	verdicts_text(c, out);
@@ -633,6 +634,7 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 		strbuf_addstr(out, notes[i]);
 		strbuf_addstr(out, "\n\n");
 	}
+	report_env_md(c, out);
 	verdicts_md(c, out);
 	observations_md(c, out);
 	for (size_t g = 0; g < c->ngroups; g++)
@@ -845,6 +847,8 @@ void report_format_json(const struct comparison *c, struct strbuf *out)
 		json_observation(&j, &c->obs[i]);
 	json_array_end(&j);
 	attrib_format_json(c, &j);
+	if (c->nenv)
+		report_env_json(c, &j);
 	json_object_end(&j);
 	json_finish(&j);
 }

@@ -49,5 +49,13 @@ void report_verdict_basis(const struct cmp_verdict *v, struct strbuf *out);
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_json(const struct comparison *c, struct strbuf *out);
+/* The "Mixed environments" section (report-env.c): nothing when every run
+ * of a group was measured alike (json: no member then). */
+void report_env_text(const struct comparison *c, struct strbuf *out);
+void report_env_md(const struct comparison *c, struct strbuf *out);
+struct json;
+struct xml;
+void report_env_json(const struct comparison *c, struct json *j);
+void report_env_html(const struct comparison *c, struct xml *x);
 /* One self-contained HTML file: verdicts, tables, inline SVG charts (lab/result/html.c). */
 void report_format_html(const struct comparison *c, const struct report_opts *o, struct strbuf *out);

@@ -79,6 +79,9 @@ void result_set_free(struct result_set *rs)
 		free(x->patches);
 	}
 	free(rs->series);
+	for (size_t i = 0; i < rs->nfps; i++)
+		fingerprint_release(&rs->fps[i]);
+	free(rs->fps);
 	free(rs->id);
 	free(rs->experiment);
 	free(rs);
@@ -191,9 +194,25 @@ struct result_run *result_add_run(struct result_set *rs, const char *id, const c
 	r->job = job;
 	r->repeat = repeat;
 	r->set = rs;
+	r->fp = -1;
 	if (!strv_contains(&rs->variants, variant))
 		strv_push(&rs->variants, variant);
 	return r;
+}
+
+int result_add_fingerprint(struct result_set *rs, const struct fingerprint *fp)
+{
+	for (size_t i = 0; i < rs->nfps; i++)
+		if (fingerprint_equal(&rs->fps[i], fp))
+			return (int)i;
+	GROW(rs->fps, rs->fps_alloc, rs->nfps + 1);
+	fingerprint_copy(&rs->fps[rs->nfps], fp);
+	return (int)rs->nfps++;
+}
+
+const struct fingerprint *result_run_fingerprint(const struct result_run *r)
+{
+	return r->fp >= 0 && (size_t)r->fp < r->set->nfps ? &r->set->fps[r->fp] : NULL;
 }
 
 const char *result_intern(struct result_set *rs, const char *name)

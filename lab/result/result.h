@@ -14,6 +14,7 @@
 #include "../util/strmap.h"
 #include "../util/strv.h"
 #include "decide.h"
+#include "fingerprint.h"
 
 enum run_status { RUN_PENDING, RUN_OK, RUN_FAILED };
 
@@ -34,6 +35,7 @@ struct result_run {
 	char *boot;        /* boot id: <experiment>.b<N>, NULL in runs stored before boots were recorded */
 	unsigned boot_pos; /* 1-based position of the run in its boot, 0 when unknown */
 	char *guest;       /* the guest (VM name) or host the run ran on, NULL when unknown */
+	int fp;            /* its environment: index in set->fps, -1 when unknown (fingerprint.h) */
 	struct result_metric *m;
 	size_t nm, alloc;
 	struct result_set *set; /* the set it belongs to: its names */
@@ -90,6 +92,8 @@ struct result_set {
 	struct result_observe *observe;
 	size_t nobserve;
 	struct decide_params decide;
+	struct fingerprint *fps; /* the distinct environments the runs name (each once) */
+	size_t nfps, fps_alloc;
 	bool icount; /* the guests' clock counted instructions (topology timing: icount) */
 	struct result_series *series; /* none in runs stored before series were recorded */
 	size_t nseries;
@@ -105,6 +109,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct result_set *, result_set_free)
 
 struct result_run *result_add_run(struct result_set *rs, const char *id, const char *variant,
 				  const char *group, size_t job, unsigned repeat);
+/* The index of fp in rs->fps, added (a copy) when no equal one is there. */
+int result_add_fingerprint(struct result_set *rs, const struct fingerprint *fp);
+/* Run r's environment, NULL when unknown. */
+const struct fingerprint *result_run_fingerprint(const struct result_run *r);
 /* The set's copy of name (made on first use). */
 const char *result_intern(struct result_set *rs, const char *name);
 void result_add_metric(struct result_run *r, const char *name, double value);

@@ -322,6 +322,23 @@ static char *one_line(const char *s)
 	return t;
 }
 
+/* The environment the worker wrote next to the run, into the set (once per distinct one). */
+static void run_fingerprint(struct engine *x, struct result_run *r)
+{
+	_cleanup_free_ char *p = xasprintf("%s/runs/%s/fingerprint.json", x->dir, r->id), *err = NULL;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct fingerprint fp;
+
+	if (strbuf_read_file(&sb, p, 1 << 20) < 0 || !sb.buf)
+		return;
+	if (fingerprint_parse(sb.buf, sb.len, &fp, &err) < 0) {
+		engine_emit_text(x, ENGINE_EV_WARNING, "%s: %s", p, err);
+		return;
+	}
+	r->fp = result_add_fingerprint(x->rs, &fp);
+	fingerprint_release(&fp);
+}
+
 static void run_done(struct engine *x, size_t i, const struct wire_msg *m)
 {
 	struct result_run *r = &x->rs->runs[i];
@@ -335,6 +352,7 @@ static void run_done(struct engine *x, size_t i, const struct wire_msg *m)
 	free(r->error);
 	r->error = one_line(m->error);
 	engine_boot_run(x, i, m->guest);
+	run_fingerprint(x, r);
 	if (r->status == RUN_OK && store_load_metrics(x->dir, r, &d) < 0) {
 		r->status = RUN_FAILED;
 		free(r->error);

@@ -116,6 +116,8 @@ static void runs_json(struct json *j, const struct result_set *rs)
 		json_kv_string(j, "boot", r->boot);
 		json_kv_int(j, "boot_pos", r->boot_pos);
 		json_kv_string(j, "guest", r->guest);
+		if (r->fp >= 0) /* runs stored before fingerprints, and runs that never booted, have none */
+			json_kv_int(j, "fingerprint", (unsigned)r->fp);
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -223,6 +225,13 @@ void store_format(const struct result_set *rs, struct strbuf *out)
 	expect_json(&j, rs);
 	observe_json(&j, rs);
 	series_json(&j, rs);
+	if (rs->nfps) {
+		json_key(&j, "fingerprints");
+		json_array_begin(&j);
+		for (size_t i = 0; i < rs->nfps; i++)
+			fingerprint_write_json(&rs->fps[i], &j);
+		json_array_end(&j);
+	}
 	runs_json(&j, rs);
 	json_object_end(&j);
 	json_finish(&j);
@@ -428,11 +437,11 @@ static const struct json_doc *element(struct rd *x, const struct json_doc *a, co
 static int read_run(struct rd *x, struct result_set *rs, struct strmap *ids, const struct json_doc *o)
 {
 	static const char *const known[] = { "id", "status", "variant", "job", "repeat", "group", "release",
-					     "error", "boot", "boot_pos", "guest", NULL };
+					     "error", "boot", "boot_pos", "guest", "fingerprint", NULL };
 	static const char *const status[] = { [RUN_PENDING] = "pending", [RUN_OK] = "ok", [RUN_FAILED] = "failed" };
 	const char *id = NULL, *variant = NULL, *group = NULL, *release = NULL, *error = NULL, *boot = NULL,
 		   *guest = NULL;
-	unsigned long long job = 0, repeat = 0, boot_pos = 0;
+	unsigned long long job = 0, repeat = 0, boot_pos = 0, fp = 0;
 	unsigned st = 0;
 	struct result_run *r;
 	size_t one;
@@ -445,6 +454,12 @@ static int read_run(struct rd *x, struct result_set *rs, struct strmap *ids, con
 	    member_string(x, o, "boot", true, &boot) < 0 || member_uint(x, o, "boot_pos", UINT_MAX, &boot_pos) < 0 ||
 	    member_string(x, o, "guest", true, &guest) < 0)
 		return -EINVAL;
+	if (json_doc_get(o, "fingerprint")) {
+		if (!rs->nfps)
+			return bad(x, "'fingerprint' names an environment, but the file lists none");
+		if (member_uint(x, o, "fingerprint", rs->nfps - 1, &fp) < 0)
+			return -EINVAL;
+	}
 	if (!str_is_name(id))
 		return bad(x, "'%s' is not a run id", id);
 	if (strmap_get(ids, id, &one))
@@ -461,6 +476,32 @@ static int read_run(struct rd *x, struct result_set *rs, struct strmap *ids, con
 	r->boot = boot ? xstrdup(boot) : NULL;
 	r->boot_pos = (unsigned)boot_pos;
 	r->guest = guest ? xstrdup(guest) : NULL;
+	r->fp = json_doc_get(o, "fingerprint") ? (int)fp : -1;
+	return 0;
+}
+
+/* "fingerprints": the distinct environments the runs name; absent in runs
+ * stored before they were recorded. Each as fingerprint.h reads it. */
+static int read_fingerprints(struct rd *x, struct result_set *rs, const struct json_doc *top)
+{
+	const struct json_doc *a;
+
+	if (!json_doc_get(top, "fingerprints"))
+		return 0;
+	if (member(x, top, "fingerprints", JSON_DOC_ARRAY, false, &a) < 0)
+		return -EINVAL;
+	if (json_doc_array_size(a) > STORE_MAX_FINGERPRINTS)
+		return bad(x, "%zu fingerprints, more than %d", json_doc_array_size(a), STORE_MAX_FINGERPRINTS);
+	for (size_t i = 0; i < json_doc_array_size(a); i++) {
+		_cleanup_free_ char *err = NULL;
+		struct fingerprint fp;
+
+		if (fingerprint_read_json(element(x, a, "fingerprints", i), &fp, &err) < 0)
+			return bad(x, "%s", err);
+		GROW(rs->fps, rs->fps_alloc, rs->nfps + 1);
+		rs->fps[rs->nfps++] = fp;
+	}
+	*x->where = '\0';
 	return 0;
 }
 
@@ -677,7 +718,7 @@ int store_parse(const char *id, const char *text, size_t len, const char *file, 
 		struct diags *d)
 {
 	static const char *const known[] = { "format", "experiment", "variants", "mechanism", "timing", "decide",
-					     "expect", "observe", "series", "runs", NULL };
+					     "expect", "observe", "series", "fingerprints", "runs", NULL };
 	static const char *const timings[] = { "host", "icount" };
 	_cleanup_json_doc_ struct json_doc *doc = NULL;
 	_cleanup_result_set_ struct result_set *rs = NULL;
@@ -709,7 +750,8 @@ int store_parse(const char *id, const char *text, size_t len, const char *file, 
 	rs->icount = timing == 1;
 	if (strings(&x, doc, "variants", true, true, &rs->variants) < 0 ||
 	    strings(&x, doc, "mechanism", false, false, &rs->mechanism) < 0 || read_decide(&x, rs, doc) < 0 ||
-	    read_series(&x, rs, doc) < 0 || read_lists(&x, rs, doc) < 0)
+	    read_series(&x, rs, doc) < 0 || read_fingerprints(&x, rs, doc) < 0 ||
+	    read_lists(&x, rs, doc) < 0)
 		return -EINVAL;
 	*ret = TAKE_PTR(rs);
 	return 0;

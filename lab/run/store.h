@@ -31,7 +31,10 @@
  *               "variant": "base", "job": 0, "repeat": 1, "group": "pg-sysbench threads=100%",
  *               "release": "6.1.192-lab-base-1" or null, "error": "..." or null,
  *               "boot": "tg-load-avg.b1" or null, "boot_pos": 1 (0: unknown),
- *               "guest": "lab-base-0" or null}] }
+ *               "guest": "lab-base-0" or null,
+ *               "fingerprint": 0}],                 index in fingerprints; absent: unknown
+ *     "fingerprints": [{...}] }                    each distinct environment once (fingerprint.h);
+ *                                                  absent in runs stored before them
  *
  * Every member is required (null where shown) but timing and series,
  * which runs stored before they were recorded lack; an unknown member, a
@@ -56,6 +59,8 @@
 
 #define STORE_FILE "run.json"
 #define STORE_FORMAT 2
+/* Distinct environments one run.json may list. */
+#define STORE_MAX_FINGERPRINTS 4096
 
 /* A fresh folder <root>/<id>; the id goes to *ret_id. */
 int store_create(const char *root, char **ret_id, struct diags *d);

@@ -21,7 +21,9 @@
 #include "../util/path.h"
 #include "../util/paths.h"
 #include "../vm/vm.h"
+#include "../util/hash.h"
 #include "engine-priv.h"
+#include "../result/fingerprint.h"
 #include "pool.h"
 #include "runner.h"
 #include "../util/banned.h"
@@ -133,6 +135,101 @@ static void write_placement(const struct engine *x, const struct vm *v, const ch
 		    (int)getpid(), (int)strcspn(a, "\n"), a);
 	vm_placement(v, &sb);
 	fs_write_atomic(p, sb.buf, sb.len, 0644);
+}
+
+#ifndef LAB_VERSION
+#define LAB_VERSION "0.1"
+#endif
+
+/* A digest of the guest's resolved shape: what the topology makes of the
+ * guest (not its name, not the host CPU numbers a slot got). */
+static void topology_digest(const struct spec_topology *t, char out[SHA256_HEX_LEN + 1])
+{
+	struct hasher *h = hasher_new();
+	_cleanup_free_ char *shape = xasprintf("%u/%u/%u/%u mem %llu pin %d emu %d cpu %s huge %s timing %d",
+					       t->sockets, t->dies, t->cores, t->threads,
+					       (unsigned long long)t->memory, (int)t->pin, (int)t->emulator,
+					       t->cpu ? t->cpu : "-", t->hugepages ? t->hugepages : "-", (int)t->timing);
+
+	hasher_add_str(h, shape);
+	for (size_t i = 0; i < t->ncells; i++) {
+		hasher_add(h, t->cells[i].cpus, sizeof(t->cells[i].cpus));
+		hasher_add(h, &t->cells[i].memory, sizeof(t->cells[i].memory));
+	}
+	if (t->distances)
+		hasher_add(h, t->distances, t->ndistances * t->ndistances * sizeof(*t->distances));
+	hasher_finish(h, out);
+}
+
+/* How many CPUs a cpulist names ("0-3,6": 5). */
+static unsigned cpulist_count(const char *s)
+{
+	unsigned n = 0;
+
+	while (s && *s) {
+		char *end;
+		unsigned long a = strtoul(s, &end, 10), b = a;
+
+		if (end == s)
+			break;
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		n += b >= a ? (unsigned)(b - a + 1) : 0;
+		s = *end == ',' ? end + 1 : end;
+		if (*s && *s != ',' && (*s < '0' || *s > '9'))
+			break;
+	}
+	return n;
+}
+
+/* The run's environment next to it (fingerprint.json); lab reads it back
+ * when the run ends. The host's part is probed once per worker. */
+static void write_fingerprint(const struct engine *x, const struct vm *v, const struct plan_run *pr, ssize_t vi,
+			      const char *rundir)
+{
+	static struct fingerprint host;
+	static bool probed;
+	const struct spec_topology *t = spec_find_topology(x->s, pr->topology);
+	_cleanup_free_ char *p = path_join(rundir, "fingerprint.json");
+	_cleanup_free_ char *xml = v && v->dir ? path_join(v->dir, "domain.xml") : NULL;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT, dom = STRBUF_INIT, pin = STRBUF_INIT;
+	struct fingerprint fp = { 0 };
+	char hex[SHA256_HEX_LEN + 1];
+	const char *cs = x->cpusets ? x->cpusets[x->slot] : NULL;
+
+	if (!probed) {
+		struct fp_probe probe = { .remote_host = v ? v->host_name : NULL };
+
+		fingerprint_collect_local(&host, &probe);
+		probed = true;
+	}
+	fingerprint_copy(&fp, &host);
+	fingerprint_set(&fp, FP_LAB, LAB_VERSION);
+	if (xml && strbuf_read_file(&dom, xml, 1 << 20) >= 0 && dom.buf)
+		/* lab's XML writer quotes attributes with ' */
+		fingerprint_set(&fp, FP_ACCEL, strstr(dom.buf, "<domain type='kvm'") ? "kvm"
+					       : strstr(dom.buf, "<domain type='qemu'") ? "tcg" : NULL);
+	if (t) {
+		fingerprint_set(&fp, FP_TIMING, t->timing == TIMING_ICOUNT ? "icount" : "host");
+		fingerprint_set(&fp, FP_TOPOLOGY, t->name);
+		topology_digest(t, hex);
+		fingerprint_set(&fp, FP_TOPOLOGY_DIGEST, hex);
+		/* a shape: how many host CPUs, pinned how; not which ones */
+		strbuf_addf(&pin, "vcpus %s", t->pin == PIN_NONE ? "floating" : t->pin == PIN_AUTO ? "pinned" : "pinned to a list");
+		if (t->pin == PIN_LIST)
+			strbuf_addf(&pin, " of %u", cpulist_count(t->pin_cpus));
+		strbuf_addf(&pin, ", emulator %s", t->emulator == PIN_NONE ? "floating" : t->emulator == PIN_AUTO ? "auto" : "list");
+		if (cs)
+			strbuf_addf(&pin, ", slot of %u host cpus", cpulist_count(cs));
+		fingerprint_set(&fp, FP_PINNING, pin.buf);
+	}
+	if (vi >= 0 && x->arts[vi].config && sha256_file(x->arts[vi].config, hex) == 0)
+		fingerprint_set(&fp, FP_KERNEL_CONFIG, hex);
+	if (x->img)
+		fingerprint_set(&fp, FP_IMAGE, x->img->id);
+	fingerprint_format_json(&fp, &sb);
+	fs_write_atomic(p, sb.buf, sb.len, 0644);
+	fingerprint_release(&fp);
 }
 
 /* QEMU itself crashed (seen under TCG: a segfault of a vCPU thread while
@@ -330,6 +427,7 @@ static int guest_ready(struct engine *x, struct target *t, const struct plan_run
 		t->shipped = false;
 	}
 	write_placement(x, &t->v, rundir);
+	write_fingerprint(x, &t->v, pr, vi, rundir);
 	rc->vm = &t->v;
 	rc->image = x->img;
 	return 0;

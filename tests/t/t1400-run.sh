@@ -74,6 +74,24 @@ assert 0 < b <= 100 and 0 < q <= b and 0 <= o, (b, q, o)
 assert abs(b - q - o) < 0.02, (b, q, o)
 ' \$d/metrics &&
 	grep -q 'lab-base' \$d/raw/uname &&
+	# its environment: this machine's CPU, QEMU's version, the accel the
+	# domain asked for (what lab doctor says), the booted config's digest;
+	# run.json names it
+	{ lab --json doctor >doctor.json || :; } &&
+	python3 -c '
+import hashlib, json, os, sys
+d = sys.argv[1]
+f = json.load(open(d + \"/fingerprint.json\"))
+model = [l.split(\":\", 1)[1].strip() for l in open(\"/proc/cpuinfo\") if l.startswith(\"model name\")][0]
+assert f[\"cpu_model\"] == model, (f, model)
+accel = [c for c in json.load(open(sys.argv[3])) if c[\"check\"] == \"accel\"][0][\"found\"].split(\":\")[0]
+assert f[\"accel\"] == accel, (f, accel)
+assert f[\"qemu\"] and f[\"qemu\"][0].isdigit(), f
+assert f[\"kernel_config\"] == hashlib.sha256(open(d + \"/kernel.config\", \"rb\").read()).hexdigest(), f
+assert f[\"timing\"] == \"host\" and f[\"topology\"] == \"quick-2x2\" and len(f[\"topology_digest\"]) == 64, f
+r = json.load(open(sys.argv[2]))
+assert r[\"fingerprints\"][r[\"runs\"][0][\"fingerprint\"]] == f, r
+' \$d proj/results/\$(cat id)/run.json doctor.json &&
 	test -s proj/results/\$(cat id)/lab.yaml && test -s proj/results/\$(cat id)/plan.json &&
 	sh -n \$d/reproduce.sh &&
 	d2=proj/results/\$(cat id)/runs/smoke.0002 &&

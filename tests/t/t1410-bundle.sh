@@ -236,16 +236,17 @@ test_expect_success 'fetch without --replace leaves no unindexed run behind when
 	lab fetch -o into-badj b.tar.zst >/dev/null
 "
 
-test_expect_success 'lab compare: two stored runs, kernel by kernel, the first the baseline' "
+test_expect_success 'lab compare: two stored runs side by side, each kernel against the same kernel of the first' "
 	ID2=20261130-130000-f00d &&
 	cp -r src/results/$ID src/results/\$ID2 &&
 	printf 'm.tps 20\\n' >src/results/\$ID2/runs/e.0002/metrics &&
-	(cd src && lab compare $ID \$ID2 --all) >cmp &&
-	grep -q 'kernel base' cmp && grep -q 'kernel patched' cmp &&
-	grep -q \"^run $ID vs \$ID2\" cmp &&
+	(cd src && lab compare $ID \$ID2) >cmp &&
+	grep -q \"^    $ID:base \" cmp && grep -q \"^    \$ID2:patched .*vs $ID:patched\" cmp &&
+	grep -q \"^baseline $ID:base\" cmp &&
 	(cd src && lab compare --format json $ID \$ID2) >cmp.json &&
-	python3 -c 'import json; d = json.load(open(\"cmp.json\")); assert len(d) == 2, d' &&
-	(cd src && test_must_fail_with 2 lab compare $ID 2>err) && grep -q 'name two stored runs' src/err
+	python3 -c 'import json; d = json.load(open(\"cmp.json\")); assert len(d[\"columns\"]) == 4, d' &&
+	(cd src && test_must_fail_with 2 lab compare 2>err) && grep -q 'name 1 to 16 stored runs or bundles' src/err &&
+	(cd src && test_must_fail_with 1 lab compare $ID nosuchrun 2>err) && grep -q \"'nosuchrun' is neither\" src/err
 "
 
 # a bundle made by lab at 480d661, before run.json: the run in the old
