@@ -388,6 +388,8 @@ static int gather(struct bisector *x)
 			n->error = r->error ? xstrdup(r->error) : NULL;
 			n->guest = r->guest ? xstrdup(r->guest) : NULL;
 			n->boot_pos = r->boot_pos;
+			if (result_run_fingerprint(r))
+				n->fp = result_add_fingerprint(all, result_run_fingerprint(r));
 			if (r->boot) {
 				if (!strmap_get(&boot_ids, r->boot, &bi)) {
 					bi = ++boots;

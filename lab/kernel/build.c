@@ -681,14 +681,19 @@ static void kb_keep_config(struct kbuild *b)
 #define CCACHE_MASQUERADE "/usr/lib/ccache"
 static void kb_ccache(const struct kbuild *b, struct command *c)
 {
-	_cleanup_free_ char *gcc = path_join(CCACHE_MASQUERADE, "gcc"), *ccdir = NULL, *full = NULL;
+	_cleanup_free_ char *gcc = path_join(CCACHE_MASQUERADE, "gcc"), *ccdir = NULL, *full = NULL, *work = NULL;
 	const char *path = getenv("PATH");
 
 	if (getenv("LAB_NO_CCACHE") || access(gcc, X_OK) < 0)
 		return;
 	ccdir = path_join(b->cache, "ccache");
+	work = path_join(b->cache, "work");
 	full = xasprintf("%s:%s", CCACHE_MASQUERADE, path && *path ? path : "/usr/bin:/bin");
 	command_env(c, "CCACHE_DIR", ccdir);
+	/* paths relative to the object folder: every source's tree is
+	 * work/<source>/src beside work/<source>/obj-*, so two sources (two
+	 * git commits, two tarballs) share the objects of the files they share */
+	command_env(c, "CCACHE_BASEDIR", work);
 	command_env(c, "PATH", full);
 }
 
