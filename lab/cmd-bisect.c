@@ -55,7 +55,6 @@ const struct lab_option bisect_options[] = {
 	OPT(struct bisect_opts, jobs, OPT_UINT, 'j', "jobs", "N", "guests at a time (default: from the host's CPUs)",
 	    .min = 1, .max = 256, .what = "a number of guests at a time (1-256)"),
 	OPT(struct bisect_opts, oversubscribe, OPT_FLAG, 0, "oversubscribe", NULL, "allow more vCPUs than host CPUs"),
-	OPT_JSON_ENTRY,
 	{ 0 },
 };
 
@@ -122,14 +121,9 @@ static int series_patches(const struct lab_ctx *ctx, const struct spec *s, const
 		cmd_error(ctx, "bisect: kernel '%s' is not a series on top of another kernel (it has no from:)", series);
 		return -1;
 	}
-	if (k->patches_dir && k->patches.n) {
-		if (patch_series_list(k->patches.v[0], &files) < 0) {
-			cmd_error(ctx, "bisect: cannot list the patches of '%s' in %s", series, k->patches.v[0]);
-			return -1;
-		}
-	} else {
-		for (size_t i = 0; i < k->patches.n; i++)
-			strv_push(&files, k->patches.v[i]);
+	if (kvariant_own_patches(k, &files, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return -1;
 	}
 	if (files.n < 1) {
 		cmd_error(ctx, "bisect: kernel '%s' has no patches to bisect", series);
@@ -142,7 +136,7 @@ static int series_patches(const struct lab_ctx *ctx, const struct spec *s, const
 			cmd_report_diags(ctx, &d);
 			return -1;
 		}
-		strv_push(&b->subjects, p->subject && *p->subject ? p->subject : files.v[i]);
+		strv_push(&b->subjects, p->subject && *p->subject ? patch_subject_line(p->subject) : files.v[i]);
 		patch_free(p);
 	}
 	b->npatches = (unsigned)files.n;

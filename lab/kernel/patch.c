@@ -236,3 +236,13 @@ char *patch_lines(const struct patch *p, unsigned first, unsigned last)
 	}
 	return strbuf_detach(&sb, NULL);
 }
+
+const char *patch_subject_line(const char *s)
+{
+	const char *end = s[0] == '[' ? strchr(s, ']') : NULL;
+
+	if (!end)
+		return s;
+	end += strspn(end + 1, " \t") + 1;
+	return *end ? end : s;
+}

@@ -36,6 +36,8 @@ struct patch {
 
 /* Read and parse one patch file; a file with no diff in it is an error. */
 int patch_load(const char *path, struct patch **ret, struct diags *d);
+/* The subject as git am keeps it: "[PATCH 3/9] mm: x" -> "mm: x" (a pointer into s). */
+const char *patch_subject_line(const char *s);
 void patch_free(struct patch *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct patch *, patch_free)
 

@@ -7,17 +7,6 @@
 #include "series.h"
 #include "../util/banned.h"
 
-/* "[PATCH 3/9] mm: x" -> "mm: x", as git am keeps it. */
-static const char *subject_line(const char *s)
-{
-	const char *end = s[0] == '[' ? strchr(s, ']') : NULL;
-
-	if (!end)
-		return s;
-	end += strspn(end + 1, " \t") + 1;
-	return *end ? end : s;
-}
-
 void run_series_record(struct result_set *rs, const struct spec *s)
 {
 	for (size_t i = 0; i < rs->variants.n; i++) {
@@ -54,7 +43,7 @@ void run_series_record(struct result_set *rs, const struct spec *s)
 			_cleanup_(patch_freep) struct patch *p = NULL;
 
 			if (patch_load(patches.v[j], &p, &d) == 0 && p->subject)
-				result_series_add_patch(x, (unsigned)j + 1, subject_line(p->subject));
+				result_series_add_patch(x, (unsigned)j + 1, patch_subject_line(p->subject));
 		}
 	}
 }
