@@ -387,16 +387,12 @@ static int read_bisect(struct json_reader *r, const struct json_doc *doc, struct
 
 int bisect_parse(const char *path, const char *text, size_t len, struct bisect *ret, char **ret_err)
 {
-	_cleanup_free_ char *perr = NULL;
 	_cleanup_json_doc_ struct json_doc *doc = NULL;
 	struct json_reader r = { .path = path };
-	unsigned line = 0, col = 0;
 
 	memset(ret, 0, sizeof(*ret));
-	if (json_doc_parse_at(text, len, &doc, &line, &col, &perr) < 0) {
-		*ret_err = xasprintf("%s:%u:%u: %s", path, line, col, perr);
+	if (json_doc_parse_file(path, text, len, &doc, ret_err) < 0)
 		return -EINVAL;
-	}
 	if (read_bisect(&r, doc, ret) < 0) {
 		*ret_err = r.err ? r.err : xasprintf("%s: malformed", path);
 		bisect_release(ret);

@@ -225,16 +225,12 @@ int calib_load(const char *root, const char *experiment, struct calib_record *re
 int calib_parse(const char *path, const char *text, size_t len, const char *experiment, struct calib_record *rec,
 		char **ret_err)
 {
-	_cleanup_free_ char *perr = NULL;
 	_cleanup_json_doc_ struct json_doc *doc = NULL;
 	struct json_reader r = { .path = path };
-	unsigned line = 0, col = 0;
 
 	memset(rec, 0, sizeof(*rec));
-	if (json_doc_parse_at(text, len, &doc, &line, &col, &perr) < 0) {
-		*ret_err = xasprintf("%s:%u:%u: %s", path, line, col, perr);
+	if (json_doc_parse_file(path, text, len, &doc, ret_err) < 0)
 		return -EINVAL;
-	}
 	if (read_record(&r, doc, rec) < 0 || (strcmp(rec->experiment, experiment) != 0 &&
 					      json_reader_bad(&r, "names another experiment", "experiment") < 0)) {
 		*ret_err = r.err ? r.err : xasprintf("%s: malformed", path);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
 #include "json-read.h"
@@ -159,6 +160,19 @@ int json_doc_parse_at(const char *text, size_t len, struct json_doc **ret, unsig
 		return -EINVAL;
 	}
 	*ret = (struct json_doc *)v;
+	return 0;
+}
+
+int json_doc_parse_file(const char *path, const char *text, size_t len, struct json_doc **ret, char **ret_err)
+{
+	char *perr = NULL;
+	unsigned line = 0, col = 0;
+
+	if (json_doc_parse_at(text, len, ret, &line, &col, &perr) < 0) {
+		*ret_err = xasprintf("%s:%u:%u: %s", path, line, col, perr);
+		free(perr);
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -62,6 +62,9 @@ int json_doc_number_value(const struct json_doc *v, double *ret);
 int json_doc_parse_at(const char *text, size_t len, struct json_doc **ret, unsigned *ret_line, unsigned *ret_col,
 		      char **ret_err);
 
+/* json_doc_parse_at for a file's text: *ret_err is "<path>:L:C: what". */
+int json_doc_parse_file(const char *path, const char *text, size_t len, struct json_doc **ret, char **ret_err);
+
 /*
  * Strict members for a reader of a whole file: the first problem is kept
  * in r->err, "<path>: \"<key>\" <what>", and each getter returns -EINVAL.
