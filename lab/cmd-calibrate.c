@@ -42,7 +42,6 @@ const struct lab_option calibrate_options[] = {
 	OPT(struct calibrate_opts, oversubscribe, OPT_FLAG, 0, "oversubscribe", NULL, "allow more vCPUs than host CPUs"),
 	OPT(struct calibrate_opts, monitors, OPT_FLAG, 0, "monitors", NULL,
 	    "measure what each monitor costs: every run again with each monitor off in turn"),
-	OPT_JSON_ENTRY,
 	{ 0 },
 };
 
