@@ -91,7 +91,7 @@ test_expect_success 'lab bisect names patch 6, visiting 4 prefixes, each decided
 	lab -C proj bisect proc --good base --bad slowproc --metric procread.usec_per_read --threshold 20% \
 		>out 2>err || { cat err out; false; } &&
 	test_grep -q '^first bad: slowproc@6 (proc: wait 200 us in every read of /proc/version)' out &&
-	id=\$(sed -n 's/^bisect \\(.*\\)/\\1/p' out) && echo \$id >id &&
+	id=\$(sed -n '1s/^bisect \\([0-9a-f-]*\\)$/\\1/p' out) && echo \$id >id &&
 	python3 - proj/results/\$id/bisect.json <<-'EOF' &&
 	import json, sys
 	b = json.load(open(sys.argv[1]))
