@@ -312,8 +312,12 @@ static int run_step(struct bisector *x, unsigned prefix, const struct bisect_opt
 		cmd_report_diags(x->ctx, &d);
 		return -1;
 	}
+	if (st->run && !(resume = store_find(x->root, st->run))) {
+		blog(x, "step %s: its run %s is gone; starting the step again", test, st->run);
+		free(st->run);
+		st->run = NULL;
+	}
 	if (st->run) {
-		resume = store_find(x->root, st->run);
 		blog(x, "step %s against %s: resuming run %s", test, good, st->run);
 	} else {
 		blog(x, "step %s against %s (%s %s, mde %g%%, alpha %.4g, up to %u boots a kernel)", test, good,
