@@ -139,7 +139,8 @@ void bisect_judge(struct bisect *b, struct bisect_step *st, const struct cmp_ver
 	free(st->verdict);
 	free(st->why);
 	st->done = true;
-	st->alpha = v ? v->alpha : bisect_step_alpha(b);
+	/* the step's share of the bisect's alpha (a sequential step spends it over its looks) */
+	st->alpha = bisect_step_alpha(b);
 	if (!v || !v->d) {
 		st->verdict = xstrdup(verdict_name(VERDICT_INCONCLUSIVE));
 		st->why = xasprintf("no run measured %s", b->metric);

@@ -45,7 +45,7 @@ struct bisect_step {
 	char *verdict;     /* the decision engine's word, NULL before */
 	double change, lo, hi; /* % against the good end; NaN: none */
 	unsigned boots[2], runs[2]; /* good end, prefix */
-	double alpha;      /* the level it was judged at */
+	double alpha;      /* its share of the bisect's alpha (spent over its looks) */
 	double seconds;    /* wall time of the step: builds and runs */
 	char *why;         /* the verdict's reason */
 };
