@@ -47,8 +47,12 @@ static void step_change(const struct attrib_step *st, struct strbuf *out)
 {
 	const char *u = st->e.points ? " points" : "%";
 
-	if (!st->have || !isfinite(st->e.change)) {
+	if (!st->have) {
 		strbuf_addstr(out, "-");
+		return;
+	}
+	if (!isfinite(st->e.change)) { /* from 0: no ratio to give */
+		strbuf_addf(out, "%.4g -> %.4g", st->e.mean[0], st->e.mean[1]);
 		return;
 	}
 	strbuf_addf(out, "%+.1f%s", st->e.change, u);

@@ -201,6 +201,10 @@ static void fmt_change(const struct effect *e, struct strbuf *out)
 {
 	const char *u = e->points ? " points" : "%";
 
+	if (!isfinite(e->change)) { /* from 0: no ratio to give */
+		strbuf_addf(out, "from %.4g to %.4g", e->mean[0], e->mean[1]);
+		return;
+	}
 	strbuf_addf(out, "%+.1f%s", e->change, u);
 	if (!isnan(e->lo))
 		strbuf_addf(out, " [%+.1f, %+.1f]%s", e->lo, e->hi, u);
