@@ -258,7 +258,7 @@ static int load_bisect(struct bisector *x, const char *id)
 		cmd_error(x->ctx, "bisect: %s", err);
 		return -1;
 	}
-	x->id = xstrdup(path_basename(x->dir));
+	x->id = path_basename(x->dir);
 	return 0;
 }
 
@@ -366,14 +366,11 @@ static int gather(struct bisector *x)
 		for (size_t v = 1; v < rs->variants.n; v++)
 			if (!strv_contains(&all->variants, rs->variants.v[v]))
 				strv_push(&all->variants, rs->variants.v[v]);
-		if (!all->nexpect || i + 1 == b->nsteps) {
-			all->decide = rs->decide;
-			all->icount = rs->icount;
-			for (size_t k = 0; k < rs->nexpect; k++)
-				if (!all->nexpect)
-					result_add_expect(all, rs->expect[k].job, rs->expect[k].metric, rs->expect[k].dir,
-							  rs->expect[k].effect, rs->expect[k].has_effect);
-		}
+		/* the record of what ran; the decisions are bisect.json's (each step
+		 * had its own expectation: a verdict against one of them over every
+		 * prefix would be wrong for the others) */
+		all->decide = rs->decide;
+		all->icount = rs->icount;
 		for (size_t k = 0; k < rs->n; k++) {
 			const struct result_run *r = &rs->runs[k];
 			_cleanup_free_ char *id = xasprintf("%s.%04u", b->experiment, ++seq);
