@@ -119,7 +119,7 @@ test_expect_success 'the bisect folder is a stored run: lab report and lab bundl
 	lab -C proj report \$id >report &&
 	test_grep -q 'slowproc@6' report &&
 	lab -C proj bundle \$id -o b.tar.zst &&
-	tar --zstd -tf b.tar.zst >members &&
+	tar --zstd -tf proj/b.tar.zst >members &&
 	test_grep -q \"^\$id/bisect.json\\\$\" members &&
 	test_grep -q \"^\$id/bisect.log\\\$\" members &&
 	test_grep -q \"^\$id/runs/proc.0001/metrics\\\$\" members
