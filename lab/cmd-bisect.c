@@ -290,7 +290,7 @@ static int run_step(struct bisector *x, unsigned prefix, const struct bisect_opt
 	_cleanup_free_ char *resume = NULL;
 	struct bisect_step *st = bisect_step(b, prefix);
 	struct spec_experiment *e;
-	enum expect_direction dir = bisect_step_expect(b, st);
+	enum expect_direction dir = bisect_expect(b);
 	struct spec_bisect_step cut = {
 		.series = b->series, .good = good, .test = test, .metric = b->metric, .npatches = b->npatches,
 		.dir = dir == DIR_INCREASE ? EXPECT_INCREASE : dir == DIR_DECREASE ? EXPECT_DECREASE : EXPECT_UNCHANGED,

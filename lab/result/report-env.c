@@ -15,19 +15,26 @@ static const char heading[] = "Mixed environments";
 static const char intro[] = "the runs compared were not all measured in the same environment; "
 			    "a difference marked (noted) does not make the comparison unfair, any other one does";
 
+/* A line per pair of environments, each escaped for its format. */
+static void env_lines(const struct comparison *c, const char *bullet,
+		      void (*escape)(struct strbuf *out, const char *s), struct strbuf *out)
+{
+	for (size_t i = 0; i < c->nenv; i++) {
+		_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
+
+		env_pair_describe(&c->env[i], &line);
+		strbuf_addstr(out, bullet);
+		escape(out, line.buf);
+		strbuf_addch(out, '\n');
+	}
+}
+
 void report_env_text(const struct comparison *c, struct strbuf *out)
 {
 	if (!c->nenv)
 		return;
 	strbuf_addf(out, "\n%s (%zu unfair): %s\n", heading, env_pairs_matter(c->env, c->nenv), intro);
-	for (size_t i = 0; i < c->nenv; i++) {
-		_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
-
-		env_pair_describe(&c->env[i], &line);
-		strbuf_addstr(out, "  ");
-		term_escape(out, line.buf);
-		strbuf_addch(out, '\n');
-	}
+	env_lines(c, "  ", term_escape, out);
 }
 
 void report_env_md(const struct comparison *c, struct strbuf *out)
@@ -35,14 +42,7 @@ void report_env_md(const struct comparison *c, struct strbuf *out)
 	if (!c->nenv)
 		return;
 	strbuf_addf(out, "## %s\n\n%s.\n\n", heading, intro);
-	for (size_t i = 0; i < c->nenv; i++) {
-		_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
-
-		env_pair_describe(&c->env[i], &line);
-		strbuf_addstr(out, "- ");
-		md_escape(out, line.buf);
-		strbuf_addch(out, '\n');
-	}
+	env_lines(c, "- ", md_escape, out);
 	strbuf_addch(out, '\n');
 }
 

@@ -123,18 +123,17 @@ enum bisect_state bisect_status(const struct bisect *b, unsigned *lo, unsigned *
 	return BISECT_RUNNING;
 }
 
-enum expect_direction bisect_step_expect(const struct bisect *b, const struct bisect_step *st)
+enum expect_direction bisect_expect(const struct bisect *b)
 {
 	if (!b->direction)
 		return DIR_UNCHANGED;
-	(void)st;
 	return b->direction > 0 ? DIR_INCREASE : DIR_DECREASE;
 }
 
 void bisect_judge(struct bisect *b, struct bisect_step *st, const struct cmp_verdict *v)
 {
 	bool ends = st->prefix == b->bad;
-	enum expect_direction dir = bisect_step_expect(b, st);
+	enum expect_direction dir = bisect_expect(b);
 
 	free(st->verdict);
 	free(st->why);

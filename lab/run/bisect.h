@@ -83,9 +83,9 @@ double bisect_step_alpha(const struct bisect *b);
 enum bisect_state bisect_status(const struct bisect *b, unsigned *lo, unsigned *hi, unsigned *next, char **why);
 /* The step for a prefix (made when new). */
 struct bisect_step *bisect_step(struct bisect *b, unsigned prefix);
-/* The expectation a step runs with: the endpoints, with no direction given,
- * expect "unchanged" within the threshold; the others the bad way. */
-enum expect_direction bisect_step_expect(const struct bisect *b, const struct bisect_step *st);
+/* The expectation the next step runs with: until the ends gave the bad way,
+ * "unchanged" within the threshold; then the bad way. */
+enum expect_direction bisect_expect(const struct bisect *b);
 /* Judge a step from its run's verdict on the metric (NULL: missing, undecided). */
 void bisect_judge(struct bisect *b, struct bisect_step *st, const struct cmp_verdict *v);
 

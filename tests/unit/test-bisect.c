@@ -64,12 +64,12 @@ static void test_narrows_to_the_first_bad(void **state)
 	assert_true(fabs(bisect_step_alpha(&b) - 0.0125) < 1e-12);
 	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_RUNNING);
 	assert_int_equal(next, 8); /* the ends first */
-	assert_int_equal(bisect_step_expect(&b, bisect_step(&b, 8)), DIR_UNCHANGED);
+	assert_int_equal(bisect_expect(&b), DIR_UNCHANGED);
 	judge(&b, 8, VERDICT_CHANGED, 300);
 	assert_int_equal(b.direction, 1); /* it got bigger: the bad way is up */
 	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_RUNNING);
 	assert_int_equal(next, 4);
-	assert_int_equal(bisect_step_expect(&b, bisect_step(&b, 4)), DIR_INCREASE);
+	assert_int_equal(bisect_expect(&b), DIR_INCREASE);
 	judge(&b, 4, VERDICT_UNCHANGED, 1);
 	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_RUNNING);
 	assert_int_equal(lo, 4);
