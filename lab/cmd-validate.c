@@ -41,6 +41,7 @@ int cmd_validate(struct lab_ctx *ctx, int argc, char **argv)
 		json_kv_uint(&j, "experiments", s->nexperiments);
 		json_kv_uint(&j, "kernels", s->nkernels);
 		json_kv_uint(&j, "topologies", s->ntopologies);
+		json_kv_string(&j, "engine", s->engine.type == SPEC_ENGINE_SLURM ? "slurm" : "local");
 		json_object_end(&j);
 		json_finish(&j);
 		cmd_write(&sb);

@@ -976,6 +976,18 @@ static void catalogue_entry_release(struct catalogue_entry *w)
 	free(w->params);
 }
 
+static void engine_release(struct spec_engine *e)
+{
+	free(e->partition);
+	free(e->constraint);
+	free(e->account);
+	free(e->qos);
+	free(e->reservation);
+	free(e->spool);
+	strv_release(&e->sbatch);
+	free(e->lab);
+}
+
 void spec_free(struct spec *s)
 {
 	if (!s)
@@ -983,6 +995,7 @@ void spec_free(struct spec *s)
 	free(s->settings.cache);
 	free(s->settings.results);
 	free(s->settings.catalogue);
+	engine_release(&s->engine);
 	for (size_t i = 0; i < s->nsources; i++)
 		source_release(&s->sources[i]);
 	free(s->sources);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "../util/alloc.h"
 #include "../util/path.h"
 #include "../util/units.h"
@@ -141,7 +142,7 @@ static bool check_name(struct ctx *c, const struct node *key, const char *what)
 /* ---- includes and vars ---- */
 
 static const char *const top_keys[] = {
-	"version", "include", "vars", "settings", "sources", "kernels",
+	"version", "include", "vars", "settings", "engine", "sources", "kernels",
 	"topologies", "images", "hosts", "experiments",
 };
 
@@ -385,6 +386,168 @@ static void load_settings(struct ctx *c, const struct node *n)
 		if (val)
 			*dst = resolve_path(v);
 	}
+}
+
+/* ---- engine ---- */
+
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* A Slurm name (partition, account, ...): it becomes one sbatch argument. */
+static void load_engine_name(struct ctx *c, const struct node *v, const char *key, char **ret)
+{
+	_cleanup_free_ char *what = xasprintf("engine.%s", key);
+	_cleanup_free_ char *s = get_string(c, v, what);
+
+	if (!s)
+		return;
+	if (s[0] == '-' || strchr(s, ' ') || has_control(s)) {
+		err(c, v, "%s '%s' must not start with '-' or contain spaces or control characters: it becomes an "
+			  "sbatch argument", what, s);
+		return;
+	}
+	free(*ret);
+	*ret = TAKE_PTR(s);
+}
+
+/* A path written relative to its file's folder, made absolute: the nodes do not share lab's folder. */
+static char *absolute_path(struct ctx *c, const struct node *v)
+{
+	_cleanup_free_ char *p = resolve_path(v);
+	_cleanup_free_ char *cwd = NULL;
+
+	if (p[0] == '/')
+		return TAKE_PTR(p);
+	cwd = getcwd(NULL, 0);
+	if (!cwd) {
+		err(c, v, "cannot make '%s' absolute: %s", v->scalar, strerror(errno));
+		return NULL;
+	}
+	return path_join(cwd, p);
+}
+
+static void load_engine_spool(struct ctx *c, struct spec_engine *e, const struct node *v)
+{
+	_cleanup_free_ char *s = get_string(c, v, "engine.spool");
+
+	if (!s)
+		return;
+	if (has_control(s)) {
+		err(c, v, "engine.spool '%s' must not contain control characters", s);
+		return;
+	}
+	e->spool = absolute_path(c, v);
+}
+
+/* sbatch: the site's own options, each one argument: --gres=gpu:1, --exclusive. */
+static void load_engine_sbatch(struct ctx *c, struct spec_engine *e, const struct node *v)
+{
+	const struct node *const *items = (const struct node *const *)v->items;
+	size_t n = v->n;
+
+	if (v->kind == NODE_SCALAR) {
+		items = &v;
+		n = 1;
+	} else if (!want_kind(c, v, NODE_SEQ, "engine.sbatch")) {
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *s = get_string(c, items[i], "an engine.sbatch option");
+
+		if (!s)
+			continue;
+		if (!str_startswith(s, "--") || !s[2] || s[2] == '-' || s[2] == '=' || has_control(s)) {
+			err(c, items[i], "engine.sbatch option '%s' must be one sbatch long option such as --gres=gpu:1 "
+					 "(starting with '--', no control characters)", s);
+			continue;
+		}
+		strv_push(&e->sbatch, s);
+	}
+}
+
+static void load_engine_type(struct ctx *c, struct spec_engine *e, const struct node *v, bool *ret_ok)
+{
+	static const char *const types[] = { [SPEC_ENGINE_LOCAL] = "local", [SPEC_ENGINE_SLURM] = "slurm" };
+	const char *hint;
+
+	*ret_ok = false;
+	if (!want_kind(c, v, NODE_SCALAR, "engine.type"))
+		return;
+	for (size_t i = 0; i < ELEMENTSOF(types); i++)
+		if (streq(v->scalar, types[i])) {
+			e->type = (enum spec_engine_type)i;
+			*ret_ok = true;
+			return;
+		}
+	hint = str_suggest(v->scalar, types, ELEMENTSOF(types));
+	if (hint)
+		err(c, v, "engine.type must be local or slurm, not '%s' (did you mean '%s'?)", v->scalar, hint);
+	else
+		err(c, v, "engine.type must be local or slurm, not '%s'", v->scalar);
+}
+
+/*
+ * engine: where the boots run (see struct spec_engine). `key` is the
+ * section's key: errors about the section as a whole point there.
+ */
+static void load_engine(struct ctx *c, const struct node *key, const struct node *n)
+{
+	static const char *const keys[] = { "type", "partition", "constraint", "account", "qos", "reservation",
+					    "time", "tasks", "spool", "retries", "poll", "sbatch", "lab" };
+	static const char *const names[] = { "partition", "constraint", "account", "qos", "reservation" };
+	struct spec_engine *e = &c->s->engine;
+	char **const name_dst[] = { &e->partition, &e->constraint, &e->account, &e->qos, &e->reservation };
+	const struct node *v;
+	bool type_ok = true;
+	uint64_t usec;
+
+	e->declared = true;
+	e->pos = key->pos;
+	e->type = SPEC_ENGINE_SLURM;
+	if (!want_kind(c, n, NODE_MAP, "engine"))
+		return;
+	check_keys(c, n, keys, ELEMENTSOF(keys), "engine");
+	if ((v = node_map_get(n, "type")))
+		load_engine_type(c, e, v, &type_ok);
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if ((v = node_map_get(n, names[i])))
+			load_engine_name(c, v, names[i], name_dst[i]);
+	if ((v = node_map_get(n, "time")) && get_duration(c, v, "engine.time", &usec) == 0) {
+		if (usec && usec < 60ULL * 1000000)
+			err(c, v, "engine.time must be at least 1m (Slurm counts minutes), or 0 for the partition's "
+				  "limit, not '%s'", v->scalar);
+		else
+			e->time_limit_sec = (usec + 999999) / 1000000;
+	}
+	if ((v = node_map_get(n, "tasks")))
+		get_uint(c, v, "engine.tasks", 0, 1000000, &e->max_tasks);
+	if ((v = node_map_get(n, "spool")))
+		load_engine_spool(c, e, v);
+	if ((v = node_map_get(n, "retries")))
+		get_uint(c, v, "engine.retries", 0, 100, &e->retries);
+	if ((v = node_map_get(n, "poll")) && get_duration(c, v, "engine.poll", &usec) == 0) {
+		if (usec < 1000000 || usec > 3600ULL * 1000000)
+			err(c, v, "engine.poll must be from 1s to 1h, not '%s'", v->scalar);
+		else
+			e->poll_sec = (unsigned)(usec / 1000000);
+	}
+	if ((v = node_map_get(n, "sbatch")))
+		load_engine_sbatch(c, e, v);
+	if ((v = node_map_get(n, "lab"))) {
+		_cleanup_free_ char *s = get_string(c, v, "engine.lab");
+
+		if (s && (s[0] != '/' || has_control(s)))
+			err(c, v, "engine.lab must be an absolute path (lab's executable on the nodes), not '%s'", s);
+		else if (s)
+			e->lab = TAKE_PTR(s);
+	}
+	if (type_ok && e->type == SPEC_ENGINE_SLURM && !node_map_get(n, "spool"))
+		err(c, key, "engine: type slurm needs spool: (a directory the head and every node see)");
 }
 
 static void load_source(struct ctx *c, struct spec_source *src, const struct node *key, const struct node *n)
@@ -1464,6 +1627,7 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 static void load_root(struct ctx *c, struct node *root)
 {
 	const struct node *v;
+	long i;
 
 	check_keys(c, root, top_keys, ELEMENTSOF(top_keys), "lab.yaml");
 	v = node_map_get(root, "version");
@@ -1475,6 +1639,8 @@ static void load_root(struct ctx *c, struct node *root)
 	}
 	if ((v = node_map_get(root, "settings")))
 		load_settings(c, v);
+	if ((i = node_map_index(root, "engine")) >= 0)
+		load_engine(c, root->keys[i], root->items[i]);
 	if ((v = node_map_get(root, "sources")))
 		LOAD_SECTION(c, v, "source", "sources", c->s->sources, c->s->nsources, load_source);
 	if ((v = node_map_get(root, "kernels")))
@@ -1577,6 +1743,8 @@ static struct spec *spec_new(const char *path)
 
 	s->path = xstrdup(path);
 	s->dir = path_dirname(path);
+	s->engine.retries = SPEC_ENGINE_RETRIES;
+	s->engine.poll_sec = SPEC_ENGINE_POLL_SEC;
 	return s;
 }
 

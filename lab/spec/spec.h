@@ -35,6 +35,34 @@ struct spec_settings {
 	char *catalogue; /* workloads folder; default <dir>/workloads */
 };
 
+enum spec_engine_type { SPEC_ENGINE_LOCAL, SPEC_ENGINE_SLURM };
+#define SPEC_ENGINE_RETRIES 2
+#define SPEC_ENGINE_POLL_SEC 15
+
+/*
+ * lab.yaml `engine:`: where the boots run. Local (no section) is the
+ * default; a section without `type:` is slurm. With `type: local` the other
+ * keys are still checked but unused, so a cluster's settings can stay while
+ * a change is tried here. Every name and option is one sbatch argument:
+ * none starts with '-' (an sbatch: entry starts with "--") or holds a
+ * control character, and a name holds no space.
+ */
+struct spec_engine {
+	enum spec_engine_type type; /* `type: local | slurm` */
+	bool declared;              /* the section is in lab.yaml */
+	struct pos pos;             /* where (the `engine` key), for later errors */
+	char *partition;            /* sbatch --partition; NULL: the cluster's default */
+	char *constraint;           /* --constraint: node features, e.g. "skylake&numa2" */
+	char *account, *qos, *reservation;
+	uint64_t time_limit_sec;    /* `time: 2h` per task (--time), 0 or at least 60; 0: the partition's limit */
+	unsigned max_tasks;         /* `tasks: N` array tasks at once (%N); 0: no limit */
+	char *spool;                /* `spool:` the directory head and nodes both see; absolute after load */
+	unsigned retries;           /* `retries:` resubmissions of a failed shard; default 2 */
+	unsigned poll_sec;          /* `poll: 15s` squeue interval; default 15 s, 1 s to 1 h */
+	struct strv sbatch;         /* `sbatch: [--gres=..., ...]` the site's own options, each starts with "--" */
+	char *lab;                  /* `lab:` lab's path on the nodes (absolute); NULL: the head's own executable */
+};
+
 enum source_type { SOURCE_DEBIAN, SOURCE_TARBALL, SOURCE_DIRECTORY, SOURCE_GIT };
 
 struct spec_source {
@@ -288,6 +316,7 @@ struct spec {
 	char *dir;  /* its folder */
 	unsigned version;
 	struct spec_settings settings;
+	struct spec_engine engine;
 	struct spec_source *sources;
 	size_t nsources;
 	struct spec_kernel *kernels;

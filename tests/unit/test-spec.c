@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "spec/spec.h"
 #include "util/alloc.h"
 
@@ -638,6 +639,206 @@ static void test_spec_expect_mde(void **state)
 	}
 }
 
+/* engine: where the boots run (issue 26). */
+static void test_spec_engine(void **state)
+{
+	static const char *const all =
+		"version: 1\n"
+		"vars: {part: batch}\n"
+		"engine:\n"
+		"  type: slurm\n"
+		"  partition: ${part}\n"
+		"  constraint: \"skylake&numa2\"\n"
+		"  account: kern\n"
+		"  qos: normal\n"
+		"  reservation: maint\n"
+		"  time: 2h\n"
+		"  tasks: 8\n"
+		"  spool: /shared/lab\n"
+		"  retries: 3\n"
+		"  poll: 30s\n"
+		"  sbatch:\n"
+		"    - --gres=gpu:1\n"
+		"    - --exclusive\n"
+		"  lab: /opt/lab/bin/lab\n";
+	struct spec *s = NULL;
+	const struct spec_engine *e;
+	char *errs = load(all, &s);
+
+	(void)state;
+	assert_string_equal(errs, "");
+	free(errs);
+	e = &s->engine;
+	assert_true(e->declared);
+	assert_int_equal(e->type, SPEC_ENGINE_SLURM);
+	assert_string_equal(e->pos.file, "t.yaml");
+	assert_int_equal(e->pos.line, 3);
+	assert_int_equal(e->pos.col, 1);
+	assert_string_equal(e->partition, "batch"); /* ${vars} as everywhere */
+	assert_string_equal(e->constraint, "skylake&numa2");
+	assert_string_equal(e->account, "kern");
+	assert_string_equal(e->qos, "normal");
+	assert_string_equal(e->reservation, "maint");
+	assert_int_equal(e->time_limit_sec, 7200);
+	assert_int_equal(e->max_tasks, 8);
+	assert_string_equal(e->spool, "/shared/lab");
+	assert_int_equal(e->retries, 3);
+	assert_int_equal(e->poll_sec, 30);
+	assert_int_equal(e->sbatch.n, 2);
+	assert_string_equal(e->sbatch.v[0], "--gres=gpu:1");
+	assert_string_equal(e->sbatch.v[1], "--exclusive");
+	assert_string_equal(e->lab, "/opt/lab/bin/lab");
+	spec_free(s);
+
+	/* no section: local, with the defaults a later section would have */
+	errs = load("version: 1\n", &s);
+	assert_string_equal(errs, "");
+	free(errs);
+	e = &s->engine;
+	assert_false(e->declared);
+	assert_int_equal(e->type, SPEC_ENGINE_LOCAL);
+	assert_null(e->partition);
+	assert_null(e->spool);
+	assert_null(e->lab);
+	assert_int_equal(e->sbatch.n, 0);
+	assert_int_equal(e->time_limit_sec, 0);
+	assert_int_equal(e->max_tasks, 0);
+	assert_int_equal(e->retries, 2);
+	assert_int_equal(e->poll_sec, 15);
+	spec_free(s);
+
+	/* a section without type is slurm; the defaults stay */
+	errs = load("version: 1\nengine: {spool: /s, sbatch: --exclusive, time: 0}\n", &s);
+	assert_string_equal(errs, "");
+	free(errs);
+	e = &s->engine;
+	assert_true(e->declared);
+	assert_int_equal(e->type, SPEC_ENGINE_SLURM);
+	assert_int_equal(e->retries, 2);
+	assert_int_equal(e->poll_sec, 15);
+	assert_int_equal(e->time_limit_sec, 0);
+	assert_int_equal(e->sbatch.n, 1);
+	spec_free(s);
+
+	/* type: local needs no spool and keeps the other keys (checked, unused) */
+	errs = load("version: 1\nengine: {type: local, partition: batch}\n", &s);
+	assert_string_equal(errs, "");
+	free(errs);
+	assert_true(s->engine.declared);
+	assert_int_equal(s->engine.type, SPEC_ENGINE_LOCAL);
+	assert_string_equal(s->engine.partition, "batch");
+	spec_free(s);
+}
+
+/* Load `yaml` named `name`; the engine's spool. */
+static char *engine_spool(const char *name, const char *yaml)
+{
+	struct diags d = { 0 };
+	struct spec *s = NULL;
+	char *spool;
+
+	assert_int_equal(spec_load_buffer(name, yaml, strlen(yaml), &memonly, &s, &d), 0);
+	diags_release(&d);
+	spool = xstrdup(s->engine.spool);
+	spec_free(s);
+	return spool;
+}
+
+/* A relative spool is its file's folder's, made absolute; ~/ is the user's home. */
+static void test_spec_engine_spool(void **state)
+{
+	char *cwd = getcwd(NULL, 0);
+	char *got, *want;
+
+	(void)state;
+	assert_non_null(cwd);
+	got = engine_spool("/etc/lab/lab.yaml", "version: 1\nengine: {spool: spool}\n");
+	assert_string_equal(got, "/etc/lab/spool");
+	free(got);
+	got = engine_spool("/etc/lab/lab.yaml", "version: 1\nengine: {spool: /shared/lab/}\n");
+	assert_string_equal(got, "/shared/lab/");
+	free(got);
+	got = engine_spool("t.yaml", "version: 1\nengine: {spool: sp/ool}\n");
+	want = xasprintf("%s/sp/ool", cwd);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	got = engine_spool("proj/t.yaml", "version: 1\nengine: {spool: spool}\n");
+	want = xasprintf("%s/proj/spool", cwd);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	setenv("HOME", "/home/u", 1);
+	got = engine_spool("/etc/lab/lab.yaml", "version: 1\nengine: {spool: ~/spool}\n");
+	assert_string_equal(got, "/home/u/spool");
+	free(got);
+	free(cwd);
+}
+
+/* Every error alone, at its FILE:LINE:COL: an engine section from line 2. */
+#define ENGINE(body) "version: 1\nengine:\n" body
+
+static void test_spec_engine_errors(void **state)
+{
+	static const struct {
+		const char *yaml, *err;
+	} cases[] = {
+		{ ENGINE("  spool: /s\n  partiton: batch\n"),
+		  "t.yaml:4:3: unknown key 'partiton' in engine (did you mean 'partition'?)\n" },
+		{ ENGINE("  spool: /s\n  nodes: 4\n"), "t.yaml:4:3: unknown key 'nodes' in engine\n" },
+		{ ENGINE("  type: slurmm\n  spool: /s\n"),
+		  "t.yaml:3:9: engine.type must be local or slurm, not 'slurmm' (did you mean 'slurm'?)\n" },
+		/* a bad type is one error, not a missing spool too */
+		{ ENGINE("  type: pbs\n"), "t.yaml:3:9: engine.type must be local or slurm, not 'pbs'\n" },
+		{ ENGINE("  type: [slurm]\n  spool: /s\n"), "t.yaml:3:9: engine.type must be a scalar, not a sequence\n" },
+		{ ENGINE("  partition: batch\n"),
+		  "t.yaml:2:1: engine: type slurm needs spool: (a directory the head and every node see)\n" },
+		{ ENGINE("  type: slurm\n  spool:\n"), "t.yaml:4:9: engine.spool must not be empty\n" },
+		{ "version: 1\nengine: slurm\n", "t.yaml:2:9: engine must be a mapping, not a scalar\n" },
+		{ ENGINE("  spool: /s\n  time: soon\n"),
+		  "t.yaml:4:9: engine.time must be a duration such as 30s, 5m or 1h30m, not 'soon'\n" },
+		{ ENGINE("  spool: /s\n  time: 30s\n"),
+		  "t.yaml:4:9: engine.time must be at least 1m (Slurm counts minutes), or 0 for the partition's limit, "
+		  "not '30s'\n" },
+		{ ENGINE("  spool: /s\n  poll: 1h30m\n"), "t.yaml:4:9: engine.poll must be from 1s to 1h, not '1h30m'\n" },
+		{ ENGINE("  spool: /s\n  poll: 500ms\n"), "t.yaml:4:9: engine.poll must be from 1s to 1h, not '500ms'\n" },
+		{ ENGINE("  spool: /s\n  poll: often\n"),
+		  "t.yaml:4:9: engine.poll must be a duration such as 30s, 5m or 1h30m, not 'often'\n" },
+		{ ENGINE("  spool: /s\n  partition: -x\n"),
+		  "t.yaml:4:14: engine.partition '-x' must not start with '-' or contain spaces or control characters: "
+		  "it becomes an sbatch argument\n" },
+		{ ENGINE("  spool: /s\n  account: \"a b\"\n"),
+		  "t.yaml:4:12: engine.account 'a b' must not start with '-' or contain spaces or control characters" },
+		{ ENGINE("  spool: /s\n  qos: \"hi\\x01\"\n"),
+		  "t.yaml:4:8: engine.qos 'hi\\x01' must not start with '-' or contain spaces or control characters" },
+		{ ENGINE("  spool: /s\n  sbatch:\n    - --gres=gpu:1\n    - -N2\n"),
+		  "t.yaml:6:7: engine.sbatch option '-N2' must be one sbatch long option such as --gres=gpu:1 "
+		  "(starting with '--', no control characters)\n" },
+		{ ENGINE("  spool: /s\n  sbatch: [\"--\"]\n"), "t.yaml:4:12: engine.sbatch option '--' must be one" },
+		{ ENGINE("  spool: /s\n  sbatch: exclusive\n"), "t.yaml:4:11: engine.sbatch option 'exclusive' must be one" },
+		{ ENGINE("  spool: /s\n  sbatch: {gres: gpu}\n"),
+		  "t.yaml:4:11: engine.sbatch must be a sequence, not a mapping\n" },
+		{ ENGINE("  spool: /s\n  lab: bin/lab\n"),
+		  "t.yaml:4:8: engine.lab must be an absolute path (lab's executable on the nodes), not 'bin/lab'\n" },
+		{ ENGINE("  spool: /s\n  tasks: -1\n"),
+		  "t.yaml:4:10: engine.tasks must be a whole number from 0 to 1000000, not '-1'\n" },
+		{ ENGINE("  spool: /s\n  retries: 101\n"),
+		  "t.yaml:4:12: engine.retries must be a whole number from 0 to 100, not '101'\n" },
+		{ ENGINE("  spool: \"${nope}\"\n"), "t.yaml:3:10: undefined variable 'nope'\n" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		char *got = load(cases[i].yaml, NULL);
+		size_t n = strlen(cases[i].err);
+
+		/* the whole output when the case ends with a newline, else its start */
+		if (cases[i].err[n - 1] == '\n' ? strcmp(got, cases[i].err) != 0 : strncmp(got, cases[i].err, n) != 0)
+			fail_msg("case %zu: expected\n  %s\ngot:\n%s", i, cases[i].err, got);
+		free(got);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +860,9 @@ int main(void)
 		cmocka_unit_test(test_spec_decide_errors),
 		cmocka_unit_test(test_spec_placement),
 		cmocka_unit_test(test_spec_expect_mde),
+		cmocka_unit_test(test_spec_engine),
+		cmocka_unit_test(test_spec_engine_spool),
+		cmocka_unit_test(test_spec_engine_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
