@@ -68,7 +68,7 @@ static char *index_path(const char *images, const char *name, const char *recipe
 }
 
 /* Fill `a` from <dir>/meta.json; -ENOENT when the folder is not a complete image. */
-static int read_image(const char *dir, struct image_artifact *a)
+int image_artifact_load(const char *dir, struct image_artifact *a)
 {
 	_cleanup_free_ char *meta = path_join(dir, "meta.json"), *qcow2 = path_join(dir, "image.qcow2");
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
@@ -120,7 +120,7 @@ static int lookup_index(const char *images, const char *name, const char *key, s
 	if (sb.len < KEY_SHORT || strchr(sb.buf, '/'))
 		return -ENOENT;
 	dir = xasprintf("%s/%s-%.*s", images, name, KEY_SHORT, sb.buf);
-	return read_image(dir, ret);
+	return image_artifact_load(dir, ret);
 }
 
 static int load_recipe(const struct spec_image *im, const struct image_opts *o, struct recipe **ret,
@@ -377,7 +377,7 @@ static int finish_build(struct build *b, const char *images, const char *key, co
 	if ((r = path_mkdir_p(idxdir, 0755)) < 0)
 		return r;
 
-	if (read_image(final, ret) == 0) {
+	if (image_artifact_load(final, ret) == 0) {
 		/* the archive gave the same packages as last time: same image */
 		step(p, b->im->name, "same packages as the cached image");
 		ret->cached = ret->current = true;
@@ -418,7 +418,7 @@ static int finish_build(struct build *b, const char *images, const char *key, co
 		diags_add(b->d, &b->im->pos, "cannot store image '%s' in '%s': %s", b->im->name, final, strerror(-r));
 		return r;
 	}
-	r = read_image(final, ret);
+	r = image_artifact_load(final, ret);
 	if (r == 0)
 		ret->current = true;
 	return r;
@@ -527,7 +527,7 @@ int image_list(const char *cache, struct image_artifact **ret, size_t *n, struct
 		if (e->d_name[0] == '.' || streq(e->d_name, "recipes") || str_startswith(e->d_name, "tmp-"))
 			continue;
 		p = path_join(images, e->d_name);
-		if (read_image(p, &a) < 0)
+		if (image_artifact_load(p, &a) < 0)
 			continue;
 		GROW(v, alloc, count + 1);
 		v[count++] = a;

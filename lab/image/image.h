@@ -60,4 +60,7 @@ int image_lookup(const struct spec *s, const struct spec_image *im, const struct
 /* Every image in the cache, by name then newest first. */
 int image_list(const char *cache, struct image_artifact **ret, size_t *n, struct diags *d);
 void image_artifact_release(struct image_artifact *a);
+/* An image folder as it is (its meta.json and image.qcow2): -ENOENT when it is
+ * not a complete image. A cluster node's copy in the spool, found by id. */
+int image_artifact_load(const char *dir, struct image_artifact *a);
 void image_artifacts_free(struct image_artifact *v, size_t n);

@@ -149,7 +149,7 @@ static int compute_inputs(const char *cache, const struct kvariant *v, bool fetc
 
 /* ---- cached artifacts ---- */
 
-static int load_artifact(const char *dir, const char *name, const char *key, struct kartifact *a)
+int kartifact_load(const char *dir, const char *name, const char *key, struct kartifact *a)
 {
 	_cleanup_free_ char *meta = path_join(dir, "meta.json");
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
@@ -224,7 +224,7 @@ int kernel_lookup(const struct spec *s, const struct kvariant *v, struct kartifa
 
 	if (r == 0) {
 		dir = xasprintf("%s/kernels/%.16s", cache, in.key);
-		r = load_artifact(dir, v->name, in.key, &a);
+		r = kartifact_load(dir, v->name, in.key, &a);
 		if (r == 0) {
 			fill_patch_list(&in, &a);
 			recheck(v, &a);
@@ -833,7 +833,7 @@ int kernel_build(const struct spec *s, const struct kvariant *v, const struct kb
 	if ((r = compute_inputs(b.cache, v, true, &b.log, &b.in, d)) < 0)
 		goto out;
 	dir = xasprintf("%s/kernels/%.16s", b.cache, b.in.key);
-	if (!(o && o->force) && !config_only && !check_only && load_artifact(dir, v->name, b.in.key, &b.a) == 0) {
+	if (!(o && o->force) && !config_only && !check_only && kartifact_load(dir, v->name, b.in.key, &b.a) == 0) {
 		fill_patch_list(&b.in, &b.a);
 		recheck(v, &b.a);
 		goto out;

@@ -61,6 +61,10 @@ int kernel_key(const struct spec *s, const struct kvariant *v, char **ret, struc
 /* The cached artifact of a variant, if built; -ENOENT otherwise. Never builds, never fetches. */
 int kernel_lookup(const struct spec *s, const struct kvariant *v, struct kartifact *ret, struct diags *d);
 void kartifact_release(struct kartifact *a);
+/* A built kernel's folder as it is (meta.json, bzImage, config, ...), named
+ * `name` with build key `key`: -ENOENT when it is not a complete build. A
+ * cluster node's copy in the spool; no assertion is checked again. */
+int kartifact_load(const char *dir, const char *name, const char *key, struct kartifact *a);
 /* The objects a set of touched files feeds (kbuild targets relative to the tree). */
 void kernel_touched_objects(const char *tree, const struct strv *files, struct strv *ret);
 /* CONFIG_ symbols that patches define (added "config FOO" lines in Kconfig files). */

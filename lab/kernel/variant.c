@@ -53,7 +53,7 @@ int kvariant_own_patches(const struct spec_kernel *k, struct strv *ret, struct d
 	return 0;
 }
 
-int kvariant_resolve(const struct spec *s, const char *name, struct kvariant *ret, struct diags *d)
+static int resolve(const struct spec *s, const char *name, bool files, struct kvariant *ret, struct diags *d)
 {
 	const char *at = strchr(name, '@');
 	_cleanup_free_ char *base = at ? xstrndup(name, (size_t)(at - name)) : xstrdup(name);
@@ -90,14 +90,14 @@ found:
 	for (size_t i = depth; i-- > 0;) {
 		const struct spec_kernel *c = chain[i];
 		struct strv own = STRV_INIT;
-		int r = kvariant_own_patches(c, &own, d);
+		int r = files ? kvariant_own_patches(c, &own, d) : 0;
 
 		if (r < 0) {
 			strv_release(&own);
 			kvariant_release(&v);
 			return r;
 		}
-		if (i == 0 && step) {
+		if (i == 0 && step && files) {
 			if (step > own.n) {
 				diags_add(d, &c->sweep_pos, "sweep step %llu of '%s' is beyond its %zu patches",
 					  (unsigned long long)step, c->name, own.n);
@@ -131,6 +131,16 @@ found:
 	}
 	*ret = v;
 	return 0;
+}
+
+int kvariant_resolve(const struct spec *s, const char *name, struct kvariant *ret, struct diags *d)
+{
+	return resolve(s, name, true, ret, d);
+}
+
+int kvariant_resolve_built(const struct spec *s, const char *name, struct kvariant *ret, struct diags *d)
+{
+	return resolve(s, name, false, ret, d);
 }
 
 char *kvariant_localversion(const char *name, const char *hash)

@@ -21,6 +21,9 @@ struct kvariant {
 };
 
 int kvariant_resolve(const struct spec *s, const char *name, struct kvariant *ret, struct diags *d);
+/* The same for a kernel built elsewhere (a cluster node: the build is in
+ * the spool): its chain, assertions and cmdline, no patch file read. */
+int kvariant_resolve_built(const struct spec *s, const char *name, struct kvariant *ret, struct diags *d);
 void kvariant_release(struct kvariant *v);
 /* k's own patch files (not its ancestors'), in series order: a folder's listed. */
 int kvariant_own_patches(const struct spec_kernel *k, struct strv *ret, struct diags *d);

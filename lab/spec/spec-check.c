@@ -222,7 +222,7 @@ static void check_kernels(struct spec *s, const struct spec_load_opts *opts, str
 		if (cur)
 			k->root_source = cur->source.name ? find_source(s, cur->source.name) : &default_source;
 
-		if (opts && opts->no_filesystem)
+		if (opts && (opts->no_filesystem || opts->catalogue))
 			continue;
 		if (k->patches.n && k->patches_dir && !path_is_dir(k->patches.v[0]))
 			diags_add(d, &k->patches_pos, "patch folder '%s' does not exist", k->patches.v[0]);
@@ -695,9 +695,15 @@ double spec_overhead_budget_pct(const struct spec *s, const struct spec_experime
 
 void spec_check(struct spec *s, const struct spec_load_opts *opts, struct diags *d)
 {
+	if (opts && opts->catalogue) {
+		free(s->settings.catalogue);
+		s->settings.catalogue = xstrdup(opts->catalogue);
+	}
 	if (!s->settings.catalogue)
 		s->settings.catalogue = path_join(s->dir, "workloads");
-	if (!(opts && opts->no_filesystem)) {
+	if (opts && opts->catalogue && !opts->no_filesystem)
+		catalogue_load(s, d);
+	else if (!(opts && opts->no_filesystem)) {
 		for (size_t i = 0; i < s->nimages; i++)
 			if (s->images[i].recipe && !path_is_file(s->images[i].recipe))
 				diags_add(d, &s->images[i].pos, "image recipe '%s' does not exist", s->images[i].recipe);

@@ -336,6 +336,10 @@ struct spec {
 struct spec_load_opts {
 	bool no_include;    /* fuzzing: never read other files */
 	bool no_filesystem; /* fuzzing: skip existence checks and the catalogue */
+	/* a cluster node (lab shard): the build inputs (sources, patches, image
+	 * recipes) are not here and not needed; the catalogue is the run's own,
+	 * unpacked in this folder */
+	const char *catalogue;
 	/* NAME=VALUE overrides of vars: (lab --set); each NAME must be a var */
 	const char *const *set;
 	size_t nset;
