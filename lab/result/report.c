@@ -157,6 +157,11 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 		term_escape(out, rs->mechanism.v[i]);
 		strbuf_addch(out, '\n');
 	}
+	for (size_t i = 0; i < rs->cluster.n; i++) {
+		strbuf_addstr(out, "  cluster: ");
+		term_escape(out, rs->cluster.v[i]);
+		strbuf_addch(out, '\n');
+	}
 	_cleanup_free_ char *legend = report_legend(c);
 
 	const char *notes[REPORT_MAX_NOTES];
@@ -837,6 +842,8 @@ void report_format_json(const struct comparison *c, struct strbuf *out)
 	json_kv_double(&j, "confidence", c->conf);
 	json_strings(&j, "variants", (const char *const *)rs->variants.v, c->nvariants);
 	json_strings(&j, "mechanism", (const char *const *)rs->mechanism.v, rs->mechanism.n);
+	if (rs->cluster.n)
+		json_strings(&j, "cluster", (const char *const *)rs->cluster.v, rs->cluster.n);
 	json_kv_string(&j, "timing", rs->icount ? "icount" : "host");
 	json_runs(&j, rs);
 	json_groups(&j, c);

@@ -26,6 +26,7 @@ static void run_release(struct result_run *r)
 	free(r->error);
 	free(r->boot);
 	free(r->guest);
+	free(r->node);
 	free(r->m);
 }
 
@@ -62,6 +63,7 @@ void result_set_free(struct result_set *rs)
 	strmap_release(&rs->name_index);
 	strv_release(&rs->names);
 	strv_release(&rs->mechanism);
+	strv_release(&rs->cluster);
 	for (size_t i = 0; i < rs->nobserve; i++) {
 		free(rs->observe[i].metric);
 		free(rs->observe[i].says);

@@ -35,6 +35,7 @@ struct result_run {
 	char *boot;        /* boot id: <experiment>.b<N>, NULL in runs stored before boots were recorded */
 	unsigned boot_pos; /* 1-based position of the run in its boot, 0 when unknown */
 	char *guest;       /* the guest (VM name) or host the run ran on, NULL when unknown */
+	char *node;        /* the cluster node (Slurm) whose lab ran it, NULL: this machine */
 	int fp;            /* its environment: index in set->fps, -1 when unknown (fingerprint.h) */
 	struct result_metric *m;
 	size_t nm, alloc;
@@ -89,6 +90,7 @@ struct result_set {
 	struct result_expect *expect;
 	size_t nexpect, expect_alloc;
 	struct strv mechanism; /* checks the report repeats: the variants' require: results */
+	struct strv cluster;   /* what the cluster did (engine: slurm): every retry and why, in order */
 	struct result_observe *observe;
 	size_t nobserve;
 	struct decide_params decide;

@@ -116,6 +116,8 @@ static void runs_json(struct json *j, const struct result_set *rs)
 		json_kv_string(j, "boot", r->boot);
 		json_kv_int(j, "boot_pos", r->boot_pos);
 		json_kv_string(j, "guest", r->guest);
+		if (r->node) /* only runs a cluster node ran */
+			json_kv_string(j, "node", r->node);
 		if (r->fp >= 0) /* runs stored before fingerprints, and runs that never booted, have none */
 			json_kv_int(j, "fingerprint", (unsigned)r->fp);
 		json_object_end(j);
@@ -220,6 +222,8 @@ void store_format(const struct result_set *rs, struct strbuf *out)
 	json_kv_string(&j, "experiment", rs->experiment);
 	json_strv(&j, "variants", &rs->variants);
 	json_strv(&j, "mechanism", &rs->mechanism);
+	if (rs->cluster.n) /* only runs a cluster ran */
+		json_strv(&j, "cluster", &rs->cluster);
 	json_kv_string(&j, "timing", rs->icount ? "icount" : "host");
 	decide_json(&j, &rs->decide);
 	expect_json(&j, rs);
@@ -437,10 +441,10 @@ static const struct json_doc *element(struct rd *x, const struct json_doc *a, co
 static int read_run(struct rd *x, struct result_set *rs, struct strmap *ids, const struct json_doc *o)
 {
 	static const char *const known[] = { "id", "status", "variant", "job", "repeat", "group", "release",
-					     "error", "boot", "boot_pos", "guest", "fingerprint", NULL };
+					     "error", "boot", "boot_pos", "guest", "node", "fingerprint", NULL };
 	static const char *const status[] = { [RUN_PENDING] = "pending", [RUN_OK] = "ok", [RUN_FAILED] = "failed" };
 	const char *id = NULL, *variant = NULL, *group = NULL, *release = NULL, *error = NULL, *boot = NULL,
-		   *guest = NULL;
+		   *guest = NULL, *node = NULL;
 	unsigned long long job = 0, repeat = 0, boot_pos = 0, fp = 0;
 	unsigned st = 0;
 	struct result_run *r;
@@ -452,7 +456,8 @@ static int read_run(struct rd *x, struct result_set *rs, struct strmap *ids, con
 	    member_uint(x, o, "repeat", UINT_MAX, &repeat) < 0 || member_string(x, o, "group", false, &group) < 0 ||
 	    member_string(x, o, "release", true, &release) < 0 || member_string(x, o, "error", true, &error) < 0 ||
 	    member_string(x, o, "boot", true, &boot) < 0 || member_uint(x, o, "boot_pos", UINT_MAX, &boot_pos) < 0 ||
-	    member_string(x, o, "guest", true, &guest) < 0)
+	    member_string(x, o, "guest", true, &guest) < 0 ||
+	    (json_doc_get(o, "node") && member_string(x, o, "node", true, &node) < 0))
 		return -EINVAL;
 	if (json_doc_get(o, "fingerprint")) {
 		if (!rs->nfps)
@@ -468,6 +473,8 @@ static int read_run(struct rd *x, struct result_set *rs, struct strmap *ids, con
 		return bad(x, "run '%s' names kernel '%s', which the run's variants do not list", id, variant);
 	if (boot && !str_is_name(boot))
 		return bad(x, "'%s' is not a boot id", boot);
+	if (node && !str_is_name(node))
+		return bad(x, "'%s' is not a node name", node);
 	r = result_add_run(rs, id, variant, group, job, (unsigned)repeat);
 	strmap_put(ids, r->id, 1); /* r->id lives as long as rs */
 	r->status = (enum run_status)st;
@@ -476,6 +483,7 @@ static int read_run(struct rd *x, struct result_set *rs, struct strmap *ids, con
 	r->boot = boot ? xstrdup(boot) : NULL;
 	r->boot_pos = (unsigned)boot_pos;
 	r->guest = guest ? xstrdup(guest) : NULL;
+	r->node = node ? xstrdup(node) : NULL;
 	r->fp = json_doc_get(o, "fingerprint") ? (int)fp : -1;
 	return 0;
 }
@@ -717,8 +725,8 @@ static int read_lists(struct rd *x, struct result_set *rs, const struct json_doc
 int store_parse(const char *id, const char *text, size_t len, const char *file, struct result_set **ret,
 		struct diags *d)
 {
-	static const char *const known[] = { "format", "experiment", "variants", "mechanism", "timing", "decide",
-					     "expect", "observe", "series", "fingerprints", "runs", NULL };
+	static const char *const known[] = { "format", "experiment", "variants", "mechanism", "cluster", "timing",
+					     "decide", "expect", "observe", "series", "fingerprints", "runs", NULL };
 	static const char *const timings[] = { "host", "icount" };
 	_cleanup_json_doc_ struct json_doc *doc = NULL;
 	_cleanup_result_set_ struct result_set *rs = NULL;
@@ -749,7 +757,9 @@ int store_parse(const char *id, const char *text, size_t len, const char *file, 
 	rs = result_set_new(id, experiment);
 	rs->icount = timing == 1;
 	if (strings(&x, doc, "variants", true, true, &rs->variants) < 0 ||
-	    strings(&x, doc, "mechanism", false, false, &rs->mechanism) < 0 || read_decide(&x, rs, doc) < 0 ||
+	    strings(&x, doc, "mechanism", false, false, &rs->mechanism) < 0 ||
+	    (json_doc_get(doc, "cluster") && strings(&x, doc, "cluster", false, false, &rs->cluster) < 0) ||
+	    read_decide(&x, rs, doc) < 0 ||
 	    read_series(&x, rs, doc) < 0 || read_fingerprints(&x, rs, doc) < 0 ||
 	    read_lists(&x, rs, doc) < 0)
 		return -EINVAL;
