@@ -143,7 +143,7 @@ DEB_PKGS := build-essential pkg-config libyaml-dev libssl-dev libcmocka-dev clan
 	valgrind python3 perl groff-base git ccache bc flex bison libelf-dev dwarves cpio kmod \
 	linux-source-6.1 libvirt-dev libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients libxml2-utils \
 	mmdebstrap qemu-utils qemu-system-x86 genisoimage cloud-init openssh-client openssh-server busybox-static e2fsprogs \
-	shellcheck libsqlite3-dev libgsl-dev libarchive-dev libjansson-dev zstd chromium
+	shellcheck libsqlite3-dev libgsl-dev libarchive-dev libjansson-dev zstd chromium slurm-wlm munge
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
