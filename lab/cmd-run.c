@@ -30,7 +30,8 @@
 /* A signal stops the engine's workers (in a worker: its guests), then lab. */
 static void on_signal(int sig)
 {
-	engine_cancel();
+	if (engine_cancel())
+		return; /* the engine cancels its cluster jobs and returns */
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -200,6 +201,9 @@ struct jobs_opts {
 	size_t reports;
 };
 
+/* --engine: the lab.yaml engine: section's type overridden (NULL: as it says). */
+static const char *engine_choice;
+
 int cmd_engine_run(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
 		   const char *resume_dir, unsigned jobs, bool oversubscribe, struct result_set **ret_rs)
 {
@@ -212,10 +216,19 @@ int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const
 {
 	_cleanup_free_ char *root = cmd_results_dir(s), *layer = lab_layer_dir(), *plugin = lab_insn_plugin();
 	struct run_ui u = { .ctx = ctx, .t0 = now_sec(), .tty = isatty(2) && !getenv("LAB_NO_TTY"), .hook = hook };
+	struct spec_engine cluster = s->engine;
 	struct engine_opts o = { .s = s, .root = root, .layer = layer, .insn_plugin = plugin, .set = &ctx->set,
 				 .kernels = &ctx->kernels, .jobs = jobs, .oversubscribe = oversubscribe, .event = on_event,
-				 .userdata = &u };
+				 .userdata = &u, .cluster = &cluster };
 	int r;
+
+	if (engine_choice)
+		cluster.type = streq(engine_choice, "slurm") ? SPEC_ENGINE_SLURM : SPEC_ENGINE_LOCAL;
+	if (cluster.type == SPEC_ENGINE_SLURM && !cluster.spool) {
+		cmd_error(ctx, "--engine slurm: %s has no engine: section with a spool: (a folder the head and every "
+			       "node see)", s->path);
+		return -1;
+	}
 
 	if (!plugin && spec_experiment_host_source(s, e, CATALOGUE_HOST_INSN_PLUGIN)) {
 		cmd_error(ctx, "experiment '%s': the insn monitor needs lab's QEMU plugin " LAB_INSN_PLUGIN_NAME
@@ -353,6 +366,7 @@ static int run_named(const struct lab_ctx *ctx, const struct spec *s, int n, cha
 
 struct run_opts {
 	const char *resume;
+	const char *engine;
 	unsigned jobs;
 	bool oversubscribe;
 };
@@ -362,6 +376,8 @@ const struct lab_option run_options[] = {
 	    .min = 1, .max = 256, .what = "a number of guests at a time (1-256)"),
 	OPT(struct run_opts, oversubscribe, OPT_FLAG, 0, "oversubscribe", NULL, "allow more vCPUs than host CPUs"),
 	OPT(struct run_opts, resume, OPT_STRING, 0, "resume", "RUN_ID", "run the runs a stored run still has pending"),
+	OPT(struct run_opts, engine, OPT_CHOICE, 0, "engine", "ENGINE",
+	    "where the boots run: local, or slurm (the cluster of lab.yaml's engine: section)", .choices = "local|slurm"),
 	{ 0 },
 };
 
@@ -377,6 +393,7 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 
 	if (first < 0)
 		return first == -2 ? EXIT_OK : EXIT_USAGE;
+	engine_choice = o.engine;
 	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
 		return EXIT_USAGE;
 	{

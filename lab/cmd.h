@@ -103,6 +103,7 @@ int cmd_vm(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_host(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_gc(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_run(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_shard(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_calibrate(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_bisect(struct lab_ctx *ctx, int argc, char **argv);

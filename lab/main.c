@@ -32,7 +32,7 @@ const struct cli_command commands[] = {
 	  "Boot a kernel variant on a topology and drive it (libvirt)", vm_options, vm_subs },
 	{ "host", cmd_host, 0, -1, "trust|check|facts|restore HOST, boot HOST VARIANT [--via kexec|grub] [--cmdline ARGS] [--timeout T]",
 	  "Bare-metal hosts over SSH: pin the key, check what lab needs, read CPUs and NUMA nodes, kexec a variant", host_options, host_subs },
-	{ "run", cmd_run, 0, -1, "[-j N] [--oversubscribe] [--resume RUN_ID] [EXPERIMENT...]",
+	{ "run", cmd_run, 0, -1, "[-j N] [--oversubscribe] [--resume RUN_ID] [--engine local|slurm] [EXPERIMENT...]",
 	  "Run experiments (N guests at a time, each on its own host CPUs) and store results", run_options, NULL },
 	{ "calibrate", cmd_calibrate, 0, -1, "EXPERIMENT [--boots N] [--runs-per-boot N] [-j N]",
 	  "A/A runs of the baseline kernel: each metric's noise between and within boots, the false-positive rate "
@@ -55,6 +55,11 @@ const struct cli_command commands[] = {
 	  "Remove what a killed lab left behind (VMs, unfinished image builds); --reindex rebuilds the result index", gc_options, NULL },
 };
 const size_t ncommands = ELEMENTSOF(commands);
+
+/* Not for people, so not in --help: what a cluster node's array task runs (the job script lab writes). */
+static const struct cli_command shard_command = {
+	"shard", cmd_shard, 2, 2, "JOB_DIR SHARD", "Run one shard of a lab run on this cluster node",
+};
 
 /* What main() parses before the command; ctx is what the commands get. */
 struct globals {
@@ -185,7 +190,9 @@ int main(int argc, char **argv)
 		return r;
 	if (streq(argv[i], "help"))
 		return help_cmd(&g.ctx, argc - i, argv + i);
-	if (!(cmd = command_find(argv[i])))
+	if (streq(argv[i], shard_command.name))
+		cmd = &shard_command;
+	else if (!(cmd = command_find(argv[i])))
 		return no_command(&g.ctx, argv[i]);
 	/* without a home, the cache and the state have no private place: no /tmp fallback */
 	if (!paths_have_home()) {

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 #include "../image/image.h"
 #include "../kernel/build.h"
@@ -14,6 +15,7 @@
 #include "engine.h"
 #include "policy.h"
 #include "wire.h"
+#include "../util/strmap.h"
 
 /* One boot of a guest (or kexec of a host) and the runs it served, in order. */
 struct boot {
@@ -30,6 +32,24 @@ struct added_run {
 	bool planned;       /* the run it repeats is in the plan (else it cannot run) */
 	size_t like;        /* the run it repeats, in the result set */
 };
+
+struct engine;
+
+/*
+ * Where the groups run: an executor takes the groups made (x->groups),
+ * asks engine_next() for their runs, and brings every run to its end
+ * (engine_message's lines from local workers, engine_import_run for a
+ * run a cluster node ran). The planner, the policy and the store do not
+ * know which one runs. 0, or -1 after the error went out as an event.
+ */
+struct executor_ops {
+	const char *name;
+	int (*execute)(struct engine *x);
+};
+/* Set while the cluster's executor runs; set by engine_cancel() on a signal. */
+extern volatile sig_atomic_t engine_cluster_active, engine_cluster_cancel;
+extern const struct executor_ops executor_local; /* worker processes here (pool.c) */
+extern const struct executor_ops executor_slurm; /* array tasks on a Slurm cluster (exec-slurm.c) */
 
 struct engine {
 	const struct engine_opts *o;
@@ -96,6 +116,18 @@ const struct plan_run *engine_plan_run(const struct engine *x, const char *id);
 ssize_t engine_find_run(const struct result_set *rs, const char *id);
 /* lab.yaml's host `name` if it is of `type` */
 const struct spec_host *engine_find_host(const struct spec *s, const char *name, enum host_type type);
+
+/* A run a cluster node ran, from its shard's result set `from` (its
+ * folder under from_dir/runs/<id>): the folder moved into the run's, the
+ * status, release, error, guest, node and environment taken, its boot
+ * renumbered (boots: the node's boot ids to this run's, per shard result),
+ * its metrics read back, the journal and index written. Only a pending run. */
+void engine_import_run(struct engine *x, size_t i, const struct result_set *from, const struct result_run *fr,
+		       const char *from_dir, struct strmap *boots);
+/* The journal and that run's index rows only. */
+void engine_save_run(struct engine *x, size_t i);
+/* A pending run ends failed with `why` (taken), said and saved. */
+void engine_fail_run(struct engine *x, size_t i, char *why);
 
 /* The worker's side (worker.c): the runs the parent hands out for group `task`. */
 int engine_work(void *userdata, size_t task, unsigned slot, int fd);

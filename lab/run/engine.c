@@ -26,6 +26,8 @@
 #include "runner.h"
 #include "series.h"
 #include "store.h"
+#include "../kernel/build.h"
+#include "../image/image.h"
 #include "../util/banned.h"
 
 void engine_emit(struct engine *x, const struct engine_event *ev)
@@ -159,8 +161,7 @@ static int save(struct engine *x, const char *dir, const struct result_set *rs)
 	return 0;
 }
 
-/* After one run: the journal and that run's index rows only. */
-static void save_run(struct engine *x, size_t i)
+void engine_save_run(struct engine *x, size_t i)
 {
 	_cleanup_diags_ struct diags d = { 0 };
 
@@ -279,6 +280,40 @@ static int prepare(struct engine *x, const struct strv *variants, struct kartifa
 	return 0;
 }
 
+/* A cluster node: the head's kernels, image and catalogue, as they are in the spool. */
+static int prebuilt(struct engine *x, const struct strv *variants, struct kartifact *arts, struct kvariant *vars,
+		    struct image_artifact *img, char **ret_tar)
+{
+	const struct engine_prebuilt *pb = x->o->prebuilt;
+	_cleanup_diags_ struct diags d = { 0 };
+
+	if (pb->nkernels != variants->n || !pb->image) {
+		engine_emit_text(x, ENGINE_EV_ERROR, "the shard names %zu kernels for the experiment's %zu variants",
+				 pb->nkernels, variants->n);
+		return -1;
+	}
+	for (size_t i = 0; i < variants->n; i++) {
+		const struct kartifact *k = &pb->kernels[i];
+
+		if (kvariant_resolve_built(x->s, variants->v[i], &vars[i], &d) < 0) {
+			emit_diags(x, &d);
+			return -1;
+		}
+		arts[i] = (struct kartifact){
+			.name = xstrdup(variants->v[i]), .key = xstrdup(k->key), .dir = xstrdup(k->dir),
+			.release = xstrdup(k->release), .bzimage = xstrdup(k->bzimage), .config = xstrdup(k->config),
+			.system_map = k->system_map ? xstrdup(k->system_map) : NULL, .modules = k->modules, .cached = true,
+		};
+	}
+	*img = (struct image_artifact){
+		.name = xstrdup(pb->image->name), .id = xstrdup(pb->image->id), .dir = xstrdup(pb->image->dir),
+		.qcow2 = xstrdup(pb->image->qcow2), .recipe_key = xstrdup(pb->image->recipe_key),
+		.disk_bytes = pb->image->disk_bytes, .virtual_bytes = pb->image->virtual_bytes,
+	};
+	*ret_tar = xstrdup(pb->catalogue_tar);
+	return 0;
+}
+
 static int catalogue(struct engine *x, const char *dir, char **ret)
 {
 	_cleanup_diags_ struct diags d = { 0 };
@@ -352,6 +387,8 @@ static void run_done(struct engine *x, size_t i, const struct wire_msg *m)
 	free(r->error);
 	r->error = one_line(m->error);
 	engine_boot_run(x, i, m->guest);
+	free(r->node);
+	r->node = x->o->node ? xstrdup(x->o->node) : NULL;
 	run_fingerprint(x, r);
 	if (r->status == RUN_OK && store_load_metrics(x->dir, r, &d) < 0) {
 		r->status = RUN_FAILED;
@@ -362,7 +399,81 @@ static void run_done(struct engine *x, size_t i, const struct wire_msg *m)
 	x->prog.failed += r->status == RUN_FAILED;
 	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r });
 	/* a failed journal write is said; the final save writes it all again */
-	save_run(x, i);
+	engine_save_run(x, i);
+}
+
+void engine_fail_run(struct engine *x, size_t i, char *why)
+{
+	struct result_run *r = &x->rs->runs[i];
+
+	if (r->status != RUN_PENDING) {
+		free(why);
+		return;
+	}
+	r->status = RUN_FAILED;
+	free(r->error);
+	r->error = why;
+	x->prog.done++;
+	x->prog.failed++;
+	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r, .lost = true });
+	engine_save_run(x, i);
+}
+
+void engine_import_run(struct engine *x, size_t i, const struct result_set *from, const struct result_run *fr,
+		       const char *from_dir, struct strmap *boots)
+{
+	struct result_run *r = &x->rs->runs[i];
+	_cleanup_free_ char *src = xasprintf("%s/runs/%s", from_dir, fr->id);
+	_cleanup_free_ char *dst = xasprintf("%s/runs/%s", x->dir, r->id), *runs = path_join(x->dir, "runs");
+	_cleanup_diags_ struct diags d = { 0 };
+	size_t b = SIZE_MAX;
+
+	if (r->status != RUN_PENDING || fr->status == RUN_PENDING)
+		return;
+	path_mkdir_p(runs, 0755);
+	if (path_is_dir(src)) {
+		if (access(dst, F_OK) == 0)
+			fs_remove_tree(dst);
+		if (rename(src, dst) < 0)
+			fs_copy_tree(src, dst, true, NULL);
+	}
+	r->status = fr->status;
+	free(r->release);
+	r->release = one_line(fr->release);
+	free(r->error);
+	r->error = one_line(fr->error);
+	free(r->guest);
+	r->guest = fr->guest ? xstrdup(fr->guest) : NULL;
+	free(r->node);
+	r->node = fr->node ? xstrdup(fr->node) : NULL;
+	free(r->boot);
+	r->boot = NULL;
+	r->boot_pos = 0;
+	/* the node numbered its boots from 1: they get this run's next numbers */
+	if (fr->boot && !strmap_get(boots, fr->boot, &b)) {
+		engine_boot_begin(x, fr->guest ? fr->guest : "?", fr->variant);
+		b = x->nboots - 1;
+		strmap_put(boots, fr->boot, b);
+	}
+	if (b != SIZE_MAX) {
+		struct boot *bt = &x->boots[b];
+
+		GROW(bt->runs, bt->alloc, bt->n + 1);
+		bt->runs[bt->n++] = i;
+		r->boot = xstrdup(bt->id);
+		r->boot_pos = fr->boot_pos;
+	}
+	r->fp = fr->fp >= 0 && (size_t)fr->fp < from->nfps ? result_add_fingerprint(x->rs, &from->fps[fr->fp]) : -1;
+	r->nm = 0;
+	if (r->status == RUN_OK && store_load_metrics(x->dir, r, &d) < 0) {
+		r->status = RUN_FAILED;
+		free(r->error);
+		r->error = xasprintf("its metrics cannot be read back: %s", d.n ? d.v[0].msg : "?");
+	}
+	x->prog.done++;
+	x->prog.failed += r->status == RUN_FAILED;
+	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r });
+	engine_save_run(x, i);
 }
 
 /* The worker of `group` asks which run now. */
@@ -444,7 +555,7 @@ static void on_ended(void *userdata, size_t task, unsigned slot, pid_t pid, int 
 		x->prog.done++;
 		x->prog.failed++;
 		engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r, .lost = true });
-		save_run(x, g->runs[j]);
+		engine_save_run(x, g->runs[j]);
 	}
 }
 
@@ -609,25 +720,16 @@ static bool housekeep(struct engine *x, cpu_set_t *saved)
 	return true;
 }
 
-/* The pending runs, on workers: groups, placement, the pool. */
-static int execute(struct engine *x)
+/* Worker processes on this machine: placement, the pool. */
+static int execute_local(struct engine *x)
 {
 	struct pool_ops ops = { .work = engine_work, .message = on_message, .ended = on_ended, .userdata = x };
 	_cleanup_diags_ struct diags pd = { 0 };
 	_cleanup_free_ char *err = NULL;
-	struct seq_policy sp = { 0 };
-	bool seq = x->e->repeat_auto && !(x->o && x->o->policy), housekept;
 	unsigned jobs = 1;
+	bool housekept;
 	cpu_set_t saved;
 
-	x->t0 = now_sec();
-	if (seq)
-		sequential_begin(x, &sp);
-	engine_sched_init(x);
-	engine_make_groups(x);
-	for (size_t i = 0; i < x->rs->n; i++)
-		x->prog.total += x->rs->runs[i].status == RUN_PENDING;
-	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUNS_BEGIN });
 	if (engine_place(x, false, &jobs, &err) < 0) {
 		engine_emit_text(x, ENGINE_EV_ERROR, "%s", err);
 		return -1;
@@ -640,8 +742,33 @@ static int execute(struct engine *x)
 		emit_diags(x, &pd);
 	if (housekept)
 		sched_setaffinity(0, sizeof(saved), &saved);
+	return 0;
+}
+
+const struct executor_ops executor_local = { .name = "local", .execute = execute_local };
+
+/* The pending runs, by the executor: groups, the policy, the runs. */
+static int execute(struct engine *x)
+{
+	const struct executor_ops *ex = x->o->cluster && x->o->cluster->type == SPEC_ENGINE_SLURM ? &executor_slurm
+												   : &executor_local;
+	struct seq_policy sp = { 0 };
+	bool seq = x->e->repeat_auto && !(x->o && x->o->policy);
+	int r;
+
+	x->t0 = now_sec();
+	if (seq)
+		sequential_begin(x, &sp);
+	engine_sched_init(x);
+	engine_make_groups(x);
+	for (size_t i = 0; i < x->rs->n; i++)
+		x->prog.total += x->rs->runs[i].status == RUN_PENDING;
+	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUNS_BEGIN });
+	r = ex->execute(x);
 	if (seq)
 		sequential_end(x, &sp);
+	if (r < 0)
+		return -1;
 	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUNS_END });
 	/* a bare-metal host stays on the last variant: say how to get it back */
 	for (size_t i = 0; i < x->e->hosts.n; i++)
@@ -665,9 +792,14 @@ static int run_in(struct engine *x, const struct plan *p, const char *dir, struc
 	spec_experiment_variants(x->s, x->e, &variants);
 	arts = xcalloc(variants.n + 1, sizeof(*arts));
 	vars = xcalloc(variants.n + 1, sizeof(*vars));
-	if (prepare(x, &variants, arts, vars, &img) < 0 || catalogue(x, dir, &tarp) < 0)
-		goto out;
-	record_mechanism(rs, &variants, arts);
+	if (x->o->prebuilt) {
+		if (prebuilt(x, &variants, arts, vars, &img, &tarp) < 0)
+			goto out;
+	} else {
+		if (prepare(x, &variants, arts, vars, &img) < 0 || catalogue(x, dir, &tarp) < 0)
+			goto out;
+		record_mechanism(rs, &variants, arts);
+	}
 	if (save(x, dir, rs) < 0)
 		goto out;
 	x->p = p;

@@ -53,6 +53,19 @@ struct engine_event {
 	const struct engine_progress *progress;
 };
 
+struct kartifact;
+struct image_artifact;
+
+/* A cluster node's engine (lab shard): the kernels (one per variant, in
+ * the experiment's variant order) and the image from the spool, the
+ * catalogue archive the head made. Nothing is built or archived. */
+struct engine_prebuilt {
+	const struct kartifact *kernels;
+	size_t nkernels;
+	const struct image_artifact *image;
+	const char *catalogue_tar;
+};
+
 struct engine_opts {
 	const struct spec *s;
 	const char *root;  /* the results folder */
@@ -62,6 +75,12 @@ struct engine_opts {
 	unsigned jobs;     /* guests at a time; 0: from the host's CPUs and the topology */
 	bool oversubscribe;
 	const struct run_policy *policy; /* NULL: the plan as it is */
+	/* where the boots run: NULL or type local, this machine's workers;
+	 * slurm: the cluster's nodes, a shard of whole comparison blocks each */
+	const struct spec_engine *cluster;
+	const struct engine_prebuilt *prebuilt; /* a cluster node: nothing built (NULL: build what is missing) */
+	const char *node; /* a cluster node's name, recorded with each run it runs */
+	const char *self; /* lab's own executable (the job script runs it on the nodes); NULL: /proc/self/exe */
 	void (*event)(void *userdata, const struct engine_event *ev);
 	void *userdata;
 };
@@ -85,8 +104,10 @@ int engine_resume_find(const char *root, const char *id, char **ret_dir, char **
  * an expectation, or a mechanism check did not hold. */
 bool engine_failed(const struct result_set *rs, const struct comparison *c);
 /* From a signal handler: the workers stop (in a worker: its guests go).
- * Async-signal-safe. */
-void engine_cancel(void);
+ * Async-signal-safe. True when the engine ends by itself (a cluster's
+ * jobs are cancelled by the running engine, which then returns): the
+ * handler returns and lets it; false: the caller may end the process. */
+bool engine_cancel(void);
 /* The values a run was made with (its "set" or "kernels" file, a line
  * each) against those given with `option` for --resume: 0 the same, 1 none
  * given and the stored ones put in `given`, -1 with *ret_err when other

@@ -34,8 +34,15 @@
 static volatile pid_t holders[SPEC_MAX_SIDE_BY_SIDE];
 static volatile sig_atomic_t in_worker;
 
-void engine_cancel(void)
+volatile sig_atomic_t engine_cluster_active, engine_cluster_cancel;
+
+bool engine_cancel(void)
 {
+	/* the cluster's executor cancels its jobs and returns; a second signal ends lab */
+	if (engine_cluster_active && !engine_cluster_cancel) {
+		engine_cluster_cancel = 1;
+		return true;
+	}
 	if (in_worker) {
 		for (size_t i = 0; i < SPEC_MAX_SIDE_BY_SIDE; i++)
 			if (holders[i] > 0)
@@ -43,6 +50,7 @@ void engine_cancel(void)
 	} else {
 		pool_terminate();
 	}
+	return false;
 }
 
 static void send_msg(struct engine *x, const struct wire_msg *m)
