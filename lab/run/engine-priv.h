@@ -124,6 +124,13 @@ const struct spec_host *engine_find_host(const struct spec *s, const char *name,
  * its metrics read back, the journal and index written. Only a pending run. */
 void engine_import_run(struct engine *x, size_t i, const struct result_set *from, const struct result_run *fr,
 		       const char *from_dir, struct strmap *boots);
+/* A shard's result bundle (a cluster node's `lab shard`) into the run,
+ * checked as any hostile bundle (bundle_unpack, its MANIFEST, store_load):
+ * its runs named in `runs` and pending here are imported (engine_import_run).
+ * The node of each run whose boot failed goes to boot_failed (may be NULL).
+ * 1 imported, 0 no bundle at path, -1 refused with why in *ret_why. */
+int engine_import_shard(struct engine *x, const char *path, const struct strv *runs, struct strv *boot_failed,
+			char **ret_why);
 /* The journal and that run's index rows only. */
 void engine_save_run(struct engine *x, size_t i);
 /* A pending run ends failed with `why` (taken), said and saved. */

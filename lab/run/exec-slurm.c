@@ -504,43 +504,56 @@ static void note_boot_failure(struct slurm_exec *se, const char *node)
 	}
 }
 
-/* The shard's bundle into the run: only its own pending runs. 1 imported, 0 none there, -1 refused. */
-static int import_shard(struct slurm_exec *se, struct shard_entry *e)
+int engine_import_shard(struct engine *x, const char *path, const struct strv *runs, struct strv *boot_failed,
+			char **ret_why)
 {
-	struct engine *x = se->x;
-	_cleanup_free_ char *sd = shard_dir(se, e->index), *bp = path_join(sd, "result.tar.zst");
-	_cleanup_free_ char *tmp = NULL, *id = NULL, *rd = NULL;
+	_cleanup_free_ char *tmp = NULL, *id = NULL;
 	_cleanup_result_set_ struct result_set *from = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strmap_ struct strmap boots = STRMAP_INIT;
-	_cleanup_close_ int fd = open(bp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	size_t got = 0;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
 	if (fd < 0)
 		return 0;
 	/* the bundle's <id>/ is unpacked as the folder tmp itself */
-	if (bundle_unpack(fd, bp, x->o->root, NULL, &tmp, &id, &d) < 0 || !streq(id, x->rs->id) ||
-	    (rd = xstrdup(tmp), store_load_as(rd, id, id, &from, &d) < 0)) {
-		_cleanup_free_ char *why = xasprintf("its result %s was refused: %s", bp,
-						     d.n ? d.v[0].msg : "it is of another run");
-
+	if (bundle_unpack(fd, path, x->o->root, NULL, &tmp, &id, &d) < 0 || !streq(id, x->rs->id) ||
+	    store_load_as(tmp, id, id, &from, &d) < 0) {
+		*ret_why = xasprintf("its result %s was refused: %s", path, d.n ? d.v[0].msg : "it is of another run");
 		if (tmp)
 			fs_remove_tree(tmp);
-		fail_shard(se, e, why);
 		return -1;
 	}
 	for (size_t k = 0; k < from->n; k++) {
 		const struct result_run *fr = &from->runs[k];
 		ssize_t i = engine_find_run(x->rs, fr->id);
 
-		if (i < 0 || !strv_contains(&e->runs, fr->id) || fr->status == RUN_PENDING)
+		if (i < 0 || !strv_contains(runs, fr->id) || fr->status == RUN_PENDING)
 			continue;
-		engine_import_run(x, (size_t)i, from, fr, rd, &boots);
-		got++;
-		if (fr->status == RUN_FAILED && fr->node && fr->error && str_startswith(fr->error, "boot failed"))
-			note_boot_failure(se, fr->node);
+		engine_import_run(x, (size_t)i, from, fr, tmp, &boots);
+		if (boot_failed && fr->status == RUN_FAILED && fr->node && fr->error &&
+		    str_startswith(fr->error, "boot failed"))
+			strv_push(boot_failed, fr->node);
 	}
 	fs_remove_tree(tmp);
+	return 1;
+}
+
+/* The shard's bundle into the run: only its own pending runs. 1 imported, 0 none there, -1 refused. */
+static int import_shard(struct slurm_exec *se, struct shard_entry *e)
+{
+	struct engine *x = se->x;
+	_cleanup_free_ char *sd = shard_dir(se, e->index), *bp = path_join(sd, "result.tar.zst"), *why = NULL;
+	_cleanup_strv_ struct strv failed = STRV_INIT;
+	int r = engine_import_shard(x, bp, &e->runs, &failed, &why);
+
+	if (r < 0) {
+		fail_shard(se, e, why);
+		return -1;
+	}
+	if (!r)
+		return 0;
+	for (size_t k = 0; k < failed.n; k++)
+		note_boot_failure(se, failed.v[k]);
 	/* what the node left pending (it was stopped): its turn comes again */
 	for (size_t k = 0; k < e->runs.n; k++) {
 		ssize_t i = engine_find_run(x->rs, e->runs.v[k]);
@@ -553,7 +566,6 @@ static int import_shard(struct slurm_exec *se, struct shard_entry *e)
 		}
 	}
 	e->state = SHARD_DONE;
-	(void)got;
 	return 1;
 }
 
