@@ -133,7 +133,7 @@ static void retry_note(struct slurm_exec *se, const char *fmt, ...)
 /* How many nodes the partition has (sinfo); -1 with *ret_err when Slurm cannot be reached. */
 static int partition_nodes(const struct spec_engine *c, char **ret_err)
 {
-	_cleanup_(command_release) struct command cmd;
+	_cleanup_(command_release) struct command cmd = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	int n = 0;
 
@@ -310,7 +310,7 @@ static int submit(struct slurm_exec *se, struct shard_entry **es, size_t n)
 {
 	struct engine *x = se->x;
 	const struct spec_engine *c = se->c;
-	_cleanup_(command_release) struct command cmd;
+	_cleanup_(command_release) struct command cmd = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_free_ char *script = NULL, *err = NULL;
 	unsigned sub = 0;
@@ -580,6 +580,8 @@ static char *node_refusal(const struct slurm_exec *se, const struct shard_entry 
 	for (char *c = sb.buf; *c; c++)
 		if (*c == '\n' || *c == '\t' || (unsigned char)*c < 0x20)
 			*c = ' ';
+	while (sb.len && sb.buf[sb.len - 1] == ' ')
+		strbuf_setlen(&sb, sb.len - 1);
 	return strbuf_detach(&sb, NULL);
 }
 
@@ -626,7 +628,7 @@ struct seen {
 /* One squeue for all of lab's jobs: progress, requeues, tasks gone. */
 static int poll_queue(struct slurm_exec *se, struct seen *seen)
 {
-	_cleanup_(command_release) struct command cmd;
+	_cleanup_(command_release) struct command cmd = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, jobs = STRBUF_INIT, line = STRBUF_INIT;
 	_cleanup_free_ char *err = NULL;
 	struct slurm_queue q = { 0 };
@@ -711,7 +713,7 @@ static int poll_queue(struct slurm_exec *se, struct seen *seen)
 
 static void cancel_all(struct slurm_exec *se)
 {
-	_cleanup_(command_release) struct command cmd;
+	_cleanup_(command_release) struct command cmd = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, ids = STRBUF_INIT;
 	_cleanup_free_ char *err = NULL;
 	size_t n = 0;
