@@ -49,8 +49,10 @@ const struct cli_command commands[] = {
 	{ "bundle", cmd_bundle, 0, -1, "RUN_ID [-o FILE]", "Pack a stored run, its reports and a MANIFEST into a .tar.zst", bundle_options, NULL },
 	{ "fetch", cmd_fetch, 0, -1, "RUN_ID|PATH|-|ssh://HOST/RUN_ID [-o DIR] [--replace] [--max-size SIZE]",
 	  "Bring a bundle in, check every checksum, unpack it safely and index it", fetch_options, NULL },
-	{ "doctor", cmd_doctor, 0, -1, "",
-	  "Check this machine for what lab needs (KVM or TCG, libvirt, QEMU, build and image tools, disk, cgroup v2)" },
+	{ "doctor", cmd_doctor, 0, -1, "[--engine local|slurm]",
+	  "Check this machine for what lab needs (KVM or TCG, libvirt, QEMU, build and image tools, disk, cgroup v2), "
+	  "or the Slurm cluster of lab.yaml's engine: section and its nodes",
+	  doctor_options, NULL },
 	{ "gc", cmd_gc, 0, -1, "[--dry-run] [--reindex]",
 	  "Remove what a killed lab left behind (VMs, unfinished image builds); --reindex rebuilds the result index", gc_options, NULL },
 };

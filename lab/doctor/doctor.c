@@ -112,11 +112,25 @@ void doctor_machine_release(struct doctor_machine *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static void add(struct doctor_check **v, size_t *n, const char *name, const char *needs, enum doctor_status st,
-		char *found, const char *fix)
+void doctor_check_add(struct doctor_check **v, size_t *n, const char *name, const char *needs, enum doctor_status st,
+		      char *found, const char *fix)
 {
 	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
 	(*v)[(*n)++] = (struct doctor_check){ .name = name, .needs = needs, .status = st, .found = found, .fix = fix };
+}
+
+void doctor_check_add_owned(struct doctor_check **v, size_t *n, char *name, const char *needs,
+			    enum doctor_status st, char *found, char *fix)
+{
+	doctor_check_add(v, n, name, needs, st, found, fix);
+	(*v)[*n - 1].name_buf = name;
+	(*v)[*n - 1].fix_buf = fix;
+}
+
+static void add(struct doctor_check **v, size_t *n, const char *name, const char *needs, enum doctor_status st,
+		char *found, const char *fix)
+{
+	doctor_check_add(v, n, name, needs, st, found, fix);
 }
 
 static void gib(char *buf, size_t len, uint64_t bytes)
@@ -172,8 +186,11 @@ void doctor_checks(const struct doctor_machine *m, struct doctor_check **ret, si
 
 void doctor_checks_free(struct doctor_check *c, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(c[i].found);
+		free(c[i].name_buf);
+		free(c[i].fix_buf);
+	}
 	free(c);
 }
 

@@ -25,6 +25,7 @@ struct doctor_check {
 	enum doctor_status status;
 	char *found;       /* what was found */
 	const char *fix;   /* what to do when not ok */
+	char *name_buf, *fix_buf; /* name and fix when made for this check (a node's): freed with it */
 };
 
 /* What the probes read; doctor_probe_machine fills it from this machine. */
@@ -53,6 +54,11 @@ void doctor_machine_release(struct doctor_machine *m);
 /* Every check from what m says, in a fixed order. */
 void doctor_checks(const struct doctor_machine *m, struct doctor_check **ret, size_t *n);
 void doctor_checks_free(struct doctor_check *c, size_t n);
+/* Append a check; it takes found. The _owned form takes name and fix too (either may be static: NULL buffers). */
+void doctor_check_add(struct doctor_check **v, size_t *n, const char *name, const char *needs, enum doctor_status st,
+		      char *found, const char *fix);
+void doctor_check_add_owned(struct doctor_check **v, size_t *n, char *name, const char *needs,
+			    enum doctor_status st, char *found, char *fix);
 /* The worst status of all. */
 enum doctor_status doctor_worst(const struct doctor_check *c, size_t n);
 
