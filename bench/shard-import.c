@@ -12,6 +12,7 @@
  *
  * Usage: shard-import [SHARDS] [RUNS] [METRICS]   (default 1000 20 50)
  * The results root is made under $TMPDIR (default /tmp) and removed.
+ * SHARD_IMPORT_CHECK_EACH=1: the check after every shard too (untimed).
  */
 #include <errno.h>
 #include <sqlite3.h>
@@ -26,6 +27,7 @@
 #include "run/index.h"
 #include "run/store.h"
 #include "util/alloc.h"
+#include "util/macro.h"
 #include "util/fs.h"
 #include "util/path.h"
 #include "util/strbuf.h"
@@ -145,8 +147,17 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Every run ok with its metrics: in memory, in the journal on disk, in the index. */
-static int check(const char *root, const char *dir, const struct result_set *rs, size_t total, size_t metrics)
+/* Run i as it must be after `done` runs were imported. */
+static bool run_ok(const struct result_run *r, size_t i, size_t done, size_t metrics)
+{
+	if (i >= done)
+		return r->status == RUN_PENDING && !r->nm;
+	return r->status == RUN_OK && r->nm == metrics && r->boot && r->node && r->fp >= 0;
+}
+
+/* The first `done` runs ok with their metrics, the others pending: in
+ * memory, in the journal on disk, in the index. */
+static int check(const char *root, const char *dir, const struct result_set *rs, size_t done, size_t metrics)
 {
 	_cleanup_result_set_ struct result_set *back = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
@@ -158,9 +169,9 @@ static int check(const char *root, const char *dir, const struct result_set *rs,
 	sqlite3_stmt *s = NULL;
 
 	for (size_t i = 0; i < rs->n; i++)
-		bad += rs->runs[i].status != RUN_OK || rs->runs[i].nm != metrics;
-	if (rs->n != total || bad) {
-		fprintf(stderr, "shard-import: %zu of %zu runs are not ok with %zu metrics\n", bad, rs->n, metrics);
+		bad += !run_ok(&rs->runs[i], i, done, metrics);
+	if (bad) {
+		fprintf(stderr, "shard-import: %zu of %zu runs are not as imported\n", bad, rs->n);
 		return -1;
 	}
 	if (store_load(dir, &back, &d) < 0) {
@@ -168,15 +179,16 @@ static int check(const char *root, const char *dir, const struct result_set *rs,
 		return -1;
 	}
 	for (size_t i = 0; i < back->n; i++)
-		bad += back->runs[i].status != RUN_OK || back->runs[i].nm != metrics || !back->runs[i].boot;
-	if (back->n != total || bad) {
-		fprintf(stderr, "shard-import: the journal: %zu of %zu runs are not ok with %zu metrics\n", bad, back->n,
-			metrics);
+		bad += !run_ok(&back->runs[i], i, done, metrics) || !streq(back->runs[i].id, rs->runs[i].id) ||
+		       !streq(back->runs[i].boot ? back->runs[i].boot : "", rs->runs[i].boot ? rs->runs[i].boot : "");
+	if (back->n != rs->n || bad) {
+		fprintf(stderr, "shard-import: the journal: %zu of %zu runs are not as imported\n", bad, back->n);
 		return -1;
 	}
-	if (index_list(root, &e, &n, &d) < 0 || n != 1 || e[0].ok != total || e[0].pending || e[0].failed) {
-		fprintf(stderr, "shard-import: the index lists %zu runs, the first with %zu ok of %zu\n", n,
-			n ? e[0].ok : 0, n ? e[0].total : 0);
+	if (index_list(root, &e, &n, &d) < 0 || n != 1 || e[0].total != rs->n || e[0].ok != done ||
+	    e[0].pending != rs->n - done || e[0].failed) {
+		fprintf(stderr, "shard-import: the index lists %zu runs, the first with %zu ok of %zu (want %zu)\n", n,
+			n ? e[0].ok : 0, n ? e[0].total : 0, done);
 		index_entries_free(e, n);
 		return -1;
 	}
@@ -192,9 +204,9 @@ static int check(const char *root, const char *dir, const struct result_set *rs,
 	}
 	sqlite3_finalize(s);
 	sqlite3_close(h);
-	if (rows != (long long)(total * metrics) || okrows != (long long)total) {
+	if (rows != (long long)(done * metrics) || okrows != (long long)done) {
 		fprintf(stderr, "shard-import: the index has %lld metric rows (want %zu) and %lld ok runs (want %zu)\n", rows,
-			total * metrics, okrows, total);
+			done * metrics, okrows, done);
 		return -1;
 	}
 	return 0;
@@ -204,6 +216,7 @@ int main(int argc, char **argv)
 {
 	size_t shards = arg(argc, argv, 1, 1000), runs = arg(argc, argv, 2, 20), metrics = arg(argc, argv, 3, 50);
 	size_t total = shards * runs, warnings = 0;
+	bool each = getenv("SHARD_IMPORT_CHECK_EACH") && *getenv("SHARD_IMPORT_CHECK_EACH");
 	const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	_cleanup_free_ char *tmpl = xasprintf("%s/lab-shard-import-XXXXXX", tmpdir);
 	_cleanup_free_ char *root = NULL, *stage = NULL, *bundles = NULL, *id = NULL, *dir = NULL, *sum = NULL;
@@ -281,6 +294,10 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		unlink(bp);
+		if (each && check(root, dir, rs, (k + 1) * runs, metrics) < 0) {
+			fprintf(stderr, "shard-import: after shard %zu\n", k);
+			goto out;
+		}
 		if (isatty(STDERR_FILENO) && (k + 1) % 10 == 0)
 			fprintf(stderr, "\rshard-import: %zu/%zu shards, %.1f ms a shard so far", k + 1, shards,
 				sum_ms / (double)(k + 1));
