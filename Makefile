@@ -65,6 +65,12 @@ $(A)/tests/%: tests/unit/%.c $(ALIB_OBJ) tests/unit/unit.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Wno-missing-prototypes -O1 -g $(SAN) -o $@ $< $(ALIB_OBJ) $(LIBS) -lcmocka
 
+# Benchmark programs: bench/<name>.c against the release library, run by
+# their bench/<name> script.
+build/bench/%: bench/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Wno-missing-prototypes $(CFLAGS) -o $@ $< $(LIB_OBJ) $(LIBS)
+
 # Fuzz targets: tests/fuzz/fuzz-<name>.c, seeds and regression inputs in
 # tests/fuzz/corpus-<name>/, a libFuzzer dictionary in tests/fuzz/fuzz-<name>.dict
 # when there is one. Adding the file adds the target: its gcc replay, its
@@ -119,7 +125,7 @@ test-slow: $(A)/bin/lab $(LAB_BIN)
 		tests/run-all tests/slow/s[0-9]*.sh
 
 # Figures, printed; never asserted.
-bench: $(LAB_BIN) $(PLUGIN)
+bench: $(LAB_BIN) $(PLUGIN) build/bench/shard-import
 	bench/kernel-build
 	bench/image-boot
 	bench/report
@@ -128,6 +134,7 @@ bench: $(LAB_BIN) $(PLUGIN)
 	bench/insn
 	bench/placement
 	bench/icount
+	bench/shard-import
 
 # Rewrite golden files from the current output (then review the diff).
 regen: $(A)/bin/lab

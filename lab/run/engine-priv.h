@@ -121,18 +121,23 @@ const struct spec_host *engine_find_host(const struct spec *s, const char *name,
  * folder under from_dir/runs/<id>): the folder moved into the run's, the
  * status, release, error, guest, node and environment taken, its boot
  * renumbered (boots: the node's boot ids to this run's, per shard result),
- * its metrics read back, the journal and index written. Only a pending run. */
-void engine_import_run(struct engine *x, size_t i, const struct result_set *from, const struct result_run *fr,
+ * its metrics read back. Only a pending run: true when it was imported;
+ * the caller saves it (engine_save_runs), once for all of a shard's. */
+bool engine_import_run(struct engine *x, size_t i, const struct result_set *from, const struct result_run *fr,
 		       const char *from_dir, struct strmap *boots);
 /* A shard's result bundle (a cluster node's `lab shard`) into the run,
  * checked as any hostile bundle (bundle_unpack, its MANIFEST, store_load):
- * its runs named in `runs` and pending here are imported (engine_import_run).
+ * its runs named in `runs` and pending here are imported (engine_import_run),
+ * then saved at once: the journal and their index rows (engine_save_runs).
  * The node of each run whose boot failed goes to boot_failed (may be NULL).
  * 1 imported, 0 no bundle at path, -1 refused with why in *ret_why. */
 int engine_import_shard(struct engine *x, const char *path, const struct strv *runs, struct strv *boot_failed,
 			char **ret_why);
 /* The journal and that run's index rows only. */
 void engine_save_run(struct engine *x, size_t i);
+/* The same for runs[0..n): the journal written once, their index rows in
+ * one transaction (a shard's imported runs). */
+void engine_save_runs(struct engine *x, const size_t *runs, size_t n);
 /* A pending run ends failed with `why` (taken), said and saved. */
 void engine_fail_run(struct engine *x, size_t i, char *why);
 

@@ -131,7 +131,7 @@ static struct result_set *pending_set(const struct spec *s, const struct spec_ex
  * and never stops the run from saving its folder or printing its report
  * (`lab gc --reindex` rebuilds the index from the folders).
  */
-static void index_with_retry(struct engine *x, const struct result_set *rs, ssize_t run)
+static void index_with_retry(struct engine *x, const struct result_set *rs, const size_t *runs, size_t n)
 {
 	_cleanup_diags_ struct diags d = { 0 };
 
@@ -139,7 +139,7 @@ static void index_with_retry(struct engine *x, const struct result_set *rs, ssiz
 		_cleanup_free_ char *sum = NULL;
 
 		diags_release(&d);
-		if (run >= 0 ? index_put_run(x->o->root, rs, (size_t)run, &d) == 0
+		if (runs ? index_put_runs(x->o->root, rs, runs, n, &d) == 0
 			     : (sum = index_verdict_summary(rs), index_put(x->o->root, rs, sum, &d) == 0))
 			return;
 		sleep(1u << attempt);
@@ -157,11 +157,11 @@ static int save(struct engine *x, const char *dir, const struct result_set *rs)
 		emit_diags(x, &d);
 		return -1;
 	}
-	index_with_retry(x, rs, -1);
+	index_with_retry(x, rs, NULL, 0);
 	return 0;
 }
 
-void engine_save_run(struct engine *x, size_t i)
+void engine_save_runs(struct engine *x, const size_t *runs, size_t n)
 {
 	_cleanup_diags_ struct diags d = { 0 };
 
@@ -169,7 +169,12 @@ void engine_save_run(struct engine *x, size_t i)
 		emit_diags(x, &d);
 		return;
 	}
-	index_with_retry(x, x->rs, (ssize_t)i);
+	index_with_retry(x, x->rs, runs, n);
+}
+
+void engine_save_run(struct engine *x, size_t i)
+{
+	engine_save_runs(x, &i, 1);
 }
 
 /* One line per value into the run's folder (nothing when there are none). */
@@ -419,7 +424,7 @@ void engine_fail_run(struct engine *x, size_t i, char *why)
 	engine_save_run(x, i);
 }
 
-void engine_import_run(struct engine *x, size_t i, const struct result_set *from, const struct result_run *fr,
+bool engine_import_run(struct engine *x, size_t i, const struct result_set *from, const struct result_run *fr,
 		       const char *from_dir, struct strmap *boots)
 {
 	struct result_run *r = &x->rs->runs[i];
@@ -429,7 +434,7 @@ void engine_import_run(struct engine *x, size_t i, const struct result_set *from
 	size_t b = SIZE_MAX;
 
 	if (r->status != RUN_PENDING || fr->status == RUN_PENDING)
-		return;
+		return false;
 	path_mkdir_p(runs, 0755);
 	if (path_is_dir(src)) {
 		if (access(dst, F_OK) == 0)
@@ -473,7 +478,7 @@ void engine_import_run(struct engine *x, size_t i, const struct result_set *from
 	x->prog.done++;
 	x->prog.failed += r->status == RUN_FAILED;
 	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r });
-	engine_save_run(x, i);
+	return true;
 }
 
 /* The worker of `group` asks which run now. */

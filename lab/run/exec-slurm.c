@@ -511,6 +511,8 @@ int engine_import_shard(struct engine *x, const char *path, const struct strv *r
 	_cleanup_result_set_ struct result_set *from = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strmap_ struct strmap boots = STRMAP_INIT;
+	_cleanup_free_ size_t *done = NULL;
+	size_t ndone = 0;
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
 	if (fd < 0)
@@ -523,17 +525,23 @@ int engine_import_shard(struct engine *x, const char *path, const struct strv *r
 			fs_remove_tree(tmp);
 		return -1;
 	}
+	done = xcalloc(from->n + 1, sizeof(*done));
 	for (size_t k = 0; k < from->n; k++) {
 		const struct result_run *fr = &from->runs[k];
 		ssize_t i = engine_find_run(x->rs, fr->id);
 
 		if (i < 0 || !strv_contains(runs, fr->id) || fr->status == RUN_PENDING)
 			continue;
-		engine_import_run(x, (size_t)i, from, fr, tmp, &boots);
+		if (engine_import_run(x, (size_t)i, from, fr, tmp, &boots))
+			done[ndone++] = (size_t)i;
 		if (boot_failed && fr->status == RUN_FAILED && fr->node && fr->error &&
 		    str_startswith(fr->error, "boot failed"))
 			strv_push(boot_failed, fr->node);
 	}
+	/* one journal write and one index transaction a shard, not one a run:
+	 * the journal is the whole run's, and a cluster run is thousands */
+	if (ndone)
+		engine_save_runs(x, done, ndone);
 	fs_remove_tree(tmp);
 	return 1;
 }

@@ -242,12 +242,11 @@ int index_put(const char *root, const struct result_set *rs, const char *verdict
 	return exec(db, "COMMIT", &pos, d);
 }
 
-int index_put_run(const char *root, const struct result_set *rs, size_t i, struct diags *d)
+int index_put_runs(const char *root, const struct result_set *rs, const size_t *runs, size_t n, struct diags *d)
 {
 	_cleanup_(index_db_close) struct index_db x = { .lock = -1 };
 	__attribute__((cleanup(stmt_finalizep))) sqlite3_stmt *del1 = NULL, *del2 = NULL, *upd = NULL;
 	__attribute__((cleanup(stmt_finalizep))) sqlite3_stmt *run = NULL, *met = NULL;
-	const struct result_run *r = &rs->runs[i];
 	struct pos pos = { .file = root };
 	size_t ok, failed, pending;
 	sqlite3 *db;
@@ -264,21 +263,34 @@ int index_put_run(const char *root, const struct result_set *rs, size_t i, struc
 	    exec(db, "BEGIN IMMEDIATE", &pos, d) < 0)
 		return -EIO;
 	count(rs, &ok, &failed, &pending);
-	sqlite3_bind_text(del1, 1, rs->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(del1, 2, r->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(del2, 1, rs->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(del2, 2, r->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(upd, 1, rs->id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(upd, 2, (sqlite3_int64)ok);
 	sqlite3_bind_int64(upd, 3, (sqlite3_int64)failed);
 	sqlite3_bind_int64(upd, 4, (sqlite3_int64)pending);
-	if (sqlite3_step(del1) != SQLITE_DONE || sqlite3_step(del2) != SQLITE_DONE || sqlite3_step(upd) != SQLITE_DONE ||
-	    insert_run(run, met, rs, r) < 0) {
-		diags_add(d, &pos, "result index: %s", sqlite3_errmsg(db));
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		return -EIO;
+	if (sqlite3_step(upd) != SQLITE_DONE)
+		goto fail;
+	for (size_t k = 0; k < n; k++) {
+		const struct result_run *r = &rs->runs[runs[k]];
+
+		sqlite3_reset(del1);
+		sqlite3_reset(del2);
+		sqlite3_bind_text(del1, 1, rs->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(del1, 2, r->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(del2, 1, rs->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(del2, 2, r->id, -1, SQLITE_STATIC);
+		if (sqlite3_step(del1) != SQLITE_DONE || sqlite3_step(del2) != SQLITE_DONE || insert_run(run, met, rs, r) < 0)
+			goto fail;
 	}
 	return exec(db, "COMMIT", &pos, d);
+fail:
+	diags_add(d, &pos, "result index: %s", sqlite3_errmsg(db));
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -EIO;
+}
+
+int index_put_run(const char *root, const struct result_set *rs, size_t i, struct diags *d)
+{
+	return index_put_runs(root, rs, &i, 1, d);
 }
 
 static char *col(sqlite3_stmt *s, int i)

@@ -28,6 +28,8 @@ int index_put(const char *root, const struct result_set *rs, const char *verdict
 /* After one run finished: its row and metrics replaced, the counts of its
  * lab run updated; the verdicts are left as they were (index_put sets them). */
 int index_put_run(const char *root, const struct result_set *rs, size_t run, struct diags *d);
+/* The same for runs[0..n) in one transaction (a cluster shard's runs). */
+int index_put_runs(const char *root, const struct result_set *rs, const size_t *runs, size_t n, struct diags *d);
 /* Every lab run in the index, read-only; -ENOENT (nothing in d) when there is no index. */
 int index_list(const char *root, struct index_entry **ret, size_t *n, struct diags *d);
 /* The run folders under root that the listed entries lack. */
