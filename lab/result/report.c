@@ -491,6 +491,10 @@ static void failed_runs_text(const struct result_set *rs, struct strbuf *out)
 		term_escape(out, r->id);
 		strbuf_addch(out, ' ');
 		term_escape(out, r->variant);
+		if (r->node) {
+			strbuf_addstr(out, " on node ");
+			term_escape(out, r->node);
+		}
 		strbuf_addstr(out, ": ");
 		term_escape(out, r->error ? r->error : "(no reason recorded)");
 		strbuf_addch(out, '\n');
@@ -725,6 +729,8 @@ static void json_runs(struct json *j, const struct result_set *rs)
 		json_kv_string(j, "status", run_status_name(r->status));
 		json_kv_string(j, "release", r->release);
 		json_kv_string(j, "error", r->error);
+		if (r->node) /* the cluster node that ran it (engine: slurm) */
+			json_kv_string(j, "node", r->node);
 		json_object_end(j);
 	}
 	json_array_end(j);
