@@ -11,10 +11,13 @@
 #   a node marked DOWN in the middle of its shard: Slurm requeues the task,
 #   the shard goes on elsewhere without running its finished runs again,
 #   and the run's report lists the retry;
+#   repeat: auto submits a block a shard as task slots free, none once
+#   decided;
 #   a node's lab of another version refuses its shard, and the head says
-#   so, naming the node; a Slurm that cannot be reached is a clear error
+#   so, naming the node; a hostile result bundle is refused with nothing
+#   written outside the run; a Slurm that cannot be reached is a clear error
 #   before anything is submitted.
-# lab-test-seconds: 480 (warm)
+# lab-test-seconds: 450 (warm: 430 s measured with other work on the CPUs)
 . "$(dirname "$0")/test-lib.sh"
 
 for p in slurmctld slurmd munged sbatch squeue scancel scontrol; do
@@ -77,7 +80,11 @@ experiments:
     repeat: 2
 %s  long:
     repeat: 4
-%s""" % (sys.argv[3], exp, exp)
+%s  seq:
+    repeat: auto
+    boot: once
+    decide: {max-boots: 6, runs-per-boot: 2}
+%s""" % (sys.argv[3], exp, exp, exp)
 open(sys.argv[2], "w").write(s)
 PY
 
@@ -194,6 +201,22 @@ test_expect_success 'a node DOWN mid-shard: requeued, finished runs not run agai
 	test_grep "requeued by Slurm after it ran on $node" down.err &&
 	lab -C proj report "$id" >down.report &&
 	test_grep "cluster: shard [0-9]* (job [0-9]* task [0-9]*) requeued by Slurm" down.report
+'
+
+test_expect_success 'repeat: auto on the cluster: blocks submitted as slots free, none once decided' '
+	lab -C proj run seq >seq.out 2>seq.err &&
+	Q=$(run_dir seq.err) &&
+	test_grep "^  improved  *tg-ratelimit kernelmark.x: increase 10%" seq.out &&
+	test_grep "repeat: auto: stopped before boot" seq.err &&
+	# a block a shard, never the whole budget (6 boots) up front
+	python3 - "proj/$Q" <<-\PY
+	import json, sys
+	j = json.load(open(sys.argv[1] + "/slurm.json"))
+	n = len(j["shards"])
+	assert 2 <= n < 6, n
+	assert all(len(s["runs"]) == 4 for s in j["shards"]), j
+	assert len({s["job"] for s in j["shards"]}) >= 2, j
+	PY
 '
 
 test_expect_success 'a node with another lab refuses its shard; the head names the node' '
