@@ -67,6 +67,7 @@ struct fake {
 	size_t nscancel, nsqueue, nsinfo;
 	char *squeue_jobs; /* the last squeue's --jobs= */
 	bool down;         /* the controller does not answer */
+	size_t refuse_sbatch; /* this sbatch (1-based) is refused, 0: none */
 	story_fn story;
 };
 
@@ -198,6 +199,10 @@ static int fake_sbatch(struct fake *f, struct command *c)
 		strv_push(&f->sbatch[f->nsbatch], c->argv.v[i]);
 	f->nsbatch++;
 	assert_int_equal(strbuf_read_file(&sb, script, 1 << 16), 0);
+	if (f->nsbatch == f->refuse_sbatch) {
+		strbuf_addstr(c->err, "sbatch: error: Batch job submission failed: Invalid partition name specified\n");
+		return 1;
+	}
 	assert_int_equal(access(script, X_OK), 0);
 	strv_push(&f->scripts, sb.buf);
 	j = &f->jobs[f->njobs++];
@@ -1030,6 +1035,75 @@ static void test_cancel(void **state)
 	tenv_release(&t);
 }
 
+#define SBATCH_REFUSED "cannot submit to Slurm: sbatch failed (exit status 1): sbatch: error: Batch job submission " \
+		       "failed: Invalid partition name specified"
+
+/* sbatch refuses the first submission: the run stops, -1, nothing was queued. */
+static void test_sbatch_refused(void **state)
+{
+	struct tenv t;
+	struct shard_journal j;
+	static const char *const want[] = { SBATCH_REFUSED };
+
+	(void)state;
+	tenv_init(&t, NULL);
+	t.f.refuse_sbatch = 1;
+	assert_int_equal(tenv_execute(&t), -1);
+	assert_lines(&t.errors, want, ELEMENTSOF(want));
+	assert_int_equal(t.f.nsbatch, 1);
+	assert_int_equal(t.f.nsqueue, 0);
+	assert_int_equal(t.f.nscancel, 0);
+	read_journal(&t, &j);
+	assert_int_equal(j.n, 2);
+	assert_entry(&j.v[0], 0, SHARD_NEW, 0, 0, 0);
+	assert_entry(&j.v[1], 1, SHARD_NEW, 0, 0, 0);
+	assert_all_pending(&t);
+	shard_journal_release(&j);
+	tenv_release(&t);
+}
+
+/* Shard 0's task is lost while shard 1 runs; sbatch refuses shard 0's second submission. */
+static void story_lost_then_refused(struct fake *f, size_t poll, bool answered)
+{
+	if (poll == 1 && !answered) {
+		run_on(f, 0, "n1");
+		run_on(f, 1, "n2");
+	} else if (poll == 2 && !answered) {
+		vanish(f, 0);
+	} else if (poll > 2) {
+		fail_msg("squeue asked again at poll %zu", poll);
+	}
+}
+
+/* A submission refused half way: -1, and the job still queued is cancelled, not left behind lab's back. */
+static void test_sbatch_refused_later(void **state)
+{
+	struct tenv t;
+	struct shard_journal j;
+	static const char *const want[] = { SBATCH_REFUSED };
+	static const char *const scancel[] = { "scancel", "100" };
+
+	(void)state;
+	tenv_init(&t, NULL);
+	t.f.refuse_sbatch = 2;
+	t.f.story = story_lost_then_refused;
+	assert_int_equal(tenv_execute(&t), -1);
+	assert_lines(&t.errors, want, ELEMENTSOF(want));
+	assert_int_equal(t.f.nsbatch, 2);
+	assert_int_equal(t.f.nsqueue, 2);
+	assert_int_equal(t.f.nscancel, 1);
+	assert_lines(&t.f.scancel, scancel, ELEMENTSOF(scancel));
+	read_journal(&t, &j);
+	assert_int_equal(j.n, 2);
+	/* shard 0 was submitted once and lost; shard 1's cancelled submission is not counted */
+	assert_entry(&j.v[0], 0, SHARD_NEW, 100, 0, 1);
+	assert_entry(&j.v[1], 1, SHARD_NEW, 100, 1, 0);
+	assert_int_equal(t.rs->cluster.n, 1);
+	assert_all_pending(&t);
+	shard_journal_release(&j);
+	tenv_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1041,6 +1115,8 @@ int main(void)
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_slurm_unreachable),
 		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_sbatch_refused),
+		cmocka_unit_test(test_sbatch_refused_later),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
