@@ -10,7 +10,7 @@
  * (shard-N/error). Each test is a story told at the squeue polls (engine:
  * poll: 1s, a few polls each): the happy path, a task lost, a node's
  * refusal, a node excluded after two failed boots, a requeue, a resumed
- * run, Slurm unreachable, Ctrl-C.
+ * run, Slurm unreachable, Ctrl-C, sbatch refusing a submission.
  */
 #include <errno.h>
 #include <stdlib.h>
