@@ -861,8 +861,9 @@ static int execute_slurm(struct engine *x)
 			goto out;
 		}
 		plan_shards(&se);
+		/* the error went out: the run stops, and what is queued is cancelled at out */
 		if (submit_new(&se) < 0)
-			break;
+			goto out;
 		GROW(seen, seen_alloc, se.j.n + 1);
 		queued = count_state(&se, SHARD_QUEUED);
 		if (!queued && se.next_block >= se.nblocks && !count_state(&se, SHARD_NEW))
