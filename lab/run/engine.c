@@ -379,10 +379,24 @@ static void run_fingerprint(struct engine *x, struct result_run *r)
 	fingerprint_release(&fp);
 }
 
+/* A run that ended (here or on a node): its metrics read back from its folder, said. */
+static void run_ended(struct engine *x, struct result_run *r)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+
+	if (r->status == RUN_OK && store_load_metrics(x->dir, r, &d) < 0) {
+		r->status = RUN_FAILED;
+		free(r->error);
+		r->error = xasprintf("its metrics cannot be read back: %s", d.n ? d.v[0].msg : "?");
+	}
+	x->prog.done++;
+	x->prog.failed += r->status == RUN_FAILED;
+	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r });
+}
+
 static void run_done(struct engine *x, size_t i, const struct wire_msg *m)
 {
 	struct result_run *r = &x->rs->runs[i];
-	_cleanup_diags_ struct diags d = { 0 };
 
 	if (r->status != RUN_PENDING)
 		return;
@@ -395,14 +409,7 @@ static void run_done(struct engine *x, size_t i, const struct wire_msg *m)
 	free(r->node);
 	r->node = x->o->node ? xstrdup(x->o->node) : NULL;
 	run_fingerprint(x, r);
-	if (r->status == RUN_OK && store_load_metrics(x->dir, r, &d) < 0) {
-		r->status = RUN_FAILED;
-		free(r->error);
-		r->error = xasprintf("its metrics cannot be read back: %s", d.n ? d.v[0].msg : "?");
-	}
-	x->prog.done++;
-	x->prog.failed += r->status == RUN_FAILED;
-	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r });
+	run_ended(x, r);
 	/* a failed journal write is said; the final save writes it all again */
 	engine_save_run(x, i);
 }
@@ -430,7 +437,6 @@ bool engine_import_run(struct engine *x, size_t i, const struct result_set *from
 	struct result_run *r = &x->rs->runs[i];
 	_cleanup_free_ char *src = xasprintf("%s/runs/%s", from_dir, fr->id);
 	_cleanup_free_ char *dst = xasprintf("%s/runs/%s", x->dir, r->id), *runs = path_join(x->dir, "runs");
-	_cleanup_diags_ struct diags d = { 0 };
 	size_t b = SIZE_MAX;
 
 	if (r->status != RUN_PENDING || fr->status == RUN_PENDING)
@@ -470,14 +476,7 @@ bool engine_import_run(struct engine *x, size_t i, const struct result_set *from
 	}
 	r->fp = fr->fp >= 0 && (size_t)fr->fp < from->nfps ? result_add_fingerprint(x->rs, &from->fps[fr->fp]) : -1;
 	r->nm = 0;
-	if (r->status == RUN_OK && store_load_metrics(x->dir, r, &d) < 0) {
-		r->status = RUN_FAILED;
-		free(r->error);
-		r->error = xasprintf("its metrics cannot be read back: %s", d.n ? d.v[0].msg : "?");
-	}
-	x->prog.done++;
-	x->prog.failed += r->status == RUN_FAILED;
-	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r });
+	run_ended(x, r);
 	return true;
 }
 

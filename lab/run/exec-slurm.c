@@ -68,7 +68,6 @@ struct slurm_exec {
 	bool seq;       /* the policy decides as results arrive: a block a shard, submitted as slots free */
 	char *said;     /* the last progress line */
 	struct strv boot_failed; /* a node per boot that failed on it */
-	char *why_failed;        /* what made the executor stop, NULL: nothing */
 };
 
 static void say(struct slurm_exec *se, const char *fmt, ...) _printf_(2, 3);
@@ -113,11 +112,12 @@ static void save_journal(struct slurm_exec *se)
 		engine_emit_text(se->x, ENGINE_EV_WARNING, "cannot write %s: %s", se->journal, strerror(errno));
 }
 
+/* A retry and why: into the journal, the run (the report lists them) and the progress. */
 static void retry_note(struct slurm_exec *se, const char *fmt, ...) _printf_(2, 3);
 static void retry_note(struct slurm_exec *se, const char *fmt, ...)
 {
-	_cleanup_free_ char *t = NULL;
 	va_list ap;
+	char *t;
 
 	va_start(ap, fmt);
 	t = xvasprintf(fmt, ap);
@@ -125,9 +125,9 @@ static void retry_note(struct slurm_exec *se, const char *fmt, ...)
 	for (char *p = t; *p; p++)
 		if (*p == '\n' || *p == '\t')
 			*p = ' ';
-	strv_push(&se->j.retries, t);
 	strv_push(&se->x->rs->cluster, t);
 	say(se, "%s", t);
+	strv_push_take(&se->j.retries, t);
 }
 
 /* How many nodes the partition has (sinfo); -1 with *ret_err when Slurm cannot be reached. */
@@ -555,6 +555,7 @@ static int import_shard(struct slurm_exec *se, struct shard_entry *e)
 	int r = engine_import_shard(x, bp, &e->runs, &failed, &why);
 
 	if (r < 0) {
+		retry_note(se, "shard %u: not retried: %s", e->index, why);
 		fail_shard(se, e, why);
 		return -1;
 	}
@@ -604,9 +605,10 @@ static void task_gone(struct slurm_exec *se, struct shard_entry *e, const char *
 	if ((refused = node_refusal(se, e))) {
 		_cleanup_free_ char *sd = shard_dir(se, e->index), *p = path_join(sd, "error");
 
+		/* the note first: the runs' journal, saved as they fail, has it */
+		retry_note(se, "shard %u: refused by its node, not retried: %s", e->index, refused);
 		fail_shard(se, e, refused);
 		unlink(p);
-		retry_note(se, "shard %u: refused by its node, not retried: %s", e->index, refused);
 		return;
 	}
 	if (e->attempts > se->c->retries) {
@@ -638,6 +640,7 @@ static int poll_queue(struct slurm_exec *se, struct seen *seen)
 {
 	_cleanup_(command_release) struct command cmd = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, jobs = STRBUF_INIT, line = STRBUF_INIT;
+	_cleanup_strv_ struct strv ids = STRV_INIT;
 	_cleanup_free_ char *err = NULL;
 	struct slurm_queue q = { 0 };
 	size_t pending = 0, running = 0;
@@ -647,8 +650,10 @@ static int poll_queue(struct slurm_exec *se, struct seen *seen)
 		if (se->j.v[i].state == SHARD_QUEUED) {
 			_cleanup_free_ char *id = xasprintf("%llu", se->j.v[i].job);
 
-			if (!strstr(jobs.buf ? jobs.buf : "", id))
+			if (!strv_contains(&ids, id)) {
+				strv_push(&ids, id);
 				strbuf_addf(&jobs, "%s%s", jobs.len ? "," : "", id);
+			}
 		}
 	if (!jobs.len)
 		return 0;
