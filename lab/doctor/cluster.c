@@ -46,14 +46,15 @@ static void names_words(const struct strv *names, struct strbuf *out)
 
 int doctor_sinfo_parse(const char *text, const char *partition, struct doctor_partition *ret, char **ret_err)
 {
-	_cleanup_strv_ struct strv lines = STRV_INIT, names = STRV_INIT;
+	_cleanup_strv_ struct strv lines = STRV_INIT, names = STRV_INIT, node = STRV_INIT, part = STRV_INIT,
+				   state = STRV_INIT;
 	_cleanup_strbuf_ struct strbuf words = STRBUF_INIT;
 	_cleanup_free_ char *def = NULL;
 	struct doctor_partition p = { 0 };
 	const char *want;
 
 	strv_split(&lines, text ? text : "", '\n');
-	/* first the partitions there are, and the default one */
+	/* each line once: its node, partition (the default one marked '*') and state */
 	for (size_t i = 0; i < lines.n; i++) {
 		_cleanup_strv_ struct strv f = STRV_INIT;
 		size_t len;
@@ -77,6 +78,9 @@ int doctor_sinfo_parse(const char *text, const char *partition, struct doctor_pa
 		}
 		if (!strv_contains(&names, f.v[1]))
 			strv_push(&names, f.v[1]);
+		strv_push(&node, f.v[0]);
+		strv_push(&part, f.v[1]);
+		strv_push(&state, f.v[2]);
 	}
 	names_words(&names, &words);
 	want = partition ? partition : def;
@@ -97,21 +101,11 @@ int doctor_sinfo_parse(const char *text, const char *partition, struct doctor_pa
 	}
 	p.name = xstrdup(want);
 	p.is_default = def && streq(def, want);
-	for (size_t i = 0; i < lines.n; i++) {
-		_cleanup_strv_ struct strv f = STRV_INIT;
-		size_t len;
-
-		if (!*lines.v[i])
-			continue;
-		strv_split(&f, lines.v[i], '|');
-		len = strlen(f.v[1]);
-		if (f.v[1][len - 1] == '*')
-			f.v[1][len - 1] = '\0';
-		if (streq(f.v[1], want) && !strv_contains(&p.nodes, f.v[0])) {
-			strv_push(&p.nodes, f.v[0]);
-			strv_push(&p.states, f.v[2]);
+	for (size_t i = 0; i < node.n; i++)
+		if (streq(part.v[i], want) && !strv_contains(&p.nodes, node.v[i])) {
+			strv_push(&p.nodes, node.v[i]);
+			strv_push(&p.states, state.v[i]);
 		}
-	}
 	*ret = p;
 	return 0;
 }
