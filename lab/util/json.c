@@ -47,7 +47,18 @@ void json_escape(struct strbuf *sb, const char *s)
 	strbuf_addch(sb, '"');
 	while (*s) {
 		uint32_t cp;
-		size_t n = utf8_decode(s, &cp);
+		size_t n, plain = 0;
+
+		/* printable ASCII but the two that need a backslash goes in one piece:
+		 * a run's journal is mostly that */
+		while (s[plain] >= 0x20 && s[plain] < 0x7f && s[plain] != '"' && s[plain] != '\\')
+			plain++;
+		if (plain) {
+			strbuf_add(sb, s, plain);
+			s += plain;
+			continue;
+		}
+		n = utf8_decode(s, &cp);
 
 		if (!n) {
 			/* JSON is UTF-8 (RFC 8259 8.1): a byte that is not becomes U+FFFD */
