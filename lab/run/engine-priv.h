@@ -133,6 +133,10 @@ bool engine_import_run(struct engine *x, size_t i, const struct result_set *from
  * 1 imported, 0 no bundle at path, -1 refused with why in *ret_why. */
 int engine_import_shard(struct engine *x, const char *path, const struct strv *runs, struct strv *boot_failed,
 			char **ret_why);
+/* Whether the experiment can run on the cluster (engine: slurm): a spool,
+ * no bare-metal or qemu+ssh host, and with ask_slurm, sinfo answering
+ * with nodes. Asked before anything is made. -1 with *ret_err. */
+int engine_cluster_check(const struct engine *x, bool ask_slurm, char **ret_err);
 /* The journal and that run's index rows only. */
 void engine_save_run(struct engine *x, size_t i);
 /* The same for runs[0..n): the journal written once, their index rows in

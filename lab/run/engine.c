@@ -838,7 +838,18 @@ int engine_run(const struct engine_opts *o, const struct spec_experiment *e, con
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_result_set_ struct result_set *rs = NULL;
 
-	if (!p || open_run(&x, p, resume_dir, &dir, &rs) < 0)
+	if (!p)
+		return -1;
+	if (o->cluster && o->cluster->type == SPEC_ENGINE_SLURM) {
+		_cleanup_free_ char *err = NULL;
+
+		/* before a folder is made or a kernel built */
+		if (engine_cluster_check(&x, true, &err) < 0) {
+			engine_emit_text(&x, ENGINE_EV_ERROR, "%s", err);
+			return -1;
+		}
+	}
+	if (open_run(&x, p, resume_dir, &dir, &rs) < 0)
 		return -1;
 	engine_emit(&x, &(struct engine_event){
 				.type = ENGINE_EV_STARTED, .id = rs->id, .experiment = e->name, .dir = dir, .nruns = rs->n });

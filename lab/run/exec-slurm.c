@@ -826,6 +826,36 @@ static void make_blocks(struct slurm_exec *se)
 	free(map);
 }
 
+int engine_cluster_check(const struct engine *x, bool ask_slurm, char **ret_err)
+{
+	const struct spec_engine *c = x->o->cluster;
+	_cleanup_free_ char *err = NULL;
+
+	if (!c->spool || !*c->spool) {
+		*ret_err = xasprintf("engine: slurm needs spool: in %s (a folder the head and every node see)",
+				     x->s->path);
+		return -1;
+	}
+	/* the cluster's nodes are the hosts: a bare-metal host's kexec would look like a node
+	 * failure to Slurm, and another hypervisor is not the node's to drive */
+	for (size_t i = 0; i < x->e->hosts.n; i++) {
+		const char *h = x->e->hosts.v[i].name;
+		const struct spec_host *lh = engine_find_host(x->s, h, HOST_LIBVIRT);
+
+		if (engine_find_host(x->s, h, HOST_SSH) || (lh && lh->address)) {
+			*ret_err = xasprintf("experiment %s runs on %s host %s: with engine: slurm the cluster's nodes "
+					     "are the hosts (bare-metal and qemu+ssh hosts run with 'lab run --engine local')",
+					     x->e->name, lh ? "hypervisor" : "bare-metal", h);
+			return -1;
+		}
+	}
+	if (ask_slurm && partition_nodes(c, &err) < 0) {
+		*ret_err = xasprintf("Slurm cannot be reached (nothing was submitted): %s", err);
+		return -1;
+	}
+	return 0;
+}
+
 static int execute_slurm(struct engine *x)
 {
 	const struct spec_engine *c = x->o->cluster;
@@ -835,8 +865,8 @@ static int execute_slurm(struct engine *x)
 	size_t seen_alloc = 0;
 	int nodes, ret = -1;
 
-	if (!c->spool || !*c->spool) {
-		engine_emit_text(x, ENGINE_EV_ERROR, "engine: slurm needs spool: in %s", x->s->path);
+	if (engine_cluster_check(x, false, &err) < 0) {
+		engine_emit_text(x, ENGINE_EV_ERROR, "%s", err);
 		return -1;
 	}
 	if ((nodes = partition_nodes(c, &err)) < 0) {
