@@ -15,8 +15,8 @@
 #   decided;
 #   a node's lab of another version refuses its shard, and the head says
 #   so, naming the node; a hostile result bundle is refused with nothing
-#   written outside the run; a Slurm that cannot be reached is a clear error
-#   before anything is submitted.
+#   written outside the run; a bare-metal host and a Slurm that cannot be
+#   reached are clear errors before anything is made or submitted.
 # lab-test-seconds: 450 (warm: 430 s measured with other work on the CPUs)
 . "$(dirname "$0")/test-lib.sh"
 
@@ -257,10 +257,26 @@ test_expect_success 'a hostile result from a node is refused, nothing written ou
 	test_line_count = 4 evil.journal && ! grep "	ok	" evil.journal
 '
 
+test_expect_success 'a bare-metal host stays outside Slurm: said before anything is made' '
+	python3 - proj/lab.yaml proj/metal.yaml <<-\PY &&
+	import sys
+	s = open(sys.argv[1]).read()
+	s = s.replace("hosts:\n", "hosts:\n  box:\n    ssh: root@127.0.0.1:22\n", 1)
+	s = s.replace("  pair:\n", "  pair:\n    hosts: [box]\n", 1)
+	open(sys.argv[2], "w").write(s)
+	PY
+	ls proj/results >before.ls &&
+	test_must_fail_with 1 lab -C proj -f metal.yaml run pair >metal.out 2>metal.err &&
+	test_grep "experiment pair runs on bare-metal host box: with engine: slurm the cluster.s nodes are the hosts" metal.err &&
+	ls proj/results >after.ls && test_cmp before.ls after.ls
+'
+
 test_expect_success 'Slurm cannot be reached: a clear error, nothing submitted' '
 	"$SRC_DIR/tests/tools/slurm-cluster" stop "$SLURM_DIR" >/dev/null 2>&1 &&
+	ls proj/results >before.ls &&
 	test_must_fail_with 1 lab -C proj run pair >down2.out 2>down2.err &&
-	test_grep "Slurm cannot be reached (nothing was submitted)" down2.err
+	test_grep "Slurm cannot be reached (nothing was submitted)" down2.err &&
+	ls proj/results >after.ls && test_cmp before.ls after.ls
 '
 
 test_done
