@@ -224,7 +224,7 @@ static int write_seed(struct slurm_exec *se, const struct shard_entry *e)
 {
 	struct engine *x = se->x;
 	_cleanup_free_ char *sd = shard_dir(se, e->index), *work = xasprintf("%s/work/%s", sd, x->rs->id);
-	_cleanup_free_ char *sp = path_join(sd, "shard.json"), *err = NULL;
+	_cleanup_free_ char *sp = path_join(sd, "shard.json");
 	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT, sj = STRBUF_INIT;
 	_cleanup_result_set_ struct result_set *sub = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
@@ -267,7 +267,6 @@ static int write_seed(struct slurm_exec *se, const struct shard_entry *e)
 		if (path_is_file(from))
 			fs_copy_file(from, to, true);
 	}
-	(void)err;
 	return 0;
 }
 
@@ -315,12 +314,18 @@ static int submit(struct slurm_exec *se, struct shard_entry **es, size_t n)
 	_cleanup_free_ char *script = NULL, *err = NULL;
 	unsigned sub = 0;
 	unsigned long long job = 0;
+	size_t runs = 0;
 	char *end;
 
 	if (!n)
 		return 0;
-	for (size_t i = 0; i < se->j.n; i++)
-		sub += se->j.v[i].attempts;
+	/* submit-N.sh: the first N not used, so every submission's script stays */
+	for (;; sub++) {
+		_cleanup_free_ char *p = xasprintf("%s/submit-%u.sh", se->jobdir, sub);
+
+		if (access(p, F_OK) < 0)
+			break;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (write_seed(se, es[i]) < 0)
 			return -1;
@@ -379,13 +384,9 @@ static int submit(struct slurm_exec *se, struct shard_entry **es, size_t n)
 		es[i]->attempts++;
 	}
 	save_journal(se);
-	say(se, "job %llu: %zu shard%s of %s (%zu runs)%s", job, n, n == 1 ? "" : "s", x->rs->id,
-	    ({
-		    size_t runs = 0;
-		    for (size_t i = 0; i < n; i++)
-			    runs += es[i]->runs.n;
-		    runs;
-	    }),
+	for (size_t i = 0; i < n; i++)
+		runs += es[i]->runs.n;
+	say(se, "job %llu: %zu shard%s of %s (%zu runs)%s", job, n, n == 1 ? "" : "s", x->rs->id, runs,
 	    se->j.exclude.n ? ", excluding nodes lab saw fail" : "");
 	return 0;
 }

@@ -1,4 +1,11 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * squeue --json's answer (Slurm 22.05's OpenAPI v0.0.38 data, and the
+ * newer {"set","number"} and job_state-array forms) into one record per
+ * task: the fields lab's Slurm executor reads, each checked for its
+ * type; anything else ignored. Its "errors" (slurmctld not answering)
+ * are an error, never an empty queue. Fuzzed (fuzz-squeue).
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -704,7 +704,7 @@ static void test_lost_task(void **state)
 	/* submitted again alone: array task 0 is shard 0 */
 	assert_int_equal(t.f.nsbatch, 2);
 	assert_true(strv_contains(&t.f.sbatch[1], "--array=0-0"));
-	script = xasprintf("%s/submit-2.sh", t.f.jobdir);
+	script = xasprintf("%s/submit-1.sh", t.f.jobdir);
 	assert_string_equal(t.f.sbatch[1].v[t.f.sbatch[1].n - 1], script);
 	assert_non_null(strstr(t.f.scripts.v[1], "in\n0) shard=0 ;;\n*)"));
 	assert_null(strstr(t.f.scripts.v[1], "shard=1"));
