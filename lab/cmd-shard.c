@@ -106,11 +106,11 @@ static void read_lines(const char *path, struct strv *v)
 	}
 }
 
-int cmd_shard(struct lab_ctx *ctx, int argc, char **argv)
+static int run_shard(struct lab_ctx *ctx, const char *jobdir, const char *n)
 {
-	const char *jobdir = argv[1], *env = getenv("SLURMD_NODENAME");
+	const char *env = getenv("SLURMD_NODENAME");
 	char host[256] = "";
-	_cleanup_free_ char *sd = xasprintf("%s/shard-%s", jobdir, argv[2]), *sp = path_join(sd, "shard.json");
+	_cleanup_free_ char *sd = xasprintf("%s/shard-%s", jobdir, n), *sp = path_join(sd, "shard.json");
 	_cleanup_free_ char *spool = NULL, *jobs = NULL, *err = NULL, *yaml = path_join(jobdir, "lab.yaml");
 	_cleanup_free_ char *cat = path_join(jobdir, "catalogue"), *work = path_join(sd, "work"), *rundir = NULL;
 	_cleanup_free_ char *layer = lab_layer_dir(), *plugin = lab_insn_plugin(), *state = paths_state();
@@ -130,14 +130,10 @@ int cmd_shard(struct lab_ctx *ctx, int argc, char **argv)
 	const char *version = getenv("LAB_TEST_VERSION") ? getenv("LAB_TEST_VERSION") : LAB_VERSION;
 	int rc = EXIT_FAILED;
 
-	if (argc != 3) {
-		cmd_error(ctx, "usage: lab shard JOB_DIR SHARD (a cluster node's array task runs it)");
-		return EXIT_USAGE;
-	}
 	gethostname(host, sizeof(host) - 1);
 	node = env && str_is_name(env) ? env : host[0] ? host : "?";
 	if (!path_is_dir(sd) || strbuf_read_file(&sb, sp, 1 << 20) < 0) {
-		cmd_error(ctx, "shard: no shard %s (%s)", argv[2], sp);
+		cmd_error(ctx, "shard: no shard %s (%s)", n, sp);
 		return EXIT_USAGE;
 	}
 	if (shard_spec_parse(sp, sb.buf ? sb.buf : "", sb.len, &spec, &err) < 0)
@@ -227,4 +223,13 @@ out:
 	free(arts);
 	image_artifact_release(&img);
 	return rc;
+}
+
+int cmd_shard(struct lab_ctx *ctx, int argc, char **argv)
+{
+	if (argc != 3 || !*argv[2] || strspn(argv[2], "0123456789") != strlen(argv[2]) || strlen(argv[2]) > 7) {
+		cmd_error(ctx, "usage: lab shard JOB_DIR SHARD (a cluster node's array task runs it; SHARD a number)");
+		return EXIT_USAGE;
+	}
+	return run_shard(ctx, argv[1], argv[2]);
 }
