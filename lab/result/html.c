@@ -382,6 +382,11 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 	xml_element(&x, "h1", title);
 	for (size_t i = 0; i < rs->mechanism.n; i++)
 		xml_element(&x, "p", rs->mechanism.v[i]);
+	for (size_t i = 0; i < rs->cluster.n; i++) {
+		_cleanup_free_ char *line = xasprintf("cluster: %s", rs->cluster.v[i]);
+
+		xml_element(&x, "p", line);
+	}
 	for (size_t i = 0, n = report_notes(rs, notes); i < n; i++)
 		xml_element(&x, "p", notes[i]);
 	xml_element(&x, "p", legend);

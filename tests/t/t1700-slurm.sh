@@ -200,7 +200,11 @@ test_expect_success 'a node DOWN mid-shard: requeued, finished runs not run agai
 	done <before.boots &&
 	test_grep "requeued by Slurm after it ran on $node" down.err &&
 	lab -C proj report "$id" >down.report &&
-	test_grep "cluster: shard [0-9]* (job [0-9]* task [0-9]*) requeued by Slurm" down.report
+	test_grep "cluster: shard [0-9]* (job [0-9]* task [0-9]*) requeued by Slurm" down.report &&
+	lab -C proj report "$id" --format html >down.html &&
+	test_grep "<p>cluster: shard [0-9]* (job [0-9]* task [0-9]*) requeued by Slurm" down.html &&
+	lab -C proj --json report "$id" >down.json &&
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert any(\"requeued by Slurm\" in l for l in d[\"cluster\"]); assert all(r[\"node\"] in (\"n1\", \"n2\") for r in d[\"runs\"])" down.json
 '
 
 test_expect_success 'repeat: auto on the cluster: blocks submitted as slots free, none once decided' '
