@@ -380,6 +380,17 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 	xml_close(&x);
 	xml_open(&x, "body");
 	xml_element(&x, "h1", title);
+	{
+		_cleanup_strv_ struct strv h = STRV_INIT;
+
+		/* what was decided, first */
+		report_headline(c, &h);
+		for (size_t i = 0; i < h.n; i++) {
+			xml_open(&x, "p");
+			xml_element(&x, "strong", h.v[i]);
+			xml_close(&x);
+		}
+	}
 	for (size_t i = 0; i < rs->mechanism.n; i++)
 		xml_element(&x, "p", rs->mechanism.v[i]);
 	for (size_t i = 0; i < rs->cluster.n; i++) {

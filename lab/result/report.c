@@ -501,8 +501,27 @@ static void failed_runs_text(const struct result_set *rs, struct strbuf *out)
 	}
 }
 
+/* What was decided, first: a line per compared variant. */
+static void headline_text(const struct comparison *c, struct strbuf *out)
+{
+	_cleanup_strv_ struct strv h = STRV_INIT;
+
+	report_headline(c, &h);
+	if (h.n)
+		strbuf_addstr(out, "Headline\n");
+	for (size_t i = 0; i < h.n; i++) {
+		_cleanup_strbuf_ struct strbuf e = STRBUF_INIT;
+
+		term_escape(&e, h.v[i]);
+		report_wrap(out, e.buf, 100, "  ");
+	}
+	if (h.n)
+		strbuf_addch(out, '\n');
+}
+
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
 {
+	headline_text(c, out);
 	header_text(c, out);
 	report_env_text(c, out);
 	for (size_t g = 0; g < c->ngroups; g++)
@@ -636,6 +655,16 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 	strbuf_addstr(out, ": ");
 	md_escape(out, c->rs->id);
 	strbuf_addstr(out, "\n\n");
+	{
+		_cleanup_strv_ struct strv h = STRV_INIT;
+
+		report_headline(c, &h);
+		for (size_t i = 0; i < h.n; i++) {
+			strbuf_addstr(out, "**");
+			md_escape(out, h.v[i]);
+			strbuf_addstr(out, "**\n\n");
+		}
+	}
 	const char *notes[REPORT_MAX_NOTES];
 
 	for (size_t i = 0, n = report_notes(c->rs, notes); i < n; i++) {
@@ -845,6 +874,12 @@ void report_format_json(const struct comparison *c, struct strbuf *out)
 	json_object_begin(&j);
 	json_kv_string(&j, "run", rs->id);
 	json_kv_string(&j, "experiment", rs->experiment);
+	{
+		_cleanup_strv_ struct strv h = STRV_INIT;
+
+		report_headline(c, &h);
+		json_strings(&j, "headline", (const char *const *)h.v, h.n);
+	}
 	json_kv_double(&j, "confidence", c->conf);
 	json_strings(&j, "variants", (const char *const *)rs->variants.v, c->nvariants);
 	json_strings(&j, "mechanism", (const char *const *)rs->mechanism.v, rs->mechanism.n);

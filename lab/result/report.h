@@ -46,6 +46,10 @@ void report_wrap(struct strbuf *out, const char *s, size_t width, const char *in
 char *report_legend(const struct comparison *c);
 /* A verdict's statistic, level and look, boots x runs and variance parts a side. */
 void report_verdict_basis(const struct cmp_verdict *v, struct strbuf *out);
+/* The headline: a line per compared variant saying what was decided
+ * (headline.c): each declared expectation's effect, interval and verdict,
+ * the mechanism checks that hold, failed runs. */
+void report_headline(const struct comparison *c, struct strv *ret);
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_json(const struct comparison *c, struct strbuf *out);

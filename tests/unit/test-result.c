@@ -266,6 +266,45 @@ static void test_regressed_and_unchanged(void **state)
 	assert_int_equal(c->verdicts[2].v, VERDICT_UNCHANGED); /* the interval excludes +5% */
 	assert_int_equal(c->verdicts[3].v, VERDICT_CHANGED);
 	assert_string_equal(verdict_name(c->verdicts[3].v), "changed");
+	{
+		/* the headline says each verdict in its words, with the effect and its interval */
+		struct strv h = STRV_INIT;
+
+		report_headline(c, &h);
+		assert_int_equal(h.n, 1);
+		assert_true(str_startswith(h.v[0], "new: a -"));
+		assert_non_null(strstr(h.v[0], "%] REGRESSED"));
+		assert_non_null(strstr(h.v[0], "unchanged (within +-2%)"));
+		assert_non_null(strstr(h.v[0], "unchanged (within +-5%)"));
+		assert_non_null(strstr(h.v[0], "CHANGED (expected unchanged)"));
+		assert_null(strstr(h.v[0], "inconclusive"));
+		/* a metric in one group: no group named */
+		assert_null(strstr(h.v[0], "[w]"));
+		strv_release(&h);
+	}
+	comparison_free(c);
+	result_set_free(rs);
+}
+
+/* Every declared expectation of a variant is in its headline: decided ones with
+ * their figures, undecided ones named with why, unmeasured ones named. */
+static void test_headline_names_every_expectation(void **state)
+{
+	struct result_set *rs = fixture();
+	struct comparison *c = compare_build(rs);
+	struct strv h = STRV_INIT;
+
+	(void)state;
+	report_headline(c, &h);
+	assert_int_equal(h.n, c->nvariants - 1);
+	for (size_t i = 0; i < c->nverdicts; i++)
+		assert_non_null(strstr(h.v[0], c->verdicts[i].metric));
+	assert_non_null(strstr(h.v[0], "sysbench.tps [pg-sysbench threads=100%] +20.6% [+18.0%, +23.2%] improved as expected"));
+	assert_non_null(strstr(h.v[0], "inconclusive: sysbench.latency_p95_ms (could show"));
+	assert_non_null(strstr(h.v[0], "(2 and 2 runs: fewer than 3 a side)"));
+	assert_non_null(strstr(h.v[0], "not measured: sysbench.qps"));
+	assert_true(str_endswith(h.v[0], "; 1 run failed"));
+	strv_release(&h);
 	comparison_free(c);
 	result_set_free(rs);
 }
@@ -699,6 +738,7 @@ int main(void)
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_matrix_expectations),
 		cmocka_unit_test(test_regressed_and_unchanged),
+		cmocka_unit_test(test_headline_names_every_expectation),
 		cmocka_unit_test(test_parse_metrics),
 		cmocka_unit_test(test_report_goldens),
 		cmocka_unit_test(test_monitor_overheads),
