@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "alloc.h"
+#include "strbuf.h"
 #include "units.h"
 #include "banned.h"
 
@@ -274,4 +275,120 @@ char *format_duration(uint64_t usec)
 	if (usec % 1000 == 0)
 		return xasprintf("%llums", (unsigned long long)(usec / 1000));
 	return xasprintf("%lluus", (unsigned long long)usec);
+}
+
+/* v rounded to `digits` significant digits. */
+static double round_sig(double v, unsigned digits)
+{
+	double p, r;
+
+	if (v == 0 || !isfinite(v))
+		return v;
+	p = pow(10, floor(log10(fabs(v))) - (digits - 1));
+	r = round(v / p) * p;
+	return isfinite(r) ? r : v; /* near DBL_MAX: as it is */
+}
+
+/* m (rounded already) in `digits` significant digits, trailing zeros dropped. */
+static char *plain_digits(double m, unsigned digits)
+{
+	int dec = m == 0 ? 0 : (int)digits - 1 - (int)floor(log10(fabs(m)) + 1e-9);
+	char *s = xasprintf("%.*f", dec > 0 ? dec : 0, m);
+	char *dot = strchr(s, '.');
+
+	if (dot) {
+		char *end = s + strlen(s);
+
+		while (end > dot + 1 && end[-1] == '0')
+			*--end = '\0';
+		if (end == dot + 1)
+			*dot = '\0';
+	}
+	if (streq(s, "-0"))
+		memmove(s, s + 1, 2);
+	return s;
+}
+
+char *human_scientific(double v, unsigned digits)
+{
+	static const char *const sup[] = { "⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹" };
+	_cleanup_free_ char *m = NULL;
+	char pow_digits[16];
+	int e;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!digits)
+		digits = 3;
+	if (v == 0 || !isfinite(v))
+		return human_number(v, digits);
+	v = round_sig(v, digits);
+	e = (int)floor(log10(fabs(v)) + 1e-9);
+	m = plain_digits(v / pow(10, e), digits);
+	strbuf_addf(&sb, "%s×10", m);
+	if (e < 0)
+		strbuf_addstr(&sb, "⁻");
+	snprintf(pow_digits, sizeof(pow_digits), "%d", abs(e));
+	for (const char *p = pow_digits; *p; p++)
+		strbuf_addstr(&sb, sup[*p - '0']);
+	return strbuf_detach(&sb, NULL);
+}
+
+char *human_number(double v, unsigned digits)
+{
+	static const char *const big[] = { "", "k", "M", "G", "T", "P", "E" };
+	static const char *const small[] = { "", "m", "µ", "n", "p", "f", "a" };
+	_cleanup_free_ char *m = NULL;
+	double a;
+	int k;
+
+	if (!digits)
+		digits = 3;
+	if (isnan(v))
+		return xstrdup("n/a");
+	if (isinf(v))
+		return xstrdup(v > 0 ? "∞" : "-∞");
+	if (v == 0)
+		return xstrdup("0");
+	v = round_sig(v, digits);
+	a = fabs(v);
+	if (a >= 1e21 || a < 1e-18)
+		return human_scientific(v, digits);
+	if (a >= 1000) {
+		k = (int)floor(log10(a) / 3 + 1e-9);
+		m = plain_digits(v / pow(1000, k), digits);
+		return xasprintf("%s%s", m, big[k]);
+	}
+	if (a >= 0.001) /* no milli: 0.0152 reads as a number, 15.2m as metres */
+		return plain_digits(v, digits);
+	k = (int)ceil(-log10(a) / 3 - 1e-9);
+	m = plain_digits(v * pow(1000, k), digits);
+	return xasprintf("%s%s", m, small[k]);
+}
+
+char *human_seconds(double s, unsigned digits)
+{
+	static const struct {
+		double below, scale;
+		const char *unit;
+	} units[] = {
+		{ 1e-6, 1e9, "ns" }, { 1e-3, 1e6, "µs" }, { 1, 1e3, "ms" }, { 60, 1, "s" }, { 3600, 1.0 / 60, "min" },
+	};
+	_cleanup_free_ char *n = NULL;
+	double a;
+
+	if (!digits)
+		digits = 3;
+	if (isnan(s))
+		return xstrdup("n/a");
+	if (s == 0)
+		return xstrdup("0 s");
+	s = round_sig(s, digits);
+	a = fabs(s);
+	for (size_t i = 0; i < ELEMENTSOF(units); i++)
+		if (a < units[i].below) {
+			n = human_number(s * units[i].scale, digits);
+			return xasprintf("%s %s", n, units[i].unit);
+		}
+	n = human_number(s / 3600, digits);
+	return xasprintf("%s h", n);
 }

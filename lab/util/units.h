@@ -3,7 +3,8 @@
  * Parsers for the units lab.yaml speaks: sizes ("4G", "512M", "1024"),
  * durations ("60s", "5m", "1h30m", "250ms"), CPU counts ("8" or "75%") and
  * CPU lists ("0-3,8,10-11"). Each returns 0 or -EINVAL and leaves its
- * output untouched on failure.
+ * output untouched on failure. Then the formatters back, and the ones that
+ * write a measured figure for a person (human_*: reports).
  */
 #pragma once
 
@@ -28,3 +29,15 @@ int parse_percent(const char *s, double *ret_fraction);
 int parse_cpulist(const char *s, uint8_t *bits, size_t nbits, size_t *ret_max);
 char *format_size(uint64_t bytes);
 char *format_duration(uint64_t usec);
+
+/* Numbers a person reads at a glance, never in e-notation: `digits`
+ * significant digits (3 when 0), trailing zeros dropped, an SI prefix from
+ * k to E and from µ to a: "15.2k", "23.9M", "1.52G", "-3.5", "0.0152",
+ * "152µ", "0"; beyond those prefixes "2.5×10²⁴"; NaN "n/a", infinities
+ * "∞" and "-∞". */
+char *human_number(double v, unsigned digits);
+/* A duration in seconds the same way, in the unit that fits: "9.5 ms",
+ * "1.2 s", "150 µs", "3 ns", "2.5 min", "1.5 h" ("0 s", "n/a"). */
+char *human_seconds(double s, unsigned digits);
+/* mantissa×10 to the power e, the power in superscript digits: "2.76×10⁻⁷". */
+char *human_scientific(double v, unsigned digits);

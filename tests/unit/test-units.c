@@ -4,6 +4,7 @@
 #include "util/alloc.h"
 #include "util/units.h"
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 static void test_size(void **state)
@@ -134,6 +135,64 @@ static void test_format(void **state)
 	free(s);
 }
 
+/* Each call's text against the expected one, freed. */
+static void expect_text(char *got, const char *want)
+{
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void test_human_number(void **state)
+{
+	(void)state;
+	expect_text(human_number(15180, 0), "15.2k");
+	expect_text(human_number(23850000, 0), "23.9M");
+	expect_text(human_number(1.518e9, 0), "1.52G");
+	expect_text(human_number(2.5e12, 0), "2.5T");
+	expect_text(human_number(22, 0), "22");
+	expect_text(human_number(22.0001, 4), "22");
+	expect_text(human_number(21.96, 4), "21.96");
+	expect_text(human_number(999.96, 3), "1k");     /* rounding carries into the prefix */
+	expect_text(human_number(100020, 5), "100.02k");
+	/* negative */
+	expect_text(human_number(-3.5, 0), "-3.5");
+	expect_text(human_number(-15180, 0), "-15.2k");
+	expect_text(human_number(-0.00004, 0), "-40µ");
+	/* tiny */
+	expect_text(human_number(0.0152, 0), "0.0152");
+	expect_text(human_number(0.001, 0), "0.001");
+	expect_text(human_number(0.000152, 0), "152µ");
+	expect_text(human_number(0.000999999, 0), "0.001"); /* not "1000µ" */
+	expect_text(human_number(1.5e-7, 0), "150n");
+	expect_text(human_number(2.76e-25, 0), "2.76×10⁻²⁵");
+	/* huge */
+	expect_text(human_number(4e24, 0), "4×10²⁴");
+	expect_text(human_number(1.7976931348623157e308, 0), "1.8×10³⁰⁸");
+	/* zero, NaN, infinities */
+	expect_text(human_number(0, 0), "0");
+	expect_text(human_number(-0.0, 0), "0");
+	expect_text(human_number(NAN, 0), "n/a");
+	expect_text(human_number(INFINITY, 0), "∞");
+	expect_text(human_number(-INFINITY, 0), "-∞");
+	expect_text(human_scientific(2.76e-7, 3), "2.76×10⁻⁷");
+	expect_text(human_scientific(6.02e23, 0), "6.02×10²³");
+}
+
+static void test_human_seconds(void **state)
+{
+	(void)state;
+	expect_text(human_seconds(0.0095, 0), "9.5 ms");
+	expect_text(human_seconds(1.2, 0), "1.2 s");
+	expect_text(human_seconds(0.00015, 0), "150 µs");
+	expect_text(human_seconds(3e-9, 0), "3 ns");
+	expect_text(human_seconds(0.99996, 0), "1 s"); /* not "1000 ms" */
+	expect_text(human_seconds(150, 0), "2.5 min");
+	expect_text(human_seconds(5400, 0), "1.5 h");
+	expect_text(human_seconds(-0.0095, 0), "-9.5 ms");
+	expect_text(human_seconds(0, 0), "0 s");
+	expect_text(human_seconds(NAN, 0), "n/a");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -144,6 +203,8 @@ int main(void)
 		cmocka_unit_test(test_cpulist),
 		cmocka_unit_test(test_uint),
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_human_number),
+		cmocka_unit_test(test_human_seconds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
