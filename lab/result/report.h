@@ -7,7 +7,9 @@
  *        robot's range rule) and flags noisy rows; then the verdicts.
  *  md    the same tables in Markdown.
  *  json  everything, for other tools.
- *  html  one self-contained file with the verdicts and inline SVG charts.
+ *  html  one self-contained file: the headline, a forest plot per compared
+ *        variant, the verdicts, per group the tables and the runs' values
+ *        by boot, the environment and how to reproduce (html.c, forest.c).
  */
 #pragma once
 
@@ -63,3 +65,42 @@ void report_env_json(const struct comparison *c, struct json *j);
 void report_env_html(const struct comparison *c, struct xml *x);
 /* One self-contained HTML file: verdicts, tables, inline SVG charts (lab/result/html.c). */
 void report_format_html(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
+
+/* How a metric's values read, from its name (the catalogue names no
+ * units): a time when its last part ends in _ns, _us, _ms, _s, _sec or
+ * _seconds (not a rate: _per_sec) or its second part is or begins a
+ * time (hackbench.time, kbuild.time.total, kbuild.buildtime_per_iteration);
+ * a percentage (metric_is_percentage); else a plain number. */
+enum metric_kind { METRIC_PLAIN, METRIC_TIME, METRIC_PERCENT };
+struct metric_unit {
+	enum metric_kind kind;
+	double to_seconds; /* METRIC_TIME: a value times this is in seconds */
+	const char *name;  /* the unit as reported ("ms", "s", "%"), NULL: none */
+};
+void report_metric_unit(const char *metric, struct metric_unit *ret);
+/* A value for a person, in its unit and `digits` significant digits (0: 3):
+ * "9.5 ms", "1.2 s", "15.2k", "30.5%"; never e-notation. */
+char *report_value_text(const struct metric_unit *u, double v, unsigned digits);
+
+/* The forest plot of a compared variant (forest.c): a row per declared
+ * expectation of that variant and per flagged exploratory change (the
+ * largest ones), each the decision engine's change and interval against
+ * the baseline, the declared margin or the smallest detectable change as
+ * a band around 0, coloured and named by verdict. */
+#define FOREST_TOP_FLAGGED 10
+struct forest_row {
+	const char *group, *metric;  /* borrowed */
+	const struct cmp_delta *d;   /* the change; NULL: not measured */
+	const struct cmp_verdict *v; /* the expectation's verdict; NULL: a flagged exploratory change */
+	double band;                 /* half the band around 0, in the change's unit: the declared
+				      * margin, else the smallest detectable change; NaN: none */
+};
+/* Variant k's rows: its verdicts, then its `top` flagged exploratory
+ * changes with the largest |change|; sorted by verdict (regressed, changed,
+ * improved, smaller, unchanged, inconclusive, then the flagged ones), then
+ * by |change|, largest first (none last). Returns how many; *ret: free it. */
+size_t report_forest_rows(const struct comparison *c, size_t k, size_t top, struct forest_row **ret);
+/* What a row is: verdict_name(), "smaller than declared", or "flagged". */
+const char *forest_row_word(const struct forest_row *r);
+/* Variant k's forest plot as a <figure>, its caption first; nothing without rows. */
+void report_forest_html(const struct comparison *c, size_t k, struct xml *x);

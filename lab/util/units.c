@@ -371,7 +371,8 @@ char *human_seconds(double s, unsigned digits)
 		double below, scale;
 		const char *unit;
 	} units[] = {
-		{ 1e-6, 1e9, "ns" }, { 1e-3, 1e6, "µs" }, { 1, 1e3, "ms" }, { 60, 1, "s" }, { 3600, 1.0 / 60, "min" },
+		/* 100 s reads better than 1.67 min, 90 min than 1.5 h */
+		{ 1e-6, 1e9, "ns" }, { 1e-3, 1e6, "µs" }, { 1, 1e3, "ms" }, { 600, 1, "s" }, { 7200, 1.0 / 60, "min" },
 	};
 	_cleanup_free_ char *n = NULL;
 	double a;

@@ -37,7 +37,7 @@ char *format_duration(uint64_t usec);
  * "∞" and "-∞". */
 char *human_number(double v, unsigned digits);
 /* A duration in seconds the same way, in the unit that fits: "9.5 ms",
- * "1.2 s", "150 µs", "3 ns", "2.5 min", "1.5 h" ("0 s", "n/a"). */
+ * "1.2 s", "150 µs", "3 ns", "100 s", "15 min", "3 h" ("0 s", "n/a"). */
 char *human_seconds(double s, unsigned digits);
 /* mantissa×10 to the power e, the power in superscript digits: "2.76×10⁻⁷". */
 char *human_scientific(double v, unsigned digits);

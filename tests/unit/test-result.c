@@ -728,6 +728,118 @@ static void test_report_disturbed_goldens(void **state)
 	result_set_free(rs);
 }
 
+/* The forest plot's rows: each verdict of the variant, worst first, then by
+ * size; the flagged exploratory changes after them, only the largest. */
+static void test_forest_rows(void **state)
+{
+	struct result_set *rs = fixture();
+	struct comparison *c = compare_build(rs);
+	struct forest_row *rows = NULL;
+	static const char *const metric[] = { "perf-profile.self.cycles-pp.update_cfs_group", "sysbench.tps",
+					      "sysbench.latency_p95_ms", "sysbench.tps",
+					      "perf-profile.self.cycles-pp.update_tg_load_avg", "sysbench.qps" };
+	static const char *const word[] = { "improved", "improved", "inconclusive", "inconclusive", "inconclusive",
+					    "inconclusive" };
+	size_t n;
+
+	(void)state;
+	n = report_forest_rows(c, 1, FOREST_TOP_FLAGGED, &rows);
+	assert_int_equal(n, ELEMENTSOF(metric));
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(rows[i].metric, metric[i]);
+		assert_string_equal(forest_row_word(&rows[i]), word[i]);
+		assert_non_null(rows[i].v);
+	}
+	assert_string_equal(rows[1].group, "pg-sysbench threads=100%");
+	assert_string_equal(rows[3].group, "pg-sysbench threads=75%");
+	assert_null(rows[4].d); /* not measured */
+	assert_true(fabs(rows[1].band - 2) < 1e-9);  /* the declared 2% */
+	assert_true(fabs(rows[2].band - 5) < 1e-9);  /* unchanged within 5% */
+	free(rows);
+	comparison_free(c);
+	result_set_free(rs);
+
+	/* four flagged changes, one declared expectation; the top 2 flagged by size */
+	{
+		static const double effect[] = { 0.10, -0.40, 0.25, 0.05, 0.03 };
+		static const char *const names[] = { "w.a", "w.b", "w.c", "w.d", "w.declared" };
+		static const double jitter[] = { 0.2, -0.3, 0.1, 0.4, -0.1, 0.3 };
+		char id[32];
+
+		rs = result_set_new("20261130-101500-ff00", "e");
+		for (int rep = 0; rep < 6; rep++)
+			for (int v = 0; v < 2; v++) {
+				struct result_run *r;
+
+				snprintf(id, sizeof(id), "e.%04d", rep * 2 + v + 1);
+				r = result_add_run(rs, id, v ? "new" : "base", "w", 0, rep + 1);
+				r->status = RUN_OK;
+				for (size_t m = 0; m < ELEMENTSOF(names); m++)
+					result_add_metric(r, names[m], (100 + jitter[rep]) * (v ? 1 + effect[m] : 1));
+			}
+		result_add_expect(rs, 0, "w.declared", DIR_INCREASE, 0.02, true);
+		c = compare_build(rs);
+		n = report_forest_rows(c, 1, 2, &rows);
+		assert_int_equal(n, 3);
+		assert_string_equal(rows[0].metric, "w.declared");
+		assert_non_null(rows[0].v);
+		assert_string_equal(rows[1].metric, "w.b");
+		assert_string_equal(rows[2].metric, "w.c");
+		assert_null(rows[1].v);
+		assert_string_equal(forest_row_word(&rows[1]), "flagged");
+		assert_true(rows[1].d->e.change < -39 && rows[1].d->e.change > -41);
+		free(rows);
+		n = report_forest_rows(c, 1, FOREST_TOP_FLAGGED, &rows);
+		assert_int_equal(n, 5);
+		assert_string_equal(rows[4].metric, "w.d");
+		free(rows);
+		comparison_free(c);
+		result_set_free(rs);
+	}
+}
+
+/* Units from metric names, and values in them. */
+static void test_metric_units(void **state)
+{
+	static const struct {
+		const char *metric;
+		enum metric_kind kind;
+		const char *name;
+		double value;
+		const char *text;
+	} cases[] = {
+		{ "sysbench.latency_p95_ms", METRIC_TIME, "ms", 9.5, "9.5 ms" },
+		{ "sysbench.latency_avg_ms", METRIC_TIME, "ms", 1520, "1.52 s" },
+		{ "lock.contention.total.wait_total_ns", METRIC_TIME, "ns", 150000, "150 µs" },
+		{ "ffmpeg.rt_runtime_us", METRIC_TIME, "µs", 950000, "950 ms" },
+		{ "hackbench.time", METRIC_TIME, "s", 0.0123, "12.3 ms" },
+		{ "kbuild.time.total", METRIC_TIME, "s", 1500, "25 min" },
+		{ "kbuild.buildtime_per_iteration", METRIC_TIME, "s", 100.04, "100 s" },
+		{ "stress-ng.ctxt_per_sec", METRIC_PLAIN, NULL, 15180, "15.2k" },
+		{ "pi-stress.inversions_per_sec", METRIC_PLAIN, NULL, 2.385e7, "23.9M" },
+		{ "sched.time_slices", METRIC_PLAIN, NULL, 1.518e9, "1.52G" },
+		{ "sysbench.tps", METRIC_PLAIN, NULL, -0.5, "-0.5" },
+		{ "perf-profile.self.cycles-pp.ktime_get", METRIC_PERCENT, "%", 30.51, "30.5%" },
+		{ "ffmpeg.sched.at_policy_pct", METRIC_PERCENT, "%", 100, "100%" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		struct metric_unit u;
+		char *t;
+
+		report_metric_unit(cases[i].metric, &u);
+		assert_int_equal(u.kind, cases[i].kind);
+		if (cases[i].name)
+			assert_string_equal(u.name, cases[i].name);
+		else
+			assert_null(u.name);
+		t = report_value_text(&u, cases[i].value, 0);
+		assert_string_equal(t, cases[i].text);
+		free(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -741,6 +853,8 @@ int main(void)
 		cmocka_unit_test(test_headline_names_every_expectation),
 		cmocka_unit_test(test_parse_metrics),
 		cmocka_unit_test(test_report_goldens),
+		cmocka_unit_test(test_forest_rows),
+		cmocka_unit_test(test_metric_units),
 		cmocka_unit_test(test_monitor_overheads),
 		cmocka_unit_test(test_report_disturbed_goldens),
 		cmocka_unit_test(test_sweep_golden),

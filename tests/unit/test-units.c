@@ -186,8 +186,10 @@ static void test_human_seconds(void **state)
 	expect_text(human_seconds(0.00015, 0), "150 µs");
 	expect_text(human_seconds(3e-9, 0), "3 ns");
 	expect_text(human_seconds(0.99996, 0), "1 s"); /* not "1000 ms" */
-	expect_text(human_seconds(150, 0), "2.5 min");
-	expect_text(human_seconds(5400, 0), "1.5 h");
+	expect_text(human_seconds(150, 0), "150 s");
+	expect_text(human_seconds(900, 0), "15 min");
+	expect_text(human_seconds(5400, 0), "90 min");
+	expect_text(human_seconds(10800, 0), "3 h");
 	expect_text(human_seconds(-0.0095, 0), "-9.5 ms");
 	expect_text(human_seconds(0, 0), "0 s");
 	expect_text(human_seconds(NAN, 0), "n/a");
