@@ -151,14 +151,6 @@ static double axis_x(const struct axis *a, double v)
 	return PX0 + (PX1 - PX0) * (v - a->lo) / (a->hi - a->lo);
 }
 
-/* 1, 2 or 5 times a power of ten, at least x. */
-static double nice_step(double x)
-{
-	double p = pow(10, floor(log10(x))), m = x / p;
-
-	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-}
-
 /* Every change, and the intervals and bands as far as three times the
  * largest change (or declared margin): a wild interval is clipped with an
  * arrow rather than squeezing the others to a dot. 0 is always in. */
@@ -200,7 +192,7 @@ static void forest_axis(const struct forest_row *rows, size_t n, struct axis *a)
 		lo = -1;
 		hi = 1;
 	}
-	a->step = nice_step((hi - lo) / 5);
+	a->step = report_nice_step((hi - lo) / 5);
 	a->lo = floor(lo / a->step + 1e-9) * a->step;
 	a->hi = ceil(hi / a->step - 1e-9) * a->step;
 }
@@ -385,14 +377,7 @@ static void forest_svg(struct xml *x, const struct comparison *c, const struct f
 	double h = TOP + n * ROW_H + AXIS_H, bottom = TOP + n * ROW_H;
 	bool points = false;
 
-	xml_open(x, "svg");
-	xml_attr(x, "xmlns", "http://www.w3.org/2000/svg");
-	xml_attrf(x, "width", "%.0f", FW);
-	xml_attrf(x, "height", "%.0f", h);
-	xml_attrf(x, "viewBox", "0 0 %.0f %.0f", FW, h);
-	xml_attr(x, "font-family", "sans-serif");
-	xml_attr(x, "role", "img");
-	xml_empty(x, "rect", "x", "0", "y", "0", "width", "100%", "height", "100%", "fill", "#fff", NULL);
+	report_svg_open(x, FW, h);
 	for (size_t i = 1; i < n; i += 2) {
 		xml_open(x, "rect");
 		xml_attr(x, "x", "0");

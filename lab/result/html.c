@@ -215,8 +215,7 @@ static bool plot_range(struct plot *p, const struct side *s, size_t nv)
 	return true;
 }
 
-/* 1, 2 or 5 times a power of ten, at least x. */
-static double nice_step(double x)
+double report_nice_step(double x)
 {
 	double p = pow(10, floor(log10(x))), m = x / p;
 
@@ -248,12 +247,11 @@ static void y_label(struct xml *x, const struct plot *p, const struct metric_uni
  * axis) in the metric's unit, the two axes. */
 static void plot_axes(struct xml *x, const struct plot *p, const struct metric_unit *u)
 {
-	xml_empty(x, "rect", "x", "0", "y", "0", "width", "100%", "height", "100%", "fill", "#fff", NULL);
 	if (p->log) {
 		for (double e = ceil(p->lo); e <= p->hi; e++)
 			y_label(x, p, u, pow(10, e), 3);
 	} else {
-		double step = nice_step((p->hi - p->lo) / 5);
+		double step = report_nice_step((p->hi - p->lo) / 5);
 		double top = fmax(fabs(p->lo), fabs(p->hi));
 		int digits = (int)floor(log10(top)) - (int)floor(log10(step)) + 1;
 
@@ -268,6 +266,18 @@ static void plot_axes(struct xml *x, const struct plot *p, const struct metric_u
 		xml_empty(x, "line", "x1", xl, "y1", y1, "x2", xr, "y2", y1, "stroke", "#888", NULL);
 		xml_empty(x, "line", "x1", xl, "y1", y0, "x2", xl, "y2", y1, "stroke", "#888", NULL);
 	}
+}
+
+void report_svg_open(struct xml *x, double width, double height)
+{
+	xml_open(x, "svg");
+	xml_attr(x, "xmlns", "http://www.w3.org/2000/svg");
+	xml_attrf(x, "width", "%.0f", width);
+	xml_attrf(x, "height", "%.0f", height);
+	xml_attrf(x, "viewBox", "0 0 %.0f %.0f", width, height);
+	xml_attr(x, "font-family", "sans-serif");
+	xml_attr(x, "role", "img");
+	xml_empty(x, "rect", "x", "0", "y", "0", "width", "100%", "height", "100%", "fill", "#fff", NULL);
 }
 
 /* A line from (x1, y1) to (x2, y2). */
@@ -413,13 +423,7 @@ static void chart(struct xml *x, const struct comparison *c, const struct cmp_gr
 		return;
 	xml_open(x, "figure");
 	chart_caption(x, c, g, row->metric, &u, p.log);
-	xml_open(x, "svg");
-	xml_attr(x, "xmlns", "http://www.w3.org/2000/svg");
-	xml_attrf(x, "width", "%d", CHART_W);
-	xml_attrf(x, "height", "%d", CHART_H);
-	xml_attrf(x, "viewBox", "0 0 %d %d", CHART_W, CHART_H);
-	xml_attr(x, "font-family", "sans-serif");
-	xml_attr(x, "role", "img");
+	report_svg_open(x, CHART_W, CHART_H);
 	plot_axes(x, &p, &u);
 	for (size_t i = 0; i < nv; i++)
 		plot_variant(x, &p, c, i, nv, &s[i], &row->s[i]);

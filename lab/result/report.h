@@ -102,5 +102,9 @@ struct forest_row {
 size_t report_forest_rows(const struct comparison *c, size_t k, size_t top, struct forest_row **ret);
 /* What a row is: verdict_name(), "smaller than declared", or "flagged". */
 const char *forest_row_word(const struct forest_row *r);
+/* An inline picture's <svg>: its size, viewBox, font and white background (close it). */
+void report_svg_open(struct xml *x, double width, double height);
+/* 1, 2 or 5 times a power of ten, at least x: an axis's step. */
+double report_nice_step(double x);
 /* Variant k's forest plot as a <figure>, its caption first; nothing without rows. */
 void report_forest_html(const struct comparison *c, size_t k, struct xml *x);
