@@ -84,9 +84,12 @@ int cmd_site(struct lab_ctx *ctx, int argc, char **argv)
 	} else {
 		for (size_t i = 0; i < s.damaged.n; i++)
 			cmd_error(ctx, "warning: run '%s' does not load, listed as such: %s", s.damaged.v[i], s.why.v[i]);
-		if (ctx->verbosity >= 0)
-			strbuf_addf(&out, "%s/index.html: %zu pages, %zu stored runs (%zu do not load), %zu experiments, %.2f s\n",
-				    dir, s.pages, s.runs, s.damaged.n, s.experiments, now_sec() - t0);
+		if (ctx->verbosity >= 0) {
+			strbuf_addf(&out, "%s/index.html: %zu pages, %zu stored runs", dir, s.pages, s.runs);
+			if (s.damaged.n)
+				strbuf_addf(&out, " (%zu do%s not load)", s.damaged.n, s.damaged.n == 1 ? "es" : "");
+			strbuf_addf(&out, ", %zu experiments, %.2f s\n", s.experiments, now_sec() - t0);
+		}
 	}
 	cmd_write(&out);
 	return EXIT_OK;
