@@ -135,6 +135,7 @@ bench: $(LAB_BIN) $(PLUGIN) build/bench/shard-import
 	bench/placement
 	bench/icount
 	bench/shard-import
+	bench/site
 
 # Rewrite golden files from the current output (then review the diff).
 regen: $(A)/bin/lab

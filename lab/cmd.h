@@ -90,7 +90,7 @@ extern const struct lab_option global_options[];
 /* The options tables of the commands (lab/cmd-*.c). */
 extern const struct lab_option init_options[], kernel_options[], image_options[], vm_options[], host_options[],
 	run_options[], calibrate_options[], bisect_options[], report_options[], compare_options[], bundle_options[], fetch_options[],
-	gc_options[], judge_options[], doctor_options[];
+	gc_options[], judge_options[], doctor_options[], site_options[];
 extern const char *const kernel_subs[], *const image_subs[], *const vm_subs[], *const host_subs[];
 
 int cmd_init(struct lab_ctx *ctx, int argc, char **argv);
@@ -112,6 +112,7 @@ int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_compare(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_judge(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_site(struct lab_ctx *ctx, int argc, char **argv);
 
 /* Shared helpers of the command layer (lab/cmd-common.c). */
 struct subcommand {

@@ -42,6 +42,9 @@ const struct cli_command commands[] = {
 	  bisect_options, NULL },
 	{ "ls", cmd_ls, 0, 0, "", "List stored runs (from the result index)" },
 	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|html|json] [--all] [--allow-mixed]", "Compare the variants of a stored run", report_options, NULL },
+	{ "site", cmd_site, 0, -1, "DIR [--all] [--allow-mixed]",
+	  "Write static pages for every stored run into DIR: an index, each run's report, each experiment's "
+	  "declared metrics over time", site_options, NULL },
 	{ "compare", cmd_compare, 0, -1, "RUN_OR_BUNDLE... [--format text|json] [--allow-mixed]",
 	  "Compare stored runs or bundles side by side, where measured alike", compare_options, NULL },
 	{ "judge", cmd_judge, 0, -1, "FILE.csv [--base NAME] [--expect METRIC:DIR[:MDE]]... [--alpha A] [--q Q] [--statistic S] [--all] [--fingerprint VARIANT=FILE]... [--allow-mixed]",

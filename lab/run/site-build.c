@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "../result/compare.h"
+#include "../result/report.h"
+#include "../result/site.h"
+#include "../util/alloc.h"
+#include "../util/path.h"
+#include "../util/strmap.h"
+#include "calib-store.h"
+#include "site-build.h"
+#include "store.h"
+#include "../util/banned.h"
+
+void site_summary_release(struct site_summary *s)
+{
+	strv_release(&s->damaged);
+	strv_release(&s->why);
+}
+
+/* A folder of the site: DIR/<sub>, made when missing, never through a link. */
+struct site_dir {
+	int fd;
+	char *shown;       /* "DIR/runs", for errors */
+	struct strv names; /* the pages written this time */
+};
+
+/* data as `name` in the folder: a temporary name first, then renamed over
+ * the old page, so a reader sees the old page or the new one. */
+static int write_page(struct site_dir *sd, const char *name, const struct strbuf *sb, struct diags *d)
+{
+	_cleanup_free_ char *tmp = xasprintf(".%s.%ld.tmp", name, (long)getpid());
+	_cleanup_free_ char *shown = xasprintf("%s/%s", sd->shown, name);
+	struct pos pos = { .file = shown };
+	const char *p = sb->buf;
+	size_t left = sb->len;
+	int fd = openat(sd->fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644), e = 0;
+
+	if (fd < 0) {
+		diags_add(d, &pos, "cannot write the page: %s", strerror(errno));
+		return -errno;
+	}
+	while (left && !e) {
+		ssize_t w = write(fd, p, left);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			e = w < 0 ? -errno : -EIO;
+		else {
+			p += w;
+			left -= (size_t)w;
+		}
+	}
+	if (close(fd) < 0 && !e)
+		e = -errno;
+	if (!e && renameat(sd->fd, tmp, sd->fd, name) < 0)
+		e = -errno;
+	if (e) {
+		unlinkat(sd->fd, tmp, 0);
+		diags_add(d, &pos, "cannot write the page: %s", strerror(-e));
+		return e;
+	}
+	strv_push(&sd->names, name);
+	return 0;
+}
+
+static int site_dir_open(int top, const char *dir, const char *sub, struct site_dir *ret, struct diags *d)
+{
+	struct pos pos = { .file = ret->shown = path_join(dir, sub) };
+
+	if (mkdirat(top, sub, 0755) < 0 && errno != EEXIST) {
+		diags_add(d, &pos, "cannot create the folder: %s", strerror(errno));
+		return -errno;
+	}
+	if ((ret->fd = openat(top, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		int e = errno;
+
+		diags_add(d, &pos, "%s", e == ELOOP || e == ENOTDIR ? "not a folder (a link or a file is in the way)" : strerror(e));
+		return e == ELOOP ? -ENOTDIR : -e;
+	}
+	return 0;
+}
+
+static void site_dir_close(struct site_dir *sd)
+{
+	if (sd->fd >= 0)
+		close(sd->fd);
+	sd->fd = -1;
+	free(sd->shown);
+	sd->shown = NULL;
+	strv_release(&sd->names);
+}
+
+/* Remove the pages of the folder that this build did not write: runs and
+ * experiments no longer stored. Only our own kind of file: *.html, and
+ * the temporary files a killed lab site left. */
+static size_t prune(struct site_dir *sd)
+{
+	_cleanup_strmap_ struct strmap keep = STRMAP_INIT;
+	int fd = fcntl(sd->fd, F_DUPFD_CLOEXEC, 3);
+	DIR *dh = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+	size_t removed = 0, one;
+
+	if (!dh) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	for (size_t i = 0; i < sd->names.n; i++)
+		strmap_put(&keep, sd->names.v[i], 1);
+	while ((e = readdir(dh))) {
+		bool page = e->d_name[0] != '.' && str_endswith(e->d_name, ".html");
+		bool tmp = e->d_name[0] == '.' && str_endswith(e->d_name, ".tmp") && strstr(e->d_name, ".html.");
+		struct stat st;
+
+		if ((!page && !tmp) || strmap_get(&keep, e->d_name, &one) ||
+		    fstatat(sd->fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (unlinkat(sd->fd, e->d_name, 0) == 0)
+			removed += page;
+	}
+	closedir(dh);
+	return removed;
+}
+
+/* Why a folder does not load, in one line: its first error. */
+static char *first_error(struct diags *bad)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	char *nl;
+
+	diags_sort(bad);
+	diags_format(bad, &sb);
+	if ((nl = strchr(sb.buf, '\n')))
+		strbuf_setlen(&sb, (size_t)(nl - sb.buf));
+	return strbuf_detach(&sb, NULL);
+}
+
+/* Run `id`: loaded, compared, its report written; its summary in *ret either way. */
+static int build_run(const char *root, const char *id, const struct site_opts *o, struct site_dir *runs,
+		     struct site_run *ret, struct diags *d)
+{
+	_cleanup_free_ char *dir = path_join(root, id), *file = NULL, *page = NULL;
+	_cleanup_result_set_ struct result_set *rs = NULL;
+	_cleanup_comparison_ struct comparison *c = NULL;
+	_cleanup_strbuf_ struct strbuf html = STRBUF_INIT;
+	_cleanup_diags_ struct diags bad = { 0 };
+	struct report_opts ro = { .all = o->all };
+	struct calib_record rec = { 0 };
+	_cleanup_free_ char *calib_err = NULL;
+	bool mixed;
+	int r;
+
+	if (store_load(dir, &rs, &bad) < 0) {
+		_cleanup_free_ char *why = first_error(&bad);
+
+		site_run_damaged(id, *why ? why : "it does not load", ret);
+		return 0;
+	}
+	c = compare_build(rs);
+	mixed = env_pairs_matter(c->env, c->nenv) && !o->allow_mixed;
+	site_run_from(c, !mixed, ret);
+	if (mixed) {
+		ret->error = xstrdup("its runs' environments differ in what matters (lab site --allow-mixed reports it)");
+		return 0;
+	}
+	/* the experiment's calibration, as lab report has it; a name that is no file name has none */
+	if (str_is_name(rs->experiment) && calib_load(root, rs->experiment, &rec, &calib_err) == 0)
+		ro.calib = rec.c;
+	report_format_html(c, &ro, &html);
+	calib_record_release(&rec);
+	file = site_file_name(id);
+	page = xasprintf("%s.html", file);
+	if ((r = write_page(runs, page, &html, d)) < 0)
+		return r;
+	ret->report = true;
+	return 0;
+}
+
+static int cmp_newest_first(const void *a, const void *b)
+{
+	return strcmp((*(const struct site_run *const *)b)->id, (*(const struct site_run *const *)a)->id);
+}
+
+/* Each experiment's page: its runs, newest first (as in `all`). */
+static int build_experiments(const struct site_run **all, size_t n, struct site_dir *exp, struct site_summary *ret,
+			     struct diags *d)
+{
+	_cleanup_strmap_ struct strmap seen = STRMAP_INIT;
+	_cleanup_free_ const struct site_run **mine = xcalloc(n ? n : 1, sizeof(*mine));
+	size_t one;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *name = all[i]->experiment;
+		_cleanup_strbuf_ struct strbuf html = STRBUF_INIT;
+		_cleanup_free_ char *file = NULL, *page = NULL;
+		size_t m = 0;
+
+		if (!name || strmap_get(&seen, name, &one))
+			continue;
+		strmap_put(&seen, name, 1);
+		for (size_t k = i; k < n; k++)
+			if (all[k]->experiment && streq(all[k]->experiment, name))
+				mine[m++] = all[k];
+		site_format_experiment(name, mine, m, &html);
+		file = site_file_name(name);
+		page = xasprintf("%s.html", file);
+		if ((r = write_page(exp, page, &html, d)) < 0)
+			return r;
+		ret->experiments++;
+		ret->pages++;
+	}
+	return 0;
+}
+
+/* Every run's report, then the experiments' pages, then the index. */
+static int build_pages(const char *root, const struct site_opts *o, struct site_dir *top, struct site_dir *runs,
+		       struct site_dir *exp, struct site_summary *ret, struct diags *d)
+{
+	_cleanup_strv_ struct strv ids = STRV_INIT;
+	_cleanup_strbuf_ struct strbuf html = STRBUF_INIT;
+	struct site_run *all = NULL;
+	const struct site_run **order = NULL;
+	size_t n = 0;
+	int r;
+
+	if ((r = store_list(root, &ids)) < 0) {
+		struct pos pos = { .file = root };
+
+		diags_add(d, &pos, "cannot list the stored runs: %s", strerror(-r));
+		return r;
+	}
+	all = xcalloc(ids.n + 1, sizeof(*all));
+	order = xcalloc(ids.n + 1, sizeof(*order));
+	for (; n < ids.n; n++) {
+		if ((r = build_run(root, ids.v[n], o, runs, &all[n], d)) < 0)
+			goto cleanup;
+		order[n] = &all[n];
+		ret->runs++;
+		ret->pages += all[n].report;
+		if (!all[n].experiment) {
+			strv_push(&ret->damaged, all[n].id);
+			strv_push(&ret->why, all[n].error);
+		}
+	}
+	qsort(order, n, sizeof(*order), cmp_newest_first);
+	if ((r = build_experiments(order, n, exp, ret, d)) < 0)
+		goto cleanup;
+	site_format_index(order, n, &html);
+	if ((r = write_page(top, "index.html", &html, d)) < 0)
+		goto cleanup;
+	ret->pages++;
+	ret->removed = prune(runs) + prune(exp);
+cleanup:
+	for (size_t i = 0; i < n; i++)
+		site_run_release(&all[i]);
+	free(all);
+	free(order);
+	return r;
+}
+
+int site_build(const char *root, const char *dir, const struct site_opts *o, struct site_summary *ret,
+	       struct diags *d)
+{
+	_cleanup_(site_dir_close) struct site_dir top = { .fd = -1 }, runs = { .fd = -1 }, exp = { .fd = -1 };
+	struct pos pos = { .file = dir };
+	struct stat a, b;
+	int r;
+
+	*ret = (struct site_summary){ .damaged = STRV_INIT, .why = STRV_INIT };
+	top.shown = xstrdup(dir);
+	if ((r = path_mkdir_p(dir, 0755)) < 0 || (top.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		r = r < 0 ? r : -errno;
+		diags_add(d, &pos, "%s", r == -ENOTDIR || r == -EEXIST ? "not a folder" : strerror(-r));
+		return r == -EEXIST ? -ENOTDIR : r;
+	}
+	/* the pages would mix with the run folders */
+	if (stat(root, &a) == 0 && fstat(top.fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		diags_add(d, &pos, "the results folder itself: the site needs a folder of its own");
+		return -ENOTDIR;
+	}
+	if ((r = site_dir_open(top.fd, dir, "runs", &runs, d)) < 0 || (r = site_dir_open(top.fd, dir, "exp", &exp, d)) < 0)
+		return r;
+	return build_pages(root, o, &top, &runs, &exp, ret, d);
+}
