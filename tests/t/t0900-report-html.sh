@@ -5,26 +5,7 @@
 . "$(dirname "$0")/test-lib.sh"
 
 ID=20261130-120000-cafe
-R=results/$ID
-mkdir -p $R/runs
-printf 'base\npatched\n' >$R/variants
-printf '0\tm.tps\tincrease\t0.02\n' >$R/expect
-: >$R/mechanism
-python3 - $R <<'PY'
-import os, random, sys
-d = sys.argv[1]
-random.seed(3)
-j = ["# lab journal 1 experiment=e"]
-for i in range(10):
-    v = "patched" if i % 2 else "base"
-    rid = "e.%04d" % (i + 1)
-    j.append("\t".join([rid, "ok", v, "0", str(i // 2 + 1), "w <b>&amp;</b>", "6.1-lab-" + v, "-"]))
-    os.makedirs(os.path.join(d, "runs", rid))
-    with open(os.path.join(d, "runs", rid, "metrics"), "w") as f:
-        f.write("m.tps %.3f\n" % random.gauss(120 if v == "patched" else 100, 2))
-        f.write("m.<script>alert(1)</script> %.3f\n" % random.gauss(5, 1))
-open(os.path.join(d, "journal"), "w").write("\n".join(j) + "\n")
-PY
+"$SRC_DIR/tests/tools/fabricate-run" results $ID
 
 test_expect_success 'the HTML report is one self-contained file with escaped names' "
 	lab report --format html --all $ID >r.html &&

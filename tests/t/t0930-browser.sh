@@ -2,9 +2,10 @@
 # Pages as a reader sees them, in headless Chromium (tests/tools/browser-check):
 # first that the checker catches each defect in a hand-written page and
 # passes a good one, then lab's HTML report of a stored run made by hand
-# (as t0900 makes it, plus a metric in the tens of millions): it loads with
-# no console error and no request, its headline names the declared
-# expectation, and its screenshots (in the trash directory) are not blank.
+# (tests/tools/fabricate-run --big: t0900's, plus a metric in the tens of
+# millions): it loads with no console error and no request, its headline
+# names the declared expectation, and its screenshots (in the trash
+# directory) are not blank.
 # lab-test-seconds: 55 (some 20 Chromium starts; tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
@@ -203,28 +204,7 @@ test_expect_success 'a browser that hangs is killed, and what it started' "
 "
 
 ID=20261130-120000-cafe
-R=results/$ID
-mkdir -p $R/runs
-printf 'base\npatched\n' >$R/variants
-printf '0\tm.tps\tincrease\t0.02\n' >$R/expect
-: >$R/mechanism
-python3 - $R <<'PY'
-import os, random, sys
-d = sys.argv[1]
-random.seed(3)
-j = ["# lab journal 1 experiment=e"]
-for i in range(10):
-    v = "patched" if i % 2 else "base"
-    rid = "e.%04d" % (i + 1)
-    j.append("\t".join([rid, "ok", v, "0", str(i // 2 + 1), "w <b>&amp;</b>", "6.1-lab-" + v, "-"]))
-    os.makedirs(os.path.join(d, "runs", rid))
-    with open(os.path.join(d, "runs", rid, "metrics"), "w") as f:
-        f.write("m.tps %.3f\n" % random.gauss(120 if v == "patched" else 100, 2))
-        f.write("m.<script>alert(1)</script> %.3f\n" % random.gauss(5, 1))
-        # t0900 has no such metric: large values, drawn on axes labelled 2.475e+07 before issue 27
-        f.write("m.bytes %.0f\n" % random.gauss(2.9e7 if v == "patched" else 2.4e7, 4e5))
-open(os.path.join(d, "journal"), "w").write("\n".join(j) + "\n")
-PY
+"$SRC_DIR/tests/tools/fabricate-run" results $ID --big
 
 test_expect_success CHROMIUM 'the HTML report loads clean, and its headline names m.tps' "
 	lab report --format html --all $ID >report.html &&
