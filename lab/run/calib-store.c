@@ -9,6 +9,7 @@
 #include "../util/fs.h"
 #include "../util/json-read.h"
 #include "../util/json.h"
+#include "../util/strv.h"
 #include "../util/path.h"
 #include "../util/strbuf.h"
 #include "../vm/machine.h"
@@ -209,11 +210,16 @@ static int read_record(struct json_reader *r, const struct json_doc *doc, struct
 
 int calib_load(const char *root, const char *experiment, struct calib_record *rec, char **ret_err)
 {
-	_cleanup_free_ char *path = calib_path(root, experiment);
+	_cleanup_free_ char *path = NULL;
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int e;
 
 	memset(rec, 0, sizeof(*rec));
+	/* a stored run's experiment name is hostile: one that is no name lab.yaml
+	 * accepts has no calibration, and never becomes a path */
+	if (!str_is_name(experiment))
+		return -ENOENT;
+	path = calib_path(root, experiment);
 	if ((e = strbuf_read_file(&sb, path, CALIB_MAX_BYTES)) < 0) {
 		if (e != -ENOENT)
 			*ret_err = xasprintf("cannot read %s: %s", path, strerror(-e));

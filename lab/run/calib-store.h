@@ -32,7 +32,8 @@ struct calib_record {
 void calib_record_release(struct calib_record *r);
 char *calib_path(const char *root, const char *experiment);
 int calib_save(const char *root, const struct calib_record *r, char **ret_err);
-/* -ENOENT when there is none; another negative errno with *ret_err naming the file. */
+/* -ENOENT when there is none (an experiment name that is no name has
+ * none: it never becomes a path); another negative errno with *ret_err naming the file. */
 int calib_load(const char *root, const char *experiment, struct calib_record *r, char **ret_err);
 /* The same from a document's text (path: for messages); experiment: the one it must name. */
 int calib_parse(const char *path, const char *text, size_t len, const char *experiment, struct calib_record *rec,

@@ -171,8 +171,8 @@ static int build_run(const char *root, const char *id, const struct site_opts *o
 		ret->error = xstrdup("its runs' environments differ in what matters (lab site --allow-mixed reports it)");
 		return 0;
 	}
-	/* the experiment's calibration, as lab report has it; a name that is no file name has none */
-	if (str_is_name(rs->experiment) && calib_load(root, rs->experiment, &rec, &calib_err) == 0)
+	/* the experiment's calibration, as lab report has it */
+	if (calib_load(root, rs->experiment, &rec, &calib_err) == 0)
 		ro.calib = rec.c;
 	report_format_html(c, &ro, &html);
 	calib_record_release(&rec);

@@ -938,10 +938,47 @@ static void test_calib_overheads_round_trip(void **state)
 	strbuf_release(&old);
 }
 
+/* A stored run's experiment name is hostile: calib_load never makes a path
+ * of one that is no name, even where that path holds a calibration. */
+static void test_calib_load_hostile_name(void **state)
+{
+	char tmpl[] = "/tmp/lab-test-calib.XXXXXX";
+	char *root = mkdtemp(tmpl), *err = NULL;
+	_cleanup_free_ char *cal = NULL, *res = NULL, *planted = NULL;
+	struct strbuf text = STRBUF_INIT;
+	struct calib_record rec;
+
+	(void)state;
+	assert_non_null(root);
+	cal = xasprintf("%s/calibration", root);
+	res = xasprintf("%s/results", root);
+	assert_int_equal(mkdir(cal, 0755), 0);
+	assert_int_equal(mkdir(res, 0755), 0);
+	free(res);
+	res = xasprintf("%s/results/calibration", root);
+	assert_int_equal(mkdir(res, 0755), 0);
+	free(res);
+	res = xasprintf("%s/results", root);
+	assert_int_equal(strbuf_read_file(&text, "tests/fuzz/corpus-calibration/ok.json", 1 << 20), 0);
+	/* <root>/results/calibration/../../calibration/quick.json is <root>/calibration/quick.json */
+	planted = xasprintf("%s/quick.json", cal);
+	assert_int_equal(fs_write_atomic(planted, text.buf, text.len, 0644), 0);
+	assert_int_equal(calib_load(root, "quick", &rec, &err), 0);
+	calib_record_release(&rec);
+	assert_int_equal(calib_load(res, "../../calibration/quick", &rec, &err), -ENOENT);
+	assert_null(err);
+	assert_int_equal(calib_load(root, "", &rec, &err), -ENOENT);
+	assert_int_equal(calib_load(root, "/etc/passwd", &rec, &err), -ENOENT);
+	assert_null(err);
+	strbuf_release(&text);
+	fs_remove_tree(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_driver_golden),
+		cmocka_unit_test(test_calib_load_hostile_name),
 		cmocka_unit_test(test_driver_host_window),
 		cmocka_unit_test(test_store_round_trip),
 		cmocka_unit_test(test_store_sweep_variant),
