@@ -1,33 +1,133 @@
 /* SPDX-License-Identifier: MIT */
-/* lab validate [FILE]: load and check (the plan included); silent and 0 when valid. */
+/*
+ * lab validate [FILE]: load and check (the plan included); silent and 0
+ * when valid. The lab.yaml of a stored run, or of an unpacked bundle of
+ * one, is checked against the run's snapshot (run/snapshot.h): its files
+ * are checked out into a private folder, FILE takes the snapshot's
+ * lab.yaml's place there, and the --set and --kernels values the run was
+ * made with apply unless others are given. A run folder without a
+ * snapshot that fails says what it lacks.
+ */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "cmd.h"
 #include "plan/plan.h"
+#include "run/snapshot.h"
+#include "util/alloc.h"
+#include "util/fs.h"
 #include "util/json.h"
+#include "util/path.h"
 #include "util/banned.h"
+
+/* Load and plan `path`; the spec into *ret. */
+static int check(struct lab_ctx *ctx, const char *path, struct spec **ret)
+{
+	/* what only the expanded runs show (two jobs that would share a group) */
+	_cleanup_plan_ struct plan *p = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+
+	if (cmd_load_spec(ctx, path, ret) < 0)
+		return EXIT_USAGE;
+	if (plan_build(*ret, NULL, &p, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* A stored run's folder (or an unpacked bundle's): what lab writes into one. */
+static bool is_run_folder(const char *dir)
+{
+	static const char *const marks[] = { "run.json", "journal", "MANIFEST", SNAPSHOT_LISTING };
+
+	for (size_t i = 0; i < ELEMENTSOF(marks); i++) {
+		_cleanup_free_ char *p = path_join(dir, marks[i]);
+
+		if (access(p, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The spec file's place in the snapshot. */
+static const char *spec_path(const struct snapshot *snap)
+{
+	for (size_t i = 0; i < snap->nfiles; i++)
+		if (snap->files[i].role == SNAP_SPEC)
+			return snap->files[i].path;
+	return NULL;
+}
+
+/*
+ * `path` checked inside a checkout of the run's snapshot (in a private
+ * temporary folder, removed after), from there: errors name the files as
+ * the project has them (lab.yaml:14:7, kernels/configs/guest.config).
+ */
+static int check_in_snapshot(struct lab_ctx *ctx, const char *path, const char *dir, struct spec **ret)
+{
+	_cleanup_(snapshot_release) struct snapshot snap = { 0 };
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_free_ char *tmp = NULL, *project = NULL, *yaml = NULL;
+	_cleanup_close_ int here = -1;
+	const char *tmpdir = getenv("TMPDIR");
+	int r;
+
+	if ((r = cmd_snapshot_open(ctx, dir, &snap)) != EXIT_OK)
+		return r == EXIT_FAILED ? EXIT_USAGE : r;
+	tmp = xasprintf("%s/lab-validate-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	if (!mkdtemp(tmp)) {
+		cmd_error(ctx, "cannot create a folder to check the snapshot in: %s", strerror(errno));
+		return EXIT_FAILED;
+	}
+	project = path_join(tmp, "project");
+	yaml = path_join(project, spec_path(&snap));
+	if (snapshot_checkout(dir, &snap, project, &d) < 0 || fs_copy_file(path, yaml, true) < 0 ||
+	    (here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || chdir(project) < 0) {
+		if (!d.n)
+			cmd_error(ctx, "cannot check out the snapshot of %s into %s: %s", dir, tmp, strerror(errno));
+		cmd_report_diags(ctx, &d);
+		fs_remove_tree(tmp);
+		return EXIT_FAILED;
+	}
+	/* the run's own --set and --kernels, unless others are given */
+	if (!ctx->set.n)
+		for (size_t i = 0; i < snap.set.n; i++)
+			strv_push(&ctx->set, snap.set.v[i]);
+	if (!ctx->kernels.n)
+		for (size_t i = 0; i < snap.kernels.n; i++)
+			strv_push(&ctx->kernels, snap.kernels.v[i]);
+	r = check(ctx, spec_path(&snap), ret);
+	if (fchdir(here) < 0)
+		r = EXIT_FAILED;
+	fs_remove_tree(tmp);
+	return r;
+}
 
 int cmd_validate(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_free_ char *dir = NULL, *listing = NULL;
 	const char *path;
-	int i = cmd_parse_options(ctx, command_find("validate"), argc, argv);
+	bool snapshot;
+	int r, i = cmd_parse_options(ctx, command_find("validate"), argc, argv);
 
 	if (i < 0)
 		return i == -2 ? EXIT_OK : EXIT_USAGE;
 	path = i < argc ? argv[i] : ctx->file;
 	if (i < argc)
 		ctx->file_given = true;
-	if (cmd_load_spec(ctx, path, &s) < 0)
-		return EXIT_USAGE;
-	{
-		/* what only the expanded runs show (two jobs that would share a group) */
-		_cleanup_plan_ struct plan *p = NULL;
-		_cleanup_diags_ struct diags d = { 0 };
-
-		if (plan_build(s, NULL, &p, &d) < 0) {
-			cmd_report_diags(ctx, &d);
-			return EXIT_USAGE;
-		}
+	dir = path_dirname(path);
+	listing = path_join(dir, SNAPSHOT_LISTING);
+	snapshot = path_is_file(path) && access(listing, F_OK) == 0;
+	r = snapshot ? check_in_snapshot(ctx, path, dir, &s) : check(ctx, path, &s);
+	if (r != EXIT_OK) {
+		if (!snapshot && path_is_file(path) && is_run_folder(dir))
+			cmd_snapshot_missing(ctx, dir);
+		return r;
 	}
 	if (ctx->json) {
 		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
@@ -38,6 +138,10 @@ int cmd_validate(struct lab_ctx *ctx, int argc, char **argv)
 		json_kv_string(&j, "file", path);
 		json_key(&j, "valid");
 		json_bool(&j, true);
+		if (snapshot) {
+			json_key(&j, "snapshot");
+			json_bool(&j, true);
+		}
 		json_kv_uint(&j, "experiments", s->nexperiments);
 		json_kv_uint(&j, "kernels", s->nkernels);
 		json_kv_uint(&j, "topologies", s->ntopologies);

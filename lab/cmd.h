@@ -90,8 +90,8 @@ extern const struct lab_option global_options[];
 /* The options tables of the commands (lab/cmd-*.c). */
 extern const struct lab_option init_options[], kernel_options[], image_options[], vm_options[], host_options[],
 	run_options[], calibrate_options[], bisect_options[], report_options[], compare_options[], bundle_options[], fetch_options[],
-	gc_options[], judge_options[], doctor_options[], site_options[];
-extern const char *const kernel_subs[], *const image_subs[], *const vm_subs[], *const host_subs[];
+	gc_options[], judge_options[], doctor_options[], site_options[], snapshot_options[];
+extern const char *const kernel_subs[], *const image_subs[], *const vm_subs[], *const host_subs[], *const snapshot_subs[];
 
 int cmd_init(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_validate(struct lab_ctx *ctx, int argc, char **argv);
@@ -113,6 +113,13 @@ int cmd_compare(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_judge(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_site(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_snapshot(struct lab_ctx *ctx, int argc, char **argv);
+struct snapshot;
+/* A run folder's snapshot, read and every object checked: EXIT_OK, or the
+ * exit code after the error (or, for a run without one, what it lacks) was said. */
+int cmd_snapshot_open(const struct lab_ctx *ctx, const char *dir, struct snapshot *ret);
+/* What a run folder without a snapshot lacks, said; EXIT_FAILED. */
+int cmd_snapshot_missing(const struct lab_ctx *ctx, const char *dir);
 
 /* Shared helpers of the command layer (lab/cmd-common.c). */
 struct subcommand {

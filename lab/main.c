@@ -50,6 +50,9 @@ const struct cli_command commands[] = {
 	{ "judge", cmd_judge, 0, -1, "FILE.csv [--base NAME] [--expect METRIC:DIR[:MDE]]... [--alpha A] [--q Q] [--statistic S] [--all] [--fingerprint VARIANT=FILE]... [--allow-mixed]",
 	  "Judge results from anywhere (CSV: variant,boot,run,metric,value) with lab's decision engine", judge_options, NULL },
 	{ "bundle", cmd_bundle, 0, -1, "RUN_ID [-o FILE]", "Pack a stored run, its reports and a MANIFEST into a .tar.zst", bundle_options, NULL },
+	{ "snapshot", cmd_snapshot, 0, -1, "show RUN | checkout RUN DIR | write EXPERIMENT DIR [--kernel-config VARIANT=FILE] [--packages IMAGE=FILE]",
+	  "A stored run's snapshot of what its lab.yaml names: list and check it, check it out into a project folder, "
+	  "or (plumbing) write one", snapshot_options, snapshot_subs },
 	{ "fetch", cmd_fetch, 0, -1, "RUN_ID|PATH|-|ssh://HOST/RUN_ID [-o DIR] [--replace] [--max-size SIZE]",
 	  "Bring a bundle in, check every checksum, unpack it safely and index it", fetch_options, NULL },
 	{ "doctor", cmd_doctor, 0, -1, "[--engine local|slurm]",

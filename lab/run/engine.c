@@ -25,6 +25,7 @@
 #include "pool.h"
 #include "runner.h"
 #include "series.h"
+#include "snapshot.h"
 #include "store.h"
 #include "../kernel/build.h"
 #include "../image/image.h"
@@ -330,6 +331,35 @@ static int catalogue(struct engine *x, const char *dir, char **ret)
 	}
 	*ret = TAKE_PTR(tarp);
 	return 0;
+}
+
+/*
+ * The run's snapshot (snapshot.h): everything its lab.yaml names, each
+ * variant's merged .config and the image's package list, so the folder
+ * (and a bundle of it) can be checked without the project. A resumed run
+ * keeps the one it has. Not keeping one is said, not a failed run.
+ */
+static void snapshot(struct engine *x, const char *dir, const struct strv *variants, const struct kartifact *arts,
+		     const struct image_artifact *img)
+{
+	_cleanup_free_ char *listing = path_join(dir, SNAPSHOT_LISTING), *yaml = path_join(dir, "lab.yaml");
+	_cleanup_free_ struct snapshot_built *configs = xcalloc(variants->n + 1, sizeof(*configs));
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf why = STRBUF_INIT;
+	struct snapshot_built packages = { .name = img->name, .path = img->packages };
+	struct snapshot_input in = { .s = x->s, .spec_file = yaml, .experiment = x->e->name, .set = x->o->set, .kernels = x->o->kernels,
+				     .layer = x->o->layer, .configs = configs, .packages = &packages,
+				     .npackages = img->name && img->packages ? 1 : 0 };
+
+	if (access(listing, F_OK) == 0)
+		return;
+	for (size_t i = 0; i < variants->n; i++)
+		if (arts[i].config)
+			configs[in.nconfigs++] = (struct snapshot_built){ .name = variants->v[i], .path = arts[i].config };
+	if (snapshot_write(&in, dir, &d) == 0)
+		return;
+	diags_format(&d, &why);
+	engine_emit_text(x, ENGINE_EV_NOTE, "the run keeps no snapshot of its inputs: %s", why.buf ? why.buf : "");
 }
 
 /* What the report repeats: each variant's release and its require: results. */
@@ -802,6 +832,7 @@ static int run_in(struct engine *x, const struct plan *p, const char *dir, struc
 	} else {
 		if (prepare(x, &variants, arts, vars, &img) < 0 || catalogue(x, dir, &tarp) < 0)
 			goto out;
+		snapshot(x, dir, &variants, arts, &img);
 		record_mechanism(rs, &variants, arts);
 	}
 	if (save(x, dir, rs) < 0)

@@ -93,6 +93,7 @@ r = json.load(open(sys.argv[2]))
 assert r[\"fingerprints\"][r[\"runs\"][0][\"fingerprint\"]] == f, r
 ' \$d proj/results/\$(cat id)/run.json doctor.json &&
 	test -s proj/results/\$(cat id)/lab.yaml && test -s proj/results/\$(cat id)/plan.json &&
+	lab snapshot show proj/results/\$(cat id) | grep -q ' kernel-config built/kernels/' &&
 	sh -n \$d/reproduce.sh &&
 	d2=proj/results/\$(cat id)/runs/smoke.0002 &&
 	grep -q 'no-such-stressor' \$d2/raw/warmup.log

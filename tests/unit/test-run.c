@@ -11,6 +11,7 @@
 #include "unit.h"
 #include "result/result.h"
 #include "run/bundle.h"
+#include "run/snapshot.h"
 #include "run/calib-store.h"
 #include "run/driver.h"
 #include "run/hostload.h"
@@ -799,6 +800,71 @@ static void test_manifest_parse(void **state)
 	diags_release(&d);
 }
 
+/* A snapshot listing: read back as written; every hostile line refused, naming its line. */
+static void test_snapshot_parse(void **state)
+{
+	static const char z[] = "0000000000000000000000000000000000000000000000000000000000000000";
+	static const char head[] = "lab-snapshot 1\n# c\nexperiment q\nset repeat=3\nkernels base\n"
+				   "source d debian linux-source-6.1=6.1-1 - linux-source-6.1\n";
+	static const struct {
+		const char *tail, *msg;
+	} bad[] = {
+		{ "file %s 1 644 patch ../x\n", "not a path inside" },
+		{ "file %s 1 644 patch /etc/x\n", "not a path inside" },
+		{ "file %s 1 644 patch ~/x\n", "not a path inside" },
+		{ "file %s 1 644 patch lab.yaml\n", "listed twice" },
+		{ "file %s 1 644 patch lab.yaml/x\n", "a folder of" },
+		{ "file %s 1 644 spec b.yaml\n", "second lab.yaml" },
+		{ "file %s 01 644 patch x\n", "not a size" },
+		{ "file %s 99999999999 644 patch x\n", "not a size" },
+		{ "file %s 1 4755 patch x\n", "mode" },
+		{ "file %s 1 644 evil x\n", "unknown role" },
+		{ "file %s 1 644 patch\n", "malformed" },
+		{ "file %s 1 644 patch a\tb\n", "control character" },
+		{ "source d debian - - x%s\n", "twice" },
+		{ "what%s\n", "unknown line" },
+		{ "%s\n", "unknown line" },
+	};
+	_cleanup_free_ char *ok = xasprintf("%sfile %s 5 644 spec lab.yaml\nfile %s 7 755 catalogue w/a/run\n"
+					    "absent patch /abs/x\n", head, z, z);
+	_cleanup_strbuf_ struct strbuf again = STRBUF_INIT;
+	struct snapshot snap = { 0 }, back = { 0 };
+	struct diags d = { 0 };
+
+	(void)state;
+	assert_int_equal(snapshot_parse(ok, strlen(ok), "S", &snap, &d), 0);
+	assert_int_equal(snap.nfiles, 2);
+	assert_int_equal(snap.files[1].mode, 0755);
+	assert_int_equal(snap.files[1].line, 8);
+	assert_string_equal(snap.set.v[0], "repeat=3");
+	assert_null(snap.sources[0].digest);
+	snapshot_format(&snap, &again);
+	assert_int_equal(snapshot_parse(again.buf, again.len, "S", &back, &d), 0);
+	assert_int_equal(back.nfiles, 2);
+	assert_int_equal(back.nabsent, 1);
+	snapshot_release(&back);
+	snapshot_release(&snap);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		_cleanup_free_ char *tail = xasprintf(bad[i].tail, z);
+		_cleanup_free_ char *text = xasprintf("%sfile %s 5 644 spec lab.yaml\n%s", head, z, tail);
+
+		if (snapshot_parse(text, strlen(text), "S", &snap, &d) == 0)
+			fail_msg("case %zu accepted", i);
+		if (!strstr(d.v[d.n - 1].msg, bad[i].msg))
+			fail_msg("case %zu: '%s' lacks '%s'", i, d.v[d.n - 1].msg, bad[i].msg);
+		if (d.v[d.n - 1].line != 8)
+			fail_msg("case %zu: line %u, not 8", i, d.v[d.n - 1].line);
+	}
+	{
+		static const char *const whole[] = { "lab-snapshot 2\n", "", "lab-snapshot 1\nexperiment q\n",
+						     "lab-snapshot 1\n" };
+
+		for (size_t i = 0; i < ELEMENTSOF(whole); i++)
+			assert_true(snapshot_parse(whole[i], strlen(whole[i]), "S", &snap, &d) < 0);
+	}
+	diags_release(&d);
+}
+
 /* Bundle limits: members, bytes and ratio, each a clear error with nothing left behind. */
 static void test_bundle_limits(void **state)
 {
@@ -991,6 +1057,7 @@ int main(void)
 		cmocka_unit_test(test_safe_relative),
 		cmocka_unit_test(test_manifest_parse),
 		cmocka_unit_test(test_bundle_limits),
+		cmocka_unit_test(test_snapshot_parse),
 		cmocka_unit_test(test_host_load),
 	};
 
