@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../util/alloc.h"
+#include "../util/escape.h"
 #include "../util/units.h"
 #include "../util/xml.h"
 #include "report.h"
@@ -446,4 +447,134 @@ void report_forest_html(const struct comparison *c, size_t k, struct xml *x)
 	}
 	forest_svg(x, c, rows, n, &a);
 	xml_close(x); /* figure */
+}
+
+/* The text forest: a column per TEXT_W, so a terminal or a Markdown code
+ * block shows the same picture as the SVG. */
+#define TEXT_W 41
+#define TEXT_LABEL 34
+
+static int text_col(const struct axis *a, double v)
+{
+	long col = lround((v - a->lo) / (a->hi - a->lo) * (TEXT_W - 1));
+
+	return (int)(col < 0 ? 0 : col > TEXT_W - 1 ? TEXT_W - 1 : col);
+}
+
+/* A stored name as a column of text: escaped for a terminal (term_escape),
+ * and for a Markdown code block also without < > & ` (shown as '?': the
+ * tables below give the names whole); at most `width` characters, the end
+ * kept (where metric names differ), padded to `width`; 0: whole. */
+static void text_name(struct strbuf *out, const char *s, size_t width, bool md)
+{
+	_cleanup_strbuf_ struct strbuf e = STRBUF_INIT;
+	size_t n, from = 0;
+
+	term_escape(&e, s);
+	for (size_t i = 0; md && i < e.len; i++)
+		if (strchr("<>&`", e.buf[i]))
+			e.buf[i] = '?';
+	n = text_chars(e.buf);
+	if (width && n > width) {
+		/* skip n - width + 2 characters, then ".." in their place */
+		for (size_t skip = n - width + 2; skip; from++)
+			skip -= ((unsigned char)e.buf[from + 1] & 0xc0) != 0x80;
+		strbuf_addstr(out, "..");
+		n = width;
+	}
+	strbuf_addstr(out, e.buf + from);
+	for (; width && n < width; n++)
+		strbuf_addch(out, ' ');
+}
+
+/* One row's picture: '.' the band, '|' 0, [---o---] the change and its
+ * interval, '<' or '>' where the interval goes on beyond the axis. */
+static void text_field(const struct axis *a, const struct forest_row *r, char f[TEXT_W + 1])
+{
+	const struct effect *e = r->d ? &r->d->e : NULL;
+
+	memset(f, ' ', TEXT_W);
+	f[TEXT_W] = '\0';
+	if (isfinite(r->band))
+		for (int i = text_col(a, -r->band); i <= text_col(a, r->band); i++)
+			f[i] = '.';
+	if (a->lo <= 0 && a->hi >= 0)
+		f[text_col(a, 0)] = '|';
+	if (!e || !isfinite(e->change))
+		return;
+	if (isfinite(e->lo) && isfinite(e->hi)) {
+		int l = text_col(a, e->lo), h = text_col(a, e->hi);
+
+		for (int i = l; i <= h; i++)
+			f[i] = '-';
+		f[l] = e->lo < a->lo ? '<' : '[';
+		f[h] = e->hi > a->hi ? '>' : ']';
+	}
+	f[text_col(a, e->change)] = 'o';
+}
+
+void report_forest_text(const struct comparison *c, size_t k, bool md, struct strbuf *out)
+{
+	_cleanup_free_ struct forest_row *rows = NULL;
+	size_t n = report_forest_rows(c, k, FOREST_TOP_FLAGGED, &rows);
+	char ruler[TEXT_W + 1], labels[TEXT_W + 16];
+	size_t width = 6;
+	int next = 0;
+	struct axis a;
+
+	if (!n)
+		return;
+	forest_axis(rows, n, &a);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_strbuf_ struct strbuf e = STRBUF_INIT;
+
+		term_escape(&e, rows[i].metric);
+		width = text_chars(e.buf) > width ? text_chars(e.buf) : width;
+	}
+	width = width > TEXT_LABEL ? TEXT_LABEL : width;
+	{
+		_cleanup_free_ char *head = xasprintf(
+			"%s against %s: the change in %% with its %g%% interval [--o--], '|' 0, '.' the declared "
+			"margin, else the smallest change the runs could show; * a declared expectation",
+			c->rs->variants.v[k], c->rs->variants.v[0], round(c->conf * 1000) / 10);
+		_cleanup_strbuf_ struct strbuf plain = STRBUF_INIT;
+
+		text_name(&plain, head, 0, md);
+		report_wrap(out, plain.buf, 100, "");
+	}
+	memset(ruler, '-', TEXT_W);
+	ruler[TEXT_W] = '\0';
+	memset(labels, ' ', sizeof(labels) - 1);
+	labels[sizeof(labels) - 1] = '\0';
+	for (long i = 0, nt = lround((a.hi - a.lo) / a.step); i <= nt; i++) {
+		double t = a.lo + (double)i * a.step;
+		_cleanup_free_ char *label = tick_text(t);
+		int col = text_col(&a, t), len = (int)strlen(label), at = col - len / 2;
+
+		ruler[col] = '+';
+		at = at < 0 ? 0 : at;
+		if (at < next || at + len > (int)sizeof(labels) - 1)
+			continue;
+		memcpy(labels + at, label, (size_t)len);
+		next = at + len + 1;
+	}
+	while (next > 0 && labels[strlen(labels) - 1] == ' ')
+		labels[strlen(labels) - 1] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		char f[TEXT_W + 1];
+		_cleanup_free_ char *fig = rows[i].d ? change_figures(&rows[i]) : xstrdup("not measured");
+
+		text_field(&a, &rows[i], f);
+		strbuf_addstr(out, rows[i].v ? "* " : "  ");
+		text_name(out, rows[i].metric, width, md);
+		strbuf_addf(out, "  %s  %s %s", f, forest_row_word(&rows[i]), fig);
+		if (c->ngroups > 1) {
+			/* the same metric may be declared in several groups */
+			strbuf_addstr(out, "  in ");
+			text_name(out, rows[i].group, 0, md);
+		}
+		strbuf_addch(out, '\n');
+	}
+	strbuf_addf(out, "  %*s  %s\n", (int)width, "", ruler);
+	strbuf_addf(out, "  %*s  %s\n", (int)width, "", labels);
 }

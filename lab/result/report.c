@@ -519,9 +519,25 @@ static void headline_text(const struct comparison *c, struct strbuf *out)
 		strbuf_addch(out, '\n');
 }
 
+/* Then the picture of it: a forest per compared variant. */
+static void forest_text(const struct comparison *c, struct strbuf *out, bool md)
+{
+	for (size_t k = 1; k < c->nvariants; k++) {
+		_cleanup_strbuf_ struct strbuf f = STRBUF_INIT;
+
+		report_forest_text(c, k, md, &f);
+		if (!f.len)
+			continue;
+		strbuf_addstr(out, md ? "```\n" : "");
+		strbuf_add(out, f.buf, f.len);
+		strbuf_addstr(out, md ? "```\n\n" : "\n");
+	}
+}
+
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
 {
 	headline_text(c, out);
+	forest_text(c, out, false);
 	header_text(c, out);
 	report_env_text(c, out);
 	for (size_t g = 0; g < c->ngroups; g++)
@@ -665,6 +681,7 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 			strbuf_addstr(out, "**\n\n");
 		}
 	}
+	forest_text(c, out, true);
 	const char *notes[REPORT_MAX_NOTES];
 
 	for (size_t i = 0, n = report_notes(c->rs, notes); i < n; i++) {

@@ -108,3 +108,7 @@ void report_svg_open(struct xml *x, double width, double height);
 double report_nice_step(double x);
 /* Variant k's forest plot as a <figure>, its caption first; nothing without rows. */
 void report_forest_html(const struct comparison *c, size_t k, struct xml *x);
+/* The same rows as text, for a terminal or a Markdown code block: a
+ * line per row, '.' the band, '|' 0, [--o--] the change and its interval;
+ * md: for a Markdown code block. Stored names escaped. */
+void report_forest_text(const struct comparison *c, size_t k, bool md, struct strbuf *out);

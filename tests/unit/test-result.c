@@ -801,6 +801,67 @@ static void test_forest_rows(void **state)
 	}
 }
 
+/* The text forest: each row's point on the right side of 0, the declared
+ * rows marked, a name that would end a Markdown code block shown as '?'. */
+static void test_forest_text(void **state)
+{
+	static const double effect[] = { 0.30, -0.20 };
+	static const char *const names[] = { "w.up", "w.`down\n" };
+	static const double jitter[] = { 0.2, -0.3, 0.1, 0.4, -0.1, 0.3 };
+	struct result_set *rs = result_set_new("20261130-101500-ff01", "e");
+	struct comparison *c;
+	struct strbuf t = STRBUF_INIT;
+	const char *up, *down, *ruler;
+	char id[32];
+
+	(void)state;
+	for (int rep = 0; rep < 6; rep++)
+		for (int v = 0; v < 2; v++) {
+			struct result_run *r;
+
+			snprintf(id, sizeof(id), "e.%04d", rep * 2 + v + 1);
+			r = result_add_run(rs, id, v ? "new" : "base", "w", 0, rep + 1);
+			r->status = RUN_OK;
+			for (size_t m = 0; m < ELEMENTSOF(names); m++)
+				result_add_metric(r, names[m], (100 + jitter[rep]) * (v ? 1 + effect[m] : 1));
+		}
+	result_add_expect(rs, 0, "w.up", DIR_INCREASE, 0.05, true);
+	c = compare_build(rs);
+	report_forest_text(c, 1, true, &t);
+	assert_null(strchr(t.buf, '`'));
+	up = strstr(t.buf, "\n* w.up ");
+	down = strstr(t.buf, "\n  w.?down\\n ");
+	ruler = strstr(t.buf, "+-");
+	assert_non_null(up);
+	assert_non_null(down);
+	assert_non_null(ruler);
+	{
+		/* the columns of 0 and of each point, from the start of its line */
+		const char *upl = up + 1, *downl = down + 1;
+		const char *up_end = strchr(upl, '\n'), *down_end = strchr(downl, '\n');
+		const char *up0 = memchr(upl, '|', (size_t)(up_end - upl)), *upo = memchr(upl, 'o', (size_t)(up_end - upl));
+		const char *down0 = memchr(downl, '|', (size_t)(down_end - downl));
+		const char *downo = memchr(downl, 'o', (size_t)(down_end - downl));
+
+		assert_non_null(up0);
+		assert_non_null(upo);
+		assert_non_null(down0);
+		assert_non_null(downo);
+		assert_true(upo - upl > up0 - upl);       /* +30%: right of 0 */
+		assert_true(downo - downl < down0 - downl); /* -20%: left of 0 */
+		assert_true(up0 - upl == down0 - downl);  /* one axis for both */
+		assert_non_null(strstr(upl, "improved +30."));
+		assert_non_null(strstr(downl, "flagged -20."));
+		/* the declared 5% band around 0 */
+		assert_true(up0[-1] == '.' && up0[1] == '.');
+	}
+	/* ticks every 20%, the 0 under the column of 0 */
+	assert_non_null(strstr(ruler, "-40%    -20%       0%       +20%      +40%"));
+	strbuf_release(&t);
+	comparison_free(c);
+	result_set_free(rs);
+}
+
 /* Units from metric names, and values in them. */
 static void test_metric_units(void **state)
 {
@@ -857,6 +918,7 @@ int main(void)
 		cmocka_unit_test(test_parse_metrics),
 		cmocka_unit_test(test_report_goldens),
 		cmocka_unit_test(test_forest_rows),
+		cmocka_unit_test(test_forest_text),
 		cmocka_unit_test(test_metric_units),
 		cmocka_unit_test(test_monitor_overheads),
 		cmocka_unit_test(test_report_disturbed_goldens),
