@@ -412,7 +412,8 @@ static void forest_svg(struct xml *x, const struct comparison *c, const struct f
 		_cleanup_free_ char *title = xasprintf("change against %s, %%%s", c->rs->variants.v[0],
 						       points ? " (percentage metrics: points)" : "");
 
-		svg_text(x, (PX0 + PX1) / 2, bottom + 36, "middle", "13", title);
+		/* from the left edge: centred under the axis, a long title would start outside the picture */
+		svg_text(x, 4, bottom + 36, NULL, "13", title);
 	}
 	xml_close(x); /* svg */
 }
@@ -452,7 +453,7 @@ void report_forest_html(const struct comparison *c, size_t k, struct xml *x)
 /* The text forest: a column per TEXT_W, so a terminal or a Markdown code
  * block shows the same picture as the SVG. */
 #define TEXT_W 41
-#define TEXT_LABEL 34
+#define TEXT_LABEL 40
 
 static int text_col(const struct axis *a, double v)
 {
@@ -463,12 +464,13 @@ static int text_col(const struct axis *a, double v)
 
 /* A stored name as a column of text: escaped for a terminal (term_escape),
  * and for a Markdown code block also without < > & ` (shown as '?': the
- * tables below give the names whole); at most `width` characters, the end
- * kept (where metric names differ), padded to `width`; 0: whole. */
+ * tables below give the names whole); at most `width` characters, a longer
+ * one with its middle as ".." (perf-profile.self.. and ..children.. differ
+ * at the start, symbols at the end), padded to `width`; 0: whole. */
 static void text_name(struct strbuf *out, const char *s, size_t width, bool md)
 {
 	_cleanup_strbuf_ struct strbuf e = STRBUF_INIT;
-	size_t n, from = 0;
+	size_t n;
 
 	term_escape(&e, s);
 	for (size_t i = 0; md && i < e.len; i++)
@@ -476,13 +478,19 @@ static void text_name(struct strbuf *out, const char *s, size_t width, bool md)
 			e.buf[i] = '?';
 	n = text_chars(e.buf);
 	if (width && n > width) {
-		/* skip n - width + 2 characters, then ".." in their place */
-		for (size_t skip = n - width + 2; skip; from++)
-			skip -= ((unsigned char)e.buf[from + 1] & 0xc0) != 0x80;
+		size_t head = (width - 2) / 2, tail = width - 2 - head, at = 0, k = 0;
+
+		/* the first `head` characters, "..", the last `tail` */
+		for (; k < head; at++)
+			k += ((unsigned char)e.buf[at + 1] & 0xc0) != 0x80;
+		strbuf_add(out, e.buf, at);
 		strbuf_addstr(out, "..");
+		for (k = n - head; k > tail; at++)
+			k -= ((unsigned char)e.buf[at + 1] & 0xc0) != 0x80;
+		strbuf_addstr(out, e.buf + at);
 		n = width;
-	}
-	strbuf_addstr(out, e.buf + from);
+	} else
+		strbuf_addstr(out, e.buf);
 	for (; width && n < width; n++)
 		strbuf_addch(out, ' ');
 }
