@@ -731,6 +731,27 @@ static void test_report_disturbed_goldens(void **state)
 	result_set_free(rs);
 }
 
+/* Six boots of one run a side, kernels base and new, group "w": metric i
+ * moves by effect[i] (a fraction) on new, the same jitter on both. */
+static struct result_set *six_boots(const char *id, const char *const *names, const double *effect, size_t n)
+{
+	static const double jitter[] = { 0.2, -0.3, 0.1, 0.4, -0.1, 0.3 };
+	struct result_set *rs = result_set_new(id, "e");
+	char rid[32];
+
+	for (int rep = 0; rep < 6; rep++)
+		for (int v = 0; v < 2; v++) {
+			struct result_run *r;
+
+			snprintf(rid, sizeof(rid), "e.%04d", rep * 2 + v + 1);
+			r = result_add_run(rs, rid, v ? "new" : "base", "w", 0, rep + 1);
+			r->status = RUN_OK;
+			for (size_t m = 0; m < n; m++)
+				result_add_metric(r, names[m], (100 + jitter[rep]) * (v ? 1 + effect[m] : 1));
+		}
+	return rs;
+}
+
 /* The forest plot's rows: each verdict of the variant, worst first, then by
  * size; the flagged exploratory changes after them, only the largest. */
 static void test_forest_rows(void **state)
@@ -766,20 +787,8 @@ static void test_forest_rows(void **state)
 	{
 		static const double effect[] = { 0.10, -0.40, 0.25, 0.05, 0.03 };
 		static const char *const names[] = { "w.a", "w.b", "w.c", "w.d", "w.declared" };
-		static const double jitter[] = { 0.2, -0.3, 0.1, 0.4, -0.1, 0.3 };
-		char id[32];
 
-		rs = result_set_new("20261130-101500-ff00", "e");
-		for (int rep = 0; rep < 6; rep++)
-			for (int v = 0; v < 2; v++) {
-				struct result_run *r;
-
-				snprintf(id, sizeof(id), "e.%04d", rep * 2 + v + 1);
-				r = result_add_run(rs, id, v ? "new" : "base", "w", 0, rep + 1);
-				r->status = RUN_OK;
-				for (size_t m = 0; m < ELEMENTSOF(names); m++)
-					result_add_metric(r, names[m], (100 + jitter[rep]) * (v ? 1 + effect[m] : 1));
-			}
+		rs = six_boots("20261130-101500-ff00", names, effect, ELEMENTSOF(names));
 		result_add_expect(rs, 0, "w.declared", DIR_INCREASE, 0.02, true);
 		c = compare_build(rs);
 		n = report_forest_rows(c, 1, 2, &rows);
@@ -807,24 +816,12 @@ static void test_forest_text(void **state)
 {
 	static const double effect[] = { 0.30, -0.20 };
 	static const char *const names[] = { "w.up", "w.`down\n" };
-	static const double jitter[] = { 0.2, -0.3, 0.1, 0.4, -0.1, 0.3 };
-	struct result_set *rs = result_set_new("20261130-101500-ff01", "e");
+	struct result_set *rs = six_boots("20261130-101500-ff01", names, effect, ELEMENTSOF(names));
 	struct comparison *c;
 	struct strbuf t = STRBUF_INIT;
 	const char *up, *down, *ruler;
-	char id[32];
 
 	(void)state;
-	for (int rep = 0; rep < 6; rep++)
-		for (int v = 0; v < 2; v++) {
-			struct result_run *r;
-
-			snprintf(id, sizeof(id), "e.%04d", rep * 2 + v + 1);
-			r = result_add_run(rs, id, v ? "new" : "base", "w", 0, rep + 1);
-			r->status = RUN_OK;
-			for (size_t m = 0; m < ELEMENTSOF(names); m++)
-				result_add_metric(r, names[m], (100 + jitter[rep]) * (v ? 1 + effect[m] : 1));
-		}
 	result_add_expect(rs, 0, "w.up", DIR_INCREASE, 0.05, true);
 	c = compare_build(rs);
 	report_forest_text(c, 1, true, &t);
