@@ -85,14 +85,17 @@ int cmd_snapshot_missing(const struct lab_ctx *ctx, const char *dir)
 		json_finish(&j);
 		cmd_write(&out);
 	} else {
-		strbuf_addf(&out, "lab: %s has no snapshot of what its lab.yaml names; missing:\n", dir);
+		/* the names come from the run's lab.yaml: cmd_error escapes them */
+		strbuf_addf(&out, "%s has no snapshot of what its lab.yaml names; missing:", dir);
 		for (size_t i = 0; i < missing.n; i++)
-			strbuf_addf(&out, "  %s\n", missing.v[i]);
+			strbuf_addf(&out, "\n  %s", missing.v[i]);
 		if (d.n) {
-			strbuf_addstr(&out, "  (and what its lab.yaml names: it cannot be read)\n");
+			strbuf_addstr(&out, "\n  (and what its lab.yaml names: it cannot be read)\n");
 			diags_format(&d, &out);
+			while (out.len && out.buf[out.len - 1] == '\n')
+				strbuf_setlen(&out, out.len - 1);
 		}
-		fwrite(out.buf, 1, out.len, stderr);
+		cmd_error(ctx, "%s", out.buf);
 	}
 	return EXIT_FAILED;
 }

@@ -198,30 +198,6 @@ static void forest_axis(const struct forest_row *rows, size_t n, struct axis *a)
 	a->hi = ceil(hi / a->step - 1e-9) * a->step;
 }
 
-static void svg_text(struct xml *x, double tx, double ty, const char *anchor, const char *size, const char *text)
-{
-	xml_open(x, "text");
-	xml_attrf(x, "x", "%.1f", tx);
-	xml_attrf(x, "y", "%.1f", ty);
-	if (anchor)
-		xml_attr(x, "text-anchor", anchor);
-	xml_attr(x, "font-size", size);
-	xml_text(x, text);
-	xml_close(x);
-}
-
-static void svg_line(struct xml *x, double x1, double y1, double x2, double y2, const char *colour, const char *width)
-{
-	xml_open(x, "line");
-	xml_attrf(x, "x1", "%.1f", x1);
-	xml_attrf(x, "y1", "%.1f", y1);
-	xml_attrf(x, "x2", "%.1f", x2);
-	xml_attrf(x, "y2", "%.1f", y2);
-	xml_attr(x, "stroke", colour);
-	xml_attr(x, "stroke-width", width);
-	xml_close(x);
-}
-
 /* An arrow head at (ax, ay) pointing left (dir -1) or right (1): the interval goes on. */
 static void svg_arrow(struct xml *x, double ax, double ay, int dir, const char *colour)
 {
@@ -346,7 +322,7 @@ static void row_interval(struct xml *x, const struct axis *a, const struct fores
 		bool cut_lo = !isfinite(e->lo) || e->lo < a->lo, cut_hi = !isfinite(e->hi) || e->hi > a->hi;
 		double x0 = axis_x(a, cut_lo ? a->lo : e->lo), x1 = axis_x(a, cut_hi ? a->hi : e->hi);
 
-		svg_line(x, x0, cy, x1, cy, colour, "3");
+		report_svg_line(x, x0, cy, x1, cy, colour, "3", NULL);
 		if (cut_lo)
 			svg_arrow(x, x0, cy, -1, colour);
 		if (cut_hi)
@@ -361,7 +337,7 @@ static void row_interval(struct xml *x, const struct axis *a, const struct fores
 	xml_attr(x, "stroke-width", "1");
 	xml_close(x);
 	fig = change_figures(r);
-	svg_text(x, PX1 + 12, cy + 9, NULL, "12", fig);
+	report_svg_text(x, PX1 + 12, cy + 9, NULL, "12", fig);
 }
 
 /* "+50%", "0%", "-25%": the tick's change, human. */
@@ -393,10 +369,11 @@ static void forest_svg(struct xml *x, const struct comparison *c, const struct f
 		_cleanup_free_ char *label = tick_text(t);
 		bool zero = fabs(t) < a->step / 1000;
 
-		svg_line(x, axis_x(a, t), TOP, axis_x(a, t), bottom + 4, zero ? "#222" : "#dddddd", zero ? "1.5" : "1");
-		svg_text(x, axis_x(a, t), bottom + 17, "middle", "12", label);
+		report_svg_line(x, axis_x(a, t), TOP, axis_x(a, t), bottom + 4, zero ? "#222" : "#dddddd",
+				zero ? "1.5" : "1", NULL);
+		report_svg_text(x, axis_x(a, t), bottom + 17, "middle", "12", label);
 	}
-	svg_line(x, PX0, bottom, PX1, bottom, "#888", "1");
+	report_svg_line(x, PX0, bottom, PX1, bottom, "#888", "1", NULL);
 	for (size_t i = 0; i < n; i++) {
 		double y0 = TOP + i * ROW_H;
 
@@ -413,7 +390,7 @@ static void forest_svg(struct xml *x, const struct comparison *c, const struct f
 						       points ? " (percentage metrics: points)" : "");
 
 		/* from the left edge: centred under the axis, a long title would start outside the picture */
-		svg_text(x, 4, bottom + 36, NULL, "13", title);
+		report_svg_text(x, 4, bottom + 36, NULL, "13", title);
 	}
 	xml_close(x); /* svg */
 }

@@ -280,18 +280,38 @@ void report_svg_open(struct xml *x, double width, double height)
 	xml_empty(x, "rect", "x", "0", "y", "0", "width", "100%", "height", "100%", "fill", "#fff", NULL);
 }
 
-/* A line from (x1, y1) to (x2, y2). */
-static void plot_line(struct xml *x, double x1, double x2, double y1, double y2, const char *width)
+void report_svg_line(struct xml *x, double x1, double y1, double x2, double y2, const char *stroke,
+		     const char *width, const char *dash)
 {
 	xml_open(x, "line");
 	xml_attrf(x, "x1", "%.1f", x1);
-	xml_attrf(x, "x2", "%.1f", x2);
 	xml_attrf(x, "y1", "%.1f", y1);
+	xml_attrf(x, "x2", "%.1f", x2);
 	xml_attrf(x, "y2", "%.1f", y2);
-	xml_attr(x, "stroke", "#000");
+	xml_attr(x, "stroke", stroke);
 	if (width)
 		xml_attr(x, "stroke-width", width);
+	if (dash)
+		xml_attr(x, "stroke-dasharray", dash);
 	xml_close(x);
+}
+
+void report_svg_text(struct xml *x, double tx, double ty, const char *anchor, const char *size, const char *text)
+{
+	xml_open(x, "text");
+	xml_attrf(x, "x", "%.1f", tx);
+	xml_attrf(x, "y", "%.1f", ty);
+	if (anchor)
+		xml_attr(x, "text-anchor", anchor);
+	xml_attr(x, "font-size", size);
+	xml_text(x, text);
+	xml_close(x);
+}
+
+/* A black line of the strip chart, from (x1, y1) to (x2, y2). */
+static void plot_line(struct xml *x, double x1, double x2, double y1, double y2, const char *width)
+{
+	report_svg_line(x, x1, y1, x2, y2, "#000", width, NULL);
 }
 
 /* The variant's name under its column, and how many runs and boots it had;

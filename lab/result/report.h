@@ -104,6 +104,11 @@ size_t report_forest_rows(const struct comparison *c, size_t k, size_t top, stru
 const char *forest_row_word(const struct forest_row *r);
 /* An inline picture's <svg>: its size, viewBox, font and white background (close it). */
 void report_svg_open(struct xml *x, double width, double height);
+/* An SVG line from (x1, y1) to (x2, y2); width and dash NULL: the default. */
+void report_svg_line(struct xml *x, double x1, double y1, double x2, double y2, const char *stroke,
+		     const char *width, const char *dash);
+/* An SVG text at (tx, ty), `size` px; anchor NULL: it starts there. */
+void report_svg_text(struct xml *x, double tx, double ty, const char *anchor, const char *size, const char *text);
 /* 1, 2 or 5 times a power of ten, at least x: an axis's step. */
 double report_nice_step(double x);
 /* Variant k's forest plot as a <figure>, its caption first; nothing without rows. */

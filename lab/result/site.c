@@ -10,6 +10,7 @@
 #include "../util/alloc.h"
 #include "../util/hash.h"
 #include "../util/xml.h"
+#include "report.h"
 #include "site.h"
 #include "../util/banned.h"
 
@@ -397,13 +398,6 @@ static double chart_y(const struct chart *c, double v)
 	return c->top + c->ph * (1 - (v - c->lo) / (c->hi - c->lo));
 }
 
-static double nice_step(double range)
-{
-	double raw = range / 4, mag = pow(10, floor(log10(raw))), r = raw / mag;
-
-	return (r <= 1 ? 1 : r <= 2 ? 2 : r <= 5 ? 5 : 10) * mag;
-}
-
 /* The y range over every point (and its interval, and zero for a change); false when there is none. */
 static bool chart_range(struct chart *c)
 {
@@ -434,34 +428,10 @@ static bool chart_range(struct chart *c)
 		lo -= fabs(lo) * 0.05 + 1;
 	}
 	pad = (hi - lo) * 0.06;
-	c->step = nice_step(hi - lo + 2 * pad);
+	c->step = report_nice_step((hi - lo + 2 * pad) / 4);
 	c->lo = floor((lo - pad) / c->step) * c->step;
 	c->hi = ceil((hi + pad) / c->step) * c->step;
 	return true;
-}
-
-static void svg_text(struct xml *x, double tx, double ty, const char *anchor, const char *text)
-{
-	xml_open(x, "text");
-	xml_attrf(x, "x", "%.1f", tx);
-	xml_attrf(x, "y", "%.1f", ty);
-	xml_attr(x, "font-size", "11");
-	xml_attr(x, "text-anchor", anchor);
-	xml_text(x, text);
-	xml_close(x);
-}
-
-static void svg_line(struct xml *x, double x1, double y1, double x2, double y2, const char *stroke, const char *dash)
-{
-	xml_open(x, "line");
-	xml_attrf(x, "x1", "%.1f", x1);
-	xml_attrf(x, "y1", "%.1f", y1);
-	xml_attrf(x, "x2", "%.1f", x2);
-	xml_attrf(x, "y2", "%.1f", y2);
-	xml_attr(x, "stroke", stroke);
-	if (dash)
-		xml_attr(x, "stroke-dasharray", dash);
-	xml_close(x);
 }
 
 /* A tick label: "+20%", "-1.5 pt", "15.2k". */
@@ -482,23 +452,22 @@ static void chart_axes(struct xml *x, const struct chart *c)
 	_cleanup_free_ char *title = xasprintf("%zu run%s, oldest first", c->n, c->n == 1 ? "" : "s");
 	double bottom = c->top + c->ph;
 
-	xml_empty(x, "rect", "x", "0", "y", "0", "width", "100%", "height", "100%", "fill", "#fff", NULL);
 	for (long t = 0, nt = lround((c->hi - c->lo) / c->step); t <= nt; t++) {
 		_cleanup_strbuf_ struct strbuf label = STRBUF_INIT;
 		double v = c->lo + (double)t * c->step, y = chart_y(c, v);
 
-		svg_line(x, c->left, y, c->left + c->pw, y, "#eee", NULL);
+		report_svg_line(x, c->left, y, c->left + c->pw, y, "#eee", NULL, NULL);
 		tick_label(c, v, &label);
-		svg_text(x, c->left - 4, y + 4, "end", label.buf);
+		report_svg_text(x, c->left - 4, y + 4, "end", "11", label.buf);
 	}
 	if (c->change && c->lo < 0 && c->hi > 0)
-		svg_line(x, c->left, chart_y(c, 0), c->left + c->pw, chart_y(c, 0), "#555", "4 3");
-	svg_line(x, c->left, bottom, c->left + c->pw, bottom, "#888", NULL);
-	svg_line(x, c->left, c->top, c->left, bottom, "#888", NULL);
-	svg_text(x, c->left, bottom + 14, "start", first ? first : c->runs[0]->id);
+		report_svg_line(x, c->left, chart_y(c, 0), c->left + c->pw, chart_y(c, 0), "#555", NULL, "4 3");
+	report_svg_line(x, c->left, bottom, c->left + c->pw, bottom, "#888", NULL, NULL);
+	report_svg_line(x, c->left, c->top, c->left, bottom, "#888", NULL, NULL);
+	report_svg_text(x, c->left, bottom + 14, "start", "11", first ? first : c->runs[0]->id);
 	if (c->n > 1)
-		svg_text(x, c->left + c->pw, bottom + 14, "end", last ? last : c->runs[c->n - 1]->id);
-	svg_text(x, c->left + c->pw / 2, bottom + 28, "middle", title);
+		report_svg_text(x, c->left + c->pw, bottom + 14, "end", "11", last ? last : c->runs[c->n - 1]->id);
+	report_svg_text(x, c->left + c->pw / 2, bottom + 28, "middle", "11", title);
 }
 
 /* To one decimal, without "-0.0". */
@@ -542,7 +511,7 @@ static void chart_run(struct xml *x, const struct chart *c, size_t i, bool *seen
 		k++;
 		seen[p->v] = true;
 		if (c->change && isfinite(p->lo) && isfinite(p->hi))
-			svg_line(x, px, chart_y(c, p->lo), px, chart_y(c, p->hi), verdict_colour[p->v], NULL);
+			report_svg_line(x, px, chart_y(c, p->lo), px, chart_y(c, p->hi), verdict_colour[p->v], NULL, NULL);
 		point_title(c, r, p, &t);
 		xml_open(x, "circle");
 		xml_attrf(x, "cx", "%.1f", px);
@@ -572,7 +541,7 @@ static void chart_legend(struct xml *x, const struct chart *c, const bool *seen)
 		xml_attr(x, "r", "3.5");
 		xml_attr(x, "fill", verdict_colour[v]);
 		xml_close(x);
-		svg_text(x, lx + 11, ly, "start", verdict_name(v));
+		report_svg_text(x, lx + 11, ly, "start", "11", verdict_name(v));
 		lx += 80;
 	}
 }
@@ -635,12 +604,7 @@ static void chart(struct xml *x, const char *metric, const struct site_run *cons
 		chart_caption(&c, c.runs[c.n - 1], &caption);
 		xml_open(x, "figure");
 		xml_element(x, "figcaption", caption.buf);
-		xml_open(x, "svg");
-		xml_attr(x, "xmlns", "http://www.w3.org/2000/svg");
-		xml_attrf(x, "width", "%d", CHART_W);
-		xml_attrf(x, "height", "%d", CHART_H);
-		xml_attrf(x, "viewBox", "0 0 %d %d", CHART_W, CHART_H);
-		xml_attr(x, "role", "img");
+		report_svg_open(x, CHART_W, CHART_H);
 		xml_element(x, "title", caption.buf);
 		chart_axes(x, &c);
 		for (size_t i = 0; i < c.n; i++)

@@ -10,6 +10,7 @@
 #include "../result/report.h"
 #include "../result/site.h"
 #include "../util/alloc.h"
+#include "../util/fs.h"
 #include "../util/path.h"
 #include "../util/strmap.h"
 #include "calib-store.h"
@@ -37,26 +38,13 @@ static int write_page(struct site_dir *sd, const char *name, const struct strbuf
 	_cleanup_free_ char *tmp = xasprintf(".%s.%ld.tmp", name, (long)getpid());
 	_cleanup_free_ char *shown = xasprintf("%s/%s", sd->shown, name);
 	struct pos pos = { .file = shown };
-	const char *p = sb->buf;
-	size_t left = sb->len;
 	int fd = openat(sd->fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644), e = 0;
 
 	if (fd < 0) {
 		diags_add(d, &pos, "cannot write the page: %s", strerror(errno));
 		return -errno;
 	}
-	while (left && !e) {
-		ssize_t w = write(fd, p, left);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			e = w < 0 ? -errno : -EIO;
-		else {
-			p += w;
-			left -= (size_t)w;
-		}
-	}
+	e = fs_write_all(fd, sb->buf, sb->len);
 	if (close(fd) < 0 && !e)
 		e = -errno;
 	if (!e && renameat(sd->fd, tmp, sd->fd, name) < 0)

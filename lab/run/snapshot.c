@@ -400,20 +400,7 @@ static int copy_hashed(int in, int out, uint64_t max, char hex[SHA256_HEX_LEN + 
 			break;
 		}
 		hasher_add(h, buf, (size_t)n);
-		for (const char *p = buf; n > 0 && out >= 0;) {
-			ssize_t w = write(out, p, (size_t)n);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				r = -errno;
-				n = 0;
-				break;
-			}
-			p += w;
-			n -= w;
-		}
-		if (r < 0)
+		if (out >= 0 && (r = fs_write_all(out, buf, (size_t)n)) < 0)
 			break;
 	}
 	hasher_finish(h, hex);

@@ -15,7 +15,7 @@
 #include "strbuf.h"
 #include "banned.h"
 
-static int write_all(int fd, const void *data, size_t len)
+int fs_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 
@@ -47,7 +47,7 @@ int fs_write_atomic(const char *path, const void *data, size_t len, unsigned mod
 		return -errno;
 	r = fchmod(fd, mode) < 0 ? -errno : 0;
 	if (r == 0)
-		r = write_all(fd, data, len);
+		r = fs_write_all(fd, data, len);
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
 	if (r == 0 && rename(tmp, path) < 0)

@@ -8,6 +8,8 @@
 /* Write data to path atomically: a fresh temp file beside it (random name,
  * O_EXCL), fsync, rename. */
 int fs_write_atomic(const char *path, const void *data, size_t len, unsigned mode);
+/* All of data to fd, again after EINTR and short writes: 0 or -errno. */
+int fs_write_all(int fd, const void *data, size_t len);
 /*
  * openat() of `rel` below the folder `dirfd` that cannot leave it: `rel`
  * must pass path_is_safe_relative(), and no component is followed through
