@@ -214,7 +214,8 @@ int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const
 			  const char *resume_dir, unsigned jobs, bool oversubscribe, const struct cmd_engine_hook *hook,
 			  struct result_set **ret_rs)
 {
-	_cleanup_free_ char *root = cmd_results_dir(s), *layer = lab_layer_dir(), *plugin = lab_insn_plugin();
+	_cleanup_free_ char *root = hook && hook->root ? xstrdup(hook->root) : cmd_results_dir(s);
+	_cleanup_free_ char *layer = lab_layer_dir(), *plugin = lab_insn_plugin();
 	struct run_ui u = { .ctx = ctx, .t0 = now_sec(), .tty = isatty(2) && !getenv("LAB_NO_TTY"), .hook = hook };
 	struct spec_engine cluster = s->engine;
 	struct engine_opts o = { .s = s, .root = root, .layer = layer, .insn_plugin = plugin, .set = &ctx->set,

@@ -18,6 +18,7 @@
 #include "run/snapshot.h"
 #include "run/store.h"
 #include "util/alloc.h"
+#include "util/fs.h"
 #include "util/json.h"
 #include "util/path.h"
 #include "util/paths.h"
@@ -113,6 +114,45 @@ int cmd_snapshot_open(const struct lab_ctx *ctx, const char *dir, struct snapsho
 		cmd_report_diags(ctx, &d);
 		return EXIT_USAGE;
 	}
+	return EXIT_OK;
+}
+
+int cmd_snapshot_project(struct lab_ctx *ctx, const char *dir, const struct snapshot *snap, const char *parent,
+			 const char *what, char **ret_tmp, char **ret_spec)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_free_ char *tmp = xasprintf("%s/lab-%s-XXXXXX", parent, what), *project = NULL;
+	const char *spec = NULL;
+
+	for (size_t i = 0; i < snap->nfiles && !spec; i++)
+		if (snap->files[i].role == SNAP_SPEC)
+			spec = snap->files[i].path;
+	if (!spec) {
+		cmd_error(ctx, "%s: its snapshot lists no lab.yaml", dir);
+		return EXIT_USAGE;
+	}
+	if (!mkdtemp(tmp)) {
+		cmd_error(ctx, "cannot create a folder under %s to check the snapshot out into: %s", parent,
+			  strerror(errno));
+		return EXIT_FAILED;
+	}
+	project = path_join(tmp, "project");
+	if (snapshot_checkout(dir, snap, project, &d) < 0) {
+		if (!d.n)
+			cmd_error(ctx, "cannot check out the snapshot of %s into %s: %s", dir, tmp, strerror(errno));
+		cmd_report_diags(ctx, &d);
+		fs_remove_tree(tmp);
+		return EXIT_FAILED;
+	}
+	/* the run's own --set and --kernels, unless others are given */
+	if (!ctx->set.n)
+		for (size_t i = 0; i < snap->set.n; i++)
+			strv_push(&ctx->set, snap->set.v[i]);
+	if (!ctx->kernels.n)
+		for (size_t i = 0; i < snap->kernels.n; i++)
+			strv_push(&ctx->kernels, snap->kernels.v[i]);
+	*ret_spec = path_join(project, spec);
+	*ret_tmp = TAKE_PTR(tmp);
 	return EXIT_OK;
 }
 

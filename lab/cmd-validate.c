@@ -53,15 +53,6 @@ static bool is_run_folder(const char *dir)
 	return false;
 }
 
-/* The spec file's place in the snapshot. */
-static const char *spec_path(const struct snapshot *snap)
-{
-	for (size_t i = 0; i < snap->nfiles; i++)
-		if (snap->files[i].role == SNAP_SPEC)
-			return snap->files[i].path;
-	return NULL;
-}
-
 /*
  * `path` checked inside a checkout of the run's snapshot (in a private
  * temporary folder, removed after), from there: errors name the files as
@@ -70,37 +61,24 @@ static const char *spec_path(const struct snapshot *snap)
 static int check_in_snapshot(struct lab_ctx *ctx, const char *path, const char *dir, struct spec **ret)
 {
 	_cleanup_(snapshot_release) struct snapshot snap = { 0 };
-	_cleanup_diags_ struct diags d = { 0 };
-	_cleanup_free_ char *tmp = NULL, *project = NULL, *yaml = NULL;
+	_cleanup_free_ char *tmp = NULL, *yaml = NULL, *project = NULL;
 	_cleanup_close_ int here = -1;
 	const char *tmpdir = getenv("TMPDIR");
 	int r;
 
 	if ((r = cmd_snapshot_open(ctx, dir, &snap)) != EXIT_OK)
 		return r == EXIT_FAILED ? EXIT_USAGE : r;
-	tmp = xasprintf("%s/lab-validate-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-	if (!mkdtemp(tmp)) {
-		cmd_error(ctx, "cannot create a folder to check the snapshot in: %s", strerror(errno));
-		return EXIT_FAILED;
-	}
+	if ((r = cmd_snapshot_project(ctx, dir, &snap, tmpdir && *tmpdir ? tmpdir : "/tmp", "validate", &tmp,
+				      &yaml)) != EXIT_OK)
+		return r;
 	project = path_join(tmp, "project");
-	yaml = path_join(project, spec_path(&snap));
-	if (snapshot_checkout(dir, &snap, project, &d) < 0 || fs_copy_file(path, yaml, true) < 0 ||
-	    (here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || chdir(project) < 0) {
-		if (!d.n)
-			cmd_error(ctx, "cannot check out the snapshot of %s into %s: %s", dir, tmp, strerror(errno));
-		cmd_report_diags(ctx, &d);
+	if (fs_copy_file(path, yaml, true) < 0 || (here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    chdir(project) < 0) {
+		cmd_error(ctx, "cannot check %s in the snapshot's checkout %s: %s", path, tmp, strerror(errno));
 		fs_remove_tree(tmp);
 		return EXIT_FAILED;
 	}
-	/* the run's own --set and --kernels, unless others are given */
-	if (!ctx->set.n)
-		for (size_t i = 0; i < snap.set.n; i++)
-			strv_push(&ctx->set, snap.set.v[i]);
-	if (!ctx->kernels.n)
-		for (size_t i = 0; i < snap.kernels.n; i++)
-			strv_push(&ctx->kernels, snap.kernels.v[i]);
-	r = check(ctx, spec_path(&snap), ret);
+	r = check(ctx, yaml + strlen(project) + 1, ret);
 	if (fchdir(here) < 0)
 		r = EXIT_FAILED;
 	fs_remove_tree(tmp);

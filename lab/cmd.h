@@ -90,7 +90,8 @@ extern const struct lab_option global_options[];
 /* The options tables of the commands (lab/cmd-*.c). */
 extern const struct lab_option init_options[], kernel_options[], image_options[], vm_options[], host_options[],
 	run_options[], calibrate_options[], bisect_options[], report_options[], compare_options[], bundle_options[], fetch_options[],
-	gc_options[], judge_options[], doctor_options[], site_options[], snapshot_options[];
+	gc_options[], judge_options[], doctor_options[], site_options[], snapshot_options[],
+	reproduce_options[];
 extern const char *const kernel_subs[], *const image_subs[], *const vm_subs[], *const host_subs[], *const snapshot_subs[];
 
 int cmd_init(struct lab_ctx *ctx, int argc, char **argv);
@@ -120,6 +121,14 @@ struct snapshot;
 int cmd_snapshot_open(const struct lab_ctx *ctx, const char *dir, struct snapshot *ret);
 /* What a run folder without a snapshot lacks, said; EXIT_FAILED. */
 int cmd_snapshot_missing(const struct lab_ctx *ctx, const char *dir);
+/* The run's snapshot (opened: cmd_snapshot_open) checked out into a fresh
+ * private folder *ret_tmp = <parent>/lab-<what>-XXXXXX (remove it after),
+ * the project in *ret_tmp/project; *ret_spec: lab.yaml's path inside it.
+ * The run's --set and --kernels go into ctx unless some were given.
+ * EXIT_OK, or the exit code after the error was said. */
+int cmd_snapshot_project(struct lab_ctx *ctx, const char *dir, const struct snapshot *snap, const char *parent,
+			 const char *what, char **ret_tmp, char **ret_spec);
+int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv);
 
 /* Shared helpers of the command layer (lab/cmd-common.c). */
 struct subcommand {
@@ -177,6 +186,7 @@ int cmd_engine_run(const struct lab_ctx *ctx, const struct spec *s, const struct
 struct cmd_engine_hook {
 	void (*started)(void *userdata, const char *id);
 	void *userdata;
+	const char *root; /* the results folder; NULL: lab.yaml's */
 };
 int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
 			  const char *resume_dir, unsigned jobs, bool oversubscribe, const struct cmd_engine_hook *hook,

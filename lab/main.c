@@ -34,6 +34,9 @@ const struct cli_command commands[] = {
 	  "Bare-metal hosts over SSH: pin the key, check what lab needs, read CPUs and NUMA nodes, kexec a variant", host_options, host_subs },
 	{ "run", cmd_run, 0, -1, "[-j N] [--oversubscribe] [--resume RUN_ID] [--engine local|slurm] [EXPERIMENT...]",
 	  "Run experiments (N guests at a time, each on its own host CPUs) and store results", run_options, NULL },
+	{ "reproduce", cmd_reproduce, 0, -1, "BUNDLE|RUN_DIR|RUN_ID [--repeat N] [--keep-checkout]",
+	  "Make a stored run again from its snapshot alone (in any folder): kernels held to the recorded sources and "
+	  ".configs, the same plan, a new run linked to it, and whether it reproduced", reproduce_options, NULL },
 	{ "calibrate", cmd_calibrate, 0, -1, "EXPERIMENT [--boots N] [--runs-per-boot N] [-j N]",
 	  "A/A runs of the baseline kernel: each metric's noise between and within boots, the false-positive rate "
 	  "of lab's test here, the smallest change the budget can decide", calibrate_options, NULL },

@@ -130,31 +130,21 @@ static void driver_config_fill(const struct runner_config *c, const struct plan_
 	dc->nmonitors = pr->monitors.n;
 }
 
+/* reproduce.sh: `lab reproduce` on the run folder it is in (a stored run or
+ * an unpacked bundle, anywhere): the whole lab run made again from its
+ * snapshot, a new run linked to it, and whether it reproduced. */
 static void write_reproduce(const struct runner_config *c, const struct plan_run *pr)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_free_ char *p = path_join(c->rundir, "reproduce.sh");
 
-	strbuf_addf(&sb, "#!/bin/sh\n# Repeat run %s by hand: boot the same kernel, image and shape, ship the\n"
-			 "# catalogue the run used (workloads.tar), run the same driver.\n"
-			 "set -eu\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\n",
+	strbuf_addf(&sb, "#!/bin/sh\n# Reproduce the lab run that run %s belongs to, from its folder alone\n"
+			 "# (a stored run or an unpacked bundle, anywhere: no checkout needed). The\n"
+			 "# new run goes into ./results; extra arguments go to lab reproduce\n"
+			 "# (--repeat N).\n"
+			 "set -eu\nhere=$(cd \"$(dirname \"$0\")/../..\" && pwd)\n"
+			 "exec lab reproduce \"$here\" \"$@\"\n",
 		    pr->id);
-	strbuf_addstr(&sb, "lab -f \"$here/../../lab.yaml\" vm up ");
-	shell_quote(&sb, pr->topology);
-	strbuf_addstr(&sb, " --kernel ");
-	shell_quote(&sb, pr->kernel);
-	strbuf_addstr(&sb, " --image ");
-	shell_quote(&sb, pr->image);
-	strbuf_addstr(&sb, " -e ");
-	shell_quote(&sb, pr->experiment);
-	strbuf_addstr(&sb, " --name repro\n"
-			   "trap 'lab vm down repro' EXIT\n"
-			   "lab vm ssh repro mkdir -p " DRIVER_GUEST_DIR "/wl\n"
-			   "lab vm cp repro \"$here/../../workloads.tar\" :" DRIVER_GUEST_DIR "/wl.tar\n"
-			   "lab vm ssh repro tar -C " DRIVER_GUEST_DIR "/wl -xf " DRIVER_GUEST_DIR "/wl.tar\n"
-			   "lab vm ssh repro sh -s <\"$here/driver.sh\"\n"
-			   "lab vm ssh repro sh -c 'cd " DRIVER_GUEST_DIR "/out && tar -cf - .' | tar -C \"$here\" -xf - --one-top-level=repro\n"
-			   "echo \"outputs in $here/repro\"\n");
 	fs_write_atomic(p, sb.buf, sb.len, 0755);
 }
 

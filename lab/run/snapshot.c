@@ -865,6 +865,43 @@ int snapshot_verify(const char *rundir, const struct snapshot *snap, struct diag
 	return 0;
 }
 
+int snapshot_read(const char *rundir, const struct snapshot *snap, const char *path, struct strbuf *out,
+		  struct diags *d)
+{
+	const struct snapshot_file *f;
+	_cleanup_close_ int dirfd = -1, fd = -1;
+	char hex[SHA256_HEX_LEN + 1];
+	size_t start = out->len;
+	ssize_t n;
+	size_t at;
+
+	if (!strmap_get(&snap->paths, path, &at))
+		return -ENOENT;
+	f = &snap->files[at];
+	if (f->size > SNAPSHOT_MAX_BYTES * 16)
+		return check_object(rundir, f, -EFBIG, "", 0, d);
+	if ((dirfd = open_run(rundir, d)) < 0)
+		return dirfd;
+	if ((fd = open_object(dirfd, rundir, f, d)) < 0)
+		return fd;
+	for (;;) {
+		char buf[65536];
+
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		strbuf_add(out, buf, (size_t)n);
+		if (out->len - start > f->size)
+			break;
+	}
+	if (n < 0)
+		return check_object(rundir, f, -errno, "", 0, d);
+	sha256_hex(out->buf ? out->buf + start : "", out->len - start, hex);
+	return check_object(rundir, f, 0, hex, out->len - start, d);
+}
+
 /* target made (its parents too) or found empty; its descriptor */
 static int open_target(const char *target, struct diags *d)
 {

@@ -141,6 +141,10 @@ int snapshot_parse(const char *buf, size_t len, const char *file, struct snapsho
 int snapshot_load(const char *rundir, struct snapshot *ret, struct diags *d);
 /* Every object there, of its size and sha256; the first problem goes to d. */
 int snapshot_verify(const char *rundir, const struct snapshot *snap, struct diags *d);
+/* The file at `path` (as listed) appended to out, checked against its size
+ * and sha256: -ENOENT (d untouched) when the listing has no such file. */
+int snapshot_read(const char *rundir, const struct snapshot *snap, const char *path, struct strbuf *out,
+		  struct diags *d);
 /* Every file into `target` (missing or an empty folder), each checked as it is copied. */
 int snapshot_checkout(const char *rundir, const struct snapshot *snap, const char *target, struct diags *d);
 /*

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
 #include <string.h>
 #include <sys/types.h>
 #include "alloc.h"
@@ -10,6 +11,15 @@ void strv_push_take(struct strv *s, char *str)
 	GROW(s->v, s->alloc, s->n + 2);
 	s->v[s->n++] = str;
 	s->v[s->n] = NULL;
+}
+
+void strv_pushf(struct strv *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	strv_push_take(s, xvasprintf(fmt, ap));
+	va_end(ap);
 }
 
 void strv_push(struct strv *s, const char *str)

@@ -16,6 +16,8 @@ struct strv {
 
 void strv_push(struct strv *s, const char *str);
 void strv_push_take(struct strv *s, char *str);
+/* A formatted string pushed. */
+void strv_pushf(struct strv *s, const char *fmt, ...) _printf_(2, 3);
 /* Every part of str between the separators (empty ones too). */
 void strv_split(struct strv *s, const char *str, char sep);
 void strv_release(struct strv *s);

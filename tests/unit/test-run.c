@@ -12,6 +12,7 @@
 #include "result/result.h"
 #include "run/bundle.h"
 #include "run/snapshot.h"
+#include "run/reproduce.h"
 #include "run/calib-store.h"
 #include "run/driver.h"
 #include "run/hostload.h"
@@ -1040,6 +1041,64 @@ static void test_calib_load_hostile_name(void **state)
 	fs_remove_tree(root);
 }
 
+/* The package lists of two images: versions that moved, packages only one
+ * side has, in name order; lines that are not name=version are skipped. */
+static void test_package_diff(void **state)
+{
+	_cleanup_strv_ struct strv out = STRV_INIT, none = STRV_INIT;
+	const char *rec = "bash=5.2.15-2+b2\nlibc6=2.36-9+deb12u7\nold-tool=1.0\nzlib1g=1:1.2.13\n";
+	const char *here = "garbage line\nbash=5.2.15-2+b2\nlibc6=2.36-9+deb12u9\nnew-tool=2.0\nzlib1g=1:1.2.13\n";
+
+	(void)state;
+	reproduce_package_diff(rec, here, &out);
+	assert_int_equal(out.n, 3);
+	assert_string_equal(out.v[0], "libc6: 2.36-9+deb12u7 -> 2.36-9+deb12u9");
+	assert_string_equal(out.v[1], "new-tool: (none) -> 2.0");
+	assert_string_equal(out.v[2], "old-tool: 1.0 -> (none)");
+	reproduce_package_diff(rec, rec, &none);
+	assert_int_equal(none.n, 0);
+	reproduce_package_diff(NULL, "a=1\n", &none);
+	assert_int_equal(none.n, 1);
+	assert_string_equal(none.v[0], "a: (none) -> 1");
+}
+
+/* A snapshot's file read back checked: its content, -ENOENT for a path it
+ * does not list, a refusal naming the file when the object was changed. */
+static void test_snapshot_read(void **state)
+{
+	char tmpl[] = "/tmp/lab-unit-snapread-XXXXXX";
+	_cleanup_free_ char *listing = NULL, *objdir = NULL, *obj = NULL;
+	_cleanup_(snapshot_release) struct snapshot snap = { 0 };
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT, out = STRBUF_INIT, err = STRBUF_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	char hex[SHA256_HEX_LEN + 1];
+	const char *body = "CONFIG_NUMA=y\n";
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	sha256_hex(body, strlen(body), hex);
+	objdir = xasprintf("%s/snapshot/objects", tmpl);
+	assert_int_equal(path_mkdir_p(objdir, 0755), 0);
+	obj = xasprintf("%s/%s", objdir, hex);
+	assert_int_equal(fs_write_atomic(obj, body, strlen(body), 0644), 0);
+	strbuf_addf(&text, "lab-snapshot 1\nexperiment quick\nfile %s %zu 644 kernel-config built/kernels/base.config\n",
+		    hex, strlen(body));
+	listing = xasprintf("%s/snapshot/SNAPSHOT", tmpl);
+	assert_int_equal(fs_write_atomic(listing, text.buf, text.len, 0644), 0);
+	assert_int_equal(snapshot_load(tmpl, &snap, &d), 0);
+	assert_int_equal(snapshot_read(tmpl, &snap, "built/kernels/base.config", &out, &d), 0);
+	assert_string_equal(out.buf, body);
+	assert_int_equal(snapshot_read(tmpl, &snap, "built/kernels/other.config", &out, &d), -ENOENT);
+	assert_int_equal(d.n, 0);
+	assert_int_equal(fs_write_atomic(obj, "CONFIG_NUMA=n\n", strlen(body), 0644), 0);
+	strbuf_reset(&out);
+	assert_int_equal(snapshot_read(tmpl, &snap, "built/kernels/base.config", &out, &d), -EINVAL);
+	diags_format(&d, &err);
+	assert_non_null(strstr(err.buf, "refused: built/kernels/base.config"));
+	assert_non_null(strstr(err.buf, "does not match its sha256"));
+	fs_remove_tree(tmpl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1059,6 +1118,8 @@ int main(void)
 		cmocka_unit_test(test_bundle_limits),
 		cmocka_unit_test(test_snapshot_parse),
 		cmocka_unit_test(test_host_load),
+		cmocka_unit_test(test_package_diff),
+		cmocka_unit_test(test_snapshot_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

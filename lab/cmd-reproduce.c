@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lab reproduce BUNDLE_OR_RUN [--repeat N] [--keep-checkout]: a stored run
+ * made again from its snapshot alone (run/snapshot.h), in any folder,
+ * with no checkout of the project it came from:
+ *
+ *   1. the run: a bundle file is fetched into the results folder (every
+ *      checksum checked, as lab fetch), an unpacked bundle's folder is
+ *      checked against its MANIFEST, a stored run is found by its id;
+ *   2. its snapshot is checked (every object's size and sha256) and
+ *      checked out into a private folder under the results folder; a run
+ *      stored before snapshots gets the list of what it lacks;
+ *   3. lab.yaml from there is validated with the run's --set and
+ *      --kernels, and the experiment planned;
+ *   4. each kernel's source and merged .config are held to the recorded
+ *      ones (run/reproduce.h): a difference refuses, naming the options,
+ *      before anything is booted;
+ *   5. the experiment runs (its kernels and image from the cache when
+ *      their content keys match, else built), stored as a new run whose
+ *      `reproduces` file names the original;
+ *   6. the verdict of the reproduction (result/reproduction.h) and the
+ *      image's package versions that differ from the original's.
+ *
+ * Exit 0 when it reproduced or could not decide, 1 when something was not
+ * reproduced (or the runs failed), 2 on bad input.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmd.h"
+#include "plan/plan.h"
+#include "result/compare.h"
+#include "result/reproduction.h"
+#include "run/bundle.h"
+#include "run/engine.h"
+#include "run/reproduce.h"
+#include "run/snapshot.h"
+#include "run/store.h"
+#include "util/alloc.h"
+#include "util/fs.h"
+#include "util/path.h"
+#include "util/banned.h"
+
+#define REPRODUCES_FILE "reproduces"
+
+struct repro_opts {
+	unsigned repeat;
+	bool keep;
+};
+
+const struct lab_option reproduce_options[] = {
+	OPT(struct repro_opts, repeat, OPT_UINT, 0, "repeat", "N",
+	    "runs a kernel instead of the original's (a fixed design of N)", .min = 1, .max = 1000,
+	    .what = "a number of runs (1-1000)"),
+	OPT(struct repro_opts, keep, OPT_FLAG, 0, "keep-checkout", NULL,
+	    "keep the snapshot's checkout (its folder is said) instead of removing it"),
+	{ 0 },
+};
+
+/* A bundle file into the store; the stored run's folder. A run already
+ * stored under the bundle's id is checked against the bundle first. */
+static char *fetched(const struct lab_ctx *ctx, const char *file, const char *root)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *id = NULL, *tmp = NULL;
+	int r;
+
+	if (fd < 0) {
+		cmd_error(ctx, "reproduce: cannot open %s: %s", file, strerror(errno));
+		return NULL;
+	}
+	if ((r = path_mkdir_p(root, 0755)) < 0) {
+		cmd_error(ctx, "cannot create %s: %s", root, strerror(-r));
+		return NULL;
+	}
+	if ((r = bundle_import(fd, file, root, false, NULL, &id, &d)) == 0)
+		return path_join(root, id);
+	if (r != -EEXIST || lseek(fd, 0, SEEK_SET) < 0) {
+		cmd_report_diags(ctx, &d);
+		return NULL;
+	}
+	/* already here: the bundle is still checked, then the stored copy used */
+	diags_release(&d);
+	free(id);
+	id = NULL;
+	if (bundle_unpack(fd, file, root, NULL, &tmp, &id, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return NULL;
+	}
+	fs_remove_tree(tmp);
+	if (ctx->verbosity >= 0)
+		fprintf(stderr, "lab: reproduce: run %s is already stored in %s: reproducing the stored copy\n", id,
+			root);
+	return path_join(root, id);
+}
+
+/* The original run's folder: a bundle file, a run folder (an unpacked
+ * bundle's checked against its MANIFEST) or a stored run's id. */
+static char *original(const struct lab_ctx *ctx, const char *arg, const char *root)
+{
+	char *dir;
+
+	if (path_is_file(arg))
+		return fetched(ctx, arg, root);
+	if (!(dir = store_find(root, arg))) {
+		cmd_error(ctx, "reproduce: '%s' is neither a bundle file, a run folder nor a stored run under %s", arg,
+			  root);
+		return NULL;
+	}
+	return dir;
+}
+
+/* An unpacked bundle's folder against its MANIFEST (after its snapshot's
+ * own check, which names a changed file by its project path). */
+static int manifest_checked(const struct lab_ctx *ctx, const char *dir)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_free_ char *manifest = path_join(dir, "MANIFEST");
+
+	if (access(manifest, F_OK) == 0 && bundle_verify(dir, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* Loaded and planned like lab validate: the errors name the checkout's files by their project names. */
+static int load_checked(struct lab_ctx *ctx, const char *spec, struct spec **ret)
+{
+	_cleanup_plan_ struct plan *p = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+
+	if (cmd_load_spec(ctx, spec, ret) < 0)
+		return EXIT_USAGE;
+	if (plan_build(*ret, NULL, &p, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+static void step(void *userdata, const char *variant, const char *what)
+{
+	const struct lab_ctx *ctx = userdata;
+
+	if (ctx->verbosity > 0)
+		fprintf(stderr, "lab: reproduce: kernel %s: %s\n", variant, what);
+}
+
+/* Sources and .configs against the recorded ones; EXIT_OK or after the refusal was said. */
+static int hold_to_record(struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
+			  const char *dir, const struct snapshot *snap)
+{
+	_cleanup_strv_ struct strv variants = STRV_INIT, refused = STRV_INIT, notes = STRV_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	struct kbuild_progress p = { .step = step, .userdata = ctx };
+
+	for (size_t i = 0; i < e->kernels.n; i++)
+		strv_push(&variants, e->kernels.v[i].name);
+	if (ctx->verbosity >= 0)
+		fprintf(stderr, "lab: reproduce: holding %zu kernels to the recorded sources and .configs\n",
+			variants.n);
+	/* a source that is not the recorded one refuses before anything is configured */
+	if (reproduce_check_sources(s, &variants, snap, &refused, &d) < 0 ||
+	    (!refused.n && reproduce_check_configs(s, &variants, dir, snap, &p, &refused, &notes, &d) < 0)) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_FAILED;
+	}
+	for (size_t i = 0; i < notes.n && ctx->verbosity >= 0; i++)
+		fprintf(stderr, "lab: reproduce: %s\n", notes.v[i]);
+	if (!refused.n)
+		return EXIT_OK;
+	for (size_t i = 0; i < refused.n; i++)
+		cmd_error(ctx, "%s", refused.v[i]);
+	cmd_error(ctx, "reproduce: refused, nothing was booted: these kernels would not be the ones run %s measured",
+		  snap->experiment);
+	return EXIT_FAILED;
+}
+
+struct link {
+	const char *root, *orig_id;
+	char *id;
+	int err;
+};
+
+/* The new run names the original as soon as its folder exists. */
+static void started(void *userdata, const char *id)
+{
+	struct link *l = userdata;
+	_cleanup_free_ char *dir = path_join(l->root, id), *p = path_join(dir, REPRODUCES_FILE);
+	_cleanup_free_ char *line = xasprintf("%s\n", l->orig_id);
+
+	free(l->id);
+	l->id = xstrdup(id);
+	l->err = fs_write_atomic(p, line, strlen(line), 0644);
+}
+
+/* The verdict and the packages that moved, said; the exit code. */
+static int verdict(const struct lab_ctx *ctx, const char *orig_dir, const struct snapshot *osnap,
+		   const struct result_set *rs, const char *new_dir, const struct spec_experiment *e)
+{
+	_cleanup_result_set_ struct result_set *ors = NULL;
+	_cleanup_comparison_ struct comparison *co = NULL, *cr = NULL;
+	_cleanup_(snapshot_release) struct snapshot nsnap = { 0 };
+	_cleanup_strv_ struct strv pk = STRV_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	_cleanup_reproduction_ struct reproduction *rp = NULL;
+	bool not_reproduced;
+
+	if (store_load(orig_dir, &ors, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_FAILED;
+	}
+	co = compare_build(ors);
+	cr = compare_build(rs);
+	rp = reproduction_build(ors, co, rs, cr);
+	if (snapshot_load(new_dir, &nsnap, &d) == 0 &&
+	    reproduce_packages(orig_dir, osnap, new_dir, &nsnap, e->image.name, &pk, &d) == 0 && pk.n &&
+	    ctx->verbosity >= 0) {
+		fprintf(stderr, "lab: reproduce: image %s: %zu packages differ from the original's (recorded first):\n",
+			e->image.name, pk.n);
+		for (size_t i = 0; i < pk.n; i++)
+			fprintf(stderr, "  %s\n", pk.v[i]);
+	}
+	if (ctx->json)
+		reproduction_format_json(rp, &out);
+	else
+		reproduction_format_text(rp, &out);
+	cmd_write(&out);
+	not_reproduced = rp->verdict == REPRO_NOT_REPRODUCED;
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->runs[i].status != RUN_OK)
+			not_reproduced = true; /* a failed run: said in the report */
+	return not_reproduced ? EXIT_FAILED : EXIT_OK;
+}
+
+int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
+{
+	_cleanup_(snapshot_release) struct snapshot snap = { 0 };
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_result_set_ struct result_set *rs = NULL;
+	_cleanup_free_ char *rel = NULL, *root = NULL, *dir = NULL, *tmp = NULL, *spec = NULL, *new_dir = NULL;
+	_cleanup_free_ char *orig_id = NULL;
+	_cleanup_close_ int here = -1;
+	struct repro_opts o = { 0 };
+	struct spec_experiment *e;
+	struct link l = { 0 };
+	struct cmd_engine_hook hook = { .started = started, .userdata = &l };
+	int first = cmd_options_parse(ctx, "reproduce", NULL, OPTS_ANYWHERE, argc, argv, &o), rc;
+
+	if (first < 0)
+		return first == -2 ? EXIT_OK : EXIT_USAGE;
+	if (argc - first != 1) {
+		cmd_error(ctx, "reproduce: name one bundle file, run folder or stored run");
+		return EXIT_USAGE;
+	}
+	if (!(rel = cmd_results_root(ctx)))
+		return EXIT_USAGE;
+	if ((rc = path_mkdir_p(rel, 0755)) < 0 || !(root = realpath(rel, NULL))) {
+		cmd_error(ctx, "cannot create %s: %s", rel, strerror(rc < 0 ? -rc : errno));
+		return EXIT_FAILED;
+	}
+	if (!(dir = original(ctx, argv[first], root)))
+		return EXIT_FAILED;
+	if ((rc = cmd_snapshot_open(ctx, dir, &snap)) != EXIT_OK || (rc = manifest_checked(ctx, dir)) != EXIT_OK)
+		return rc;
+	if ((rc = cmd_snapshot_project(ctx, dir, &snap, root, "reproduce", &tmp, &spec)) != EXIT_OK)
+		return rc;
+	/* from inside the checkout, errors name the project's files as they were */
+	{
+		_cleanup_free_ char *project = path_join(tmp, "project");
+
+		if ((here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || chdir(project) < 0) {
+			cmd_error(ctx, "cannot enter the checkout %s: %s", project, strerror(errno));
+			rc = EXIT_FAILED;
+			goto out;
+		}
+		rc = load_checked(ctx, spec + strlen(project) + 1, &s);
+	}
+	if (rc != EXIT_OK)
+		goto out;
+	if (!(e = (struct spec_experiment *)spec_find_experiment(s, snap.experiment))) {
+		cmd_error(ctx, "%s: the snapshot's experiment '%s' is not in its lab.yaml", dir, snap.experiment);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (o.repeat) {
+		e->repeat = o.repeat;
+		e->repeat_auto = false;
+	}
+	if ((rc = hold_to_record(ctx, s, e, dir, &snap)) != EXIT_OK)
+		goto out;
+	l.root = root;
+	l.orig_id = orig_id = path_basename(dir);
+	hook.root = root;
+	if (ctx->verbosity >= 0)
+		fprintf(stderr, "lab: reproduce: run %s, experiment %s\n", l.orig_id, e->name);
+	if (cmd_engine_run_hooked(ctx, s, e, NULL, 0, false, &hook, &rs) < 0) {
+		rc = EXIT_FAILED;
+		goto out;
+	}
+	if (l.err < 0)
+		cmd_error(ctx, "the new run %s could not record that it reproduces %s: %s", l.id, l.orig_id,
+			  strerror(-l.err));
+	new_dir = path_join(root, l.id);
+	rc = verdict(ctx, dir, &snap, rs, new_dir, e);
+out:
+	if (here >= 0 && fchdir(here) < 0)
+		rc = EXIT_FAILED;
+	free(l.id);
+	if (o.keep && ctx->verbosity >= 0)
+		fprintf(stderr, "lab: reproduce: the snapshot's checkout stays in %s\n", tmp);
+	else
+		fs_remove_tree(tmp);
+	return rc;
+}

@@ -1,0 +1,142 @@
+#!/bin/sh
+# lab reproduce for real (the base and tg-ratelimit kernels from the tests'
+# cache, the minimal image, a 1-vCPU guest, a tiny workload whose figure
+# the patched kernel raises by half): a stored run made with --set is
+# bundled, and in an empty folder outside the project `lab reproduce
+# BUNDLE` fetches it, holds each kernel's merged .config to the recorded
+# one (the cached build's, by its content key), runs the same plan with
+# the same --set values, stores a new run that names the original, and
+# says "reproduced"; lab report of the new run shows both side by side
+# (text, JSON, HTML in Chromium when installed). A run's reproduce.sh,
+# from an unpacked bundle, is lab reproduce on its folder (--repeat 1: one
+# run a kernel cannot decide: inconclusive, exit 0). A run whose recorded
+# .config is not what this machine builds is refused, the differing
+# option named, with nothing booted.
+# lab-test-seconds: 330 (warm: 6 boots of a 1-vCPU guest under TCG)
+. "$(dirname "$0")/test-lib.sh"
+
+test_require_libvirt_vm
+
+# a project of its own, copied (a snapshot keeps only what is inside it)
+mkdir proj && cp -r "$SRC_DIR/kernels" "$SRC_DIR/images" "$SRC_DIR/workloads" proj/ || exit 1
+mkdir proj/workloads/kernelmark
+cat >proj/workloads/kernelmark/workload.yaml <<'EOF'
+name: kernelmark
+description: 100 on base, 150 on tg-ratelimit, and a little noise
+timeout: 2m
+metrics: [kernelmark.x]
+EOF
+cat >proj/workloads/kernelmark/run <<'EOF'
+case $(uname -r) in *tg-ratelimit*) b=150 ;; *) b=100 ;; esac
+n=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+echo "x $(( b + n % 4 )).$(printf '%04d' $(( n % 10000 )))"
+EOF
+cat >proj/workloads/kernelmark/parse <<'EOF'
+sed -n 's/^x \([0-9][0-9.]*\)$/kernelmark.x \1/p' "$1" | grep . || { echo "kernelmark: no x in $1" >&2; exit 1; }
+EOF
+chmod +x proj/workloads/kernelmark/run proj/workloads/kernelmark/parse
+python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+s = s.replace("topologies:\n", """topologies:
+  tiny:
+    sockets: 1
+    cores: 1
+    memory: 1G
+""", 1)
+s = s[:s.index("experiments:")] + """experiments:
+  rep:
+    kernels: [base, tg-ratelimit]
+    topology: tiny
+    image: minimal
+    repeat: ${repeat}
+    boot: once
+    timeout: 5m
+    workloads:
+      - workload: kernelmark
+        expect:
+          kernelmark.x: {direction: increase, mde: 10%}
+"""
+open(sys.argv[2], "w").write(s)
+PY
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/lab-t1460.XXXXXX") || exit 1
+trap 'rm -rf "$OUT"
+	lab -C "$P" -q vm down --all >/dev/null 2>&1
+	rm -rf "$TRASH"' EXIT
+mkdir "$OUT/empty" "$OUT/unpacked" "$OUT/again"
+
+# the run folder a `lab run` made, from its first line
+run_dir() { sed -n 's/^lab: run [^ ]*: experiment [^,]*, [0-9]* runs, results in //p' "$1" | head -n 1; }
+
+test_expect_success 'a stored run of a small experiment, made with --set, bundled' "
+	lab -C '$P' -q kernel build base tg-ratelimit &&
+	lab -C '$P' -q image build minimal &&
+	lab -C proj --set repeat=3 run rep >orig.out 2>orig.err &&
+	test_grep 'improved  *tg-ratelimit kernelmark.x' orig.out &&
+	ID=\$(basename \"\$(run_dir orig.err)\") && test -n \"\$ID\" && echo \"\$ID\" >id &&
+	(cd proj && lab bundle \$ID -o '$OUT/b.tar.zst' >/dev/null)
+"
+ID=$(cat id 2>/dev/null)
+
+test_expect_success 'lab reproduce BUNDLE in an empty folder: the same plan again, reproduced' "
+	(cd '$OUT/empty' && lab reproduce ../b.tar.zst >'$PWD/rep.out' 2>'$PWD/rep.err') &&
+	cat rep.err &&
+	test_grep 'kernel base: merged .config [0-9a-f]* as recorded (the cached build.s)' rep.err &&
+	test_grep 'kernel tg-ratelimit: merged .config [0-9a-f]* as recorded' rep.err &&
+	test_grep \"^reproduction of \$ID by [0-9-]*[0-9a-f]*: reproduced\" rep.out &&
+	ls '$OUT/empty/results' | grep '^2026' >runs && test_line_count = 2 runs &&
+	NEW=\$(grep -vx \"\$ID\" runs) && echo \"\$NEW\" >new &&
+	test \"\$(cat '$OUT/empty/results/'\$NEW/reproduces)\" = \"\$ID\" &&
+	test \"\$(cat '$OUT/empty/results/'\$NEW/set)\" = repeat=3 &&
+	run_journal '$OUT/empty/results/'\$NEW >journal && test_line_count = 6 journal && ! grep -v '	ok	' journal &&
+	! ls -A '$OUT/empty/results' | grep -q '^lab-reproduce-'
+"
+
+test_expect_success 'lab report of the reproduction shows original and reproduction side by side' "
+	NEW=\$(cat new) &&
+	(cd '$OUT/empty' && lab report \$NEW) >report &&
+	test_grep \"reproduction of \$ID by \$NEW: reproduced\" report &&
+	test_grep 'kernelmark.x' report &&
+	(cd '$OUT/empty' && lab --json report \$NEW) >report.json &&
+	python3 - report.json \$ID <<-\\PY &&
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	r = d[\"reproduction\"]
+	assert r[\"original\"] == sys.argv[2] and r[\"verdict\"] == \"reproduced\", r
+	assert [e[\"state\"] for e in r[\"expectations\"]] == [\"reproduced\"], r
+	PY
+	(cd '$OUT/empty' && lab report \$NEW --format html) >report.html &&
+	test_grep 'class=\"reproduction\"' report.html &&
+	if test_have_prereq CHROMIUM; then
+		'$SRC_DIR/tests/tools/browser-check' --no-console-errors --self-contained --captions-above \
+			--no-e-notation --contains reproduced report.html
+	fi
+"
+
+test_expect_success 'reproduce.sh of an unpacked bundle is lab reproduce on its folder' "
+	tar -C '$OUT/unpacked' --zstd -xf '$OUT/b.tar.zst' &&
+	test_grep 'exec lab reproduce' '$OUT/unpacked/'\$ID/runs/rep.0001/reproduce.sh &&
+	(cd '$OUT/again' && PATH=\"\$(dirname \"\$LAB\"):\$PATH\" sh '$OUT/unpacked/'\$ID/runs/rep.0001/reproduce.sh --repeat 1 \
+		>'$PWD/sh.out' 2>'$PWD/sh.err') &&
+	test_grep \"^reproduction of \$ID by [0-9a-f-]*: inconclusive\" sh.out &&
+	ls '$OUT/again/results' | grep -c '^2026' | grep -qx 1
+"
+
+test_expect_success 'a recorded .config this machine does not build: refused, the option named, nothing booted' "
+	mkdir cfg && cp -r '$OUT/empty/results/'\$ID cfg/ && rm -f cfg/\$ID/MANIFEST &&
+	lab snapshot checkout cfg/\$ID tree >/dev/null &&
+	sed 's/^CONFIG_NUMA=y\$/# CONFIG_NUMA is not set/' tree/built/kernels/base.config >flipped.config &&
+	! cmp -s flipped.config tree/built/kernels/base.config &&
+	rm -r cfg/\$ID/snapshot &&
+	lab -C proj --set repeat=3 snapshot write rep '$PWD/cfg/'\$ID --kernel-config base='$PWD/flipped.config' \
+		--kernel-config tg-ratelimit='$PWD/tree/built/kernels/tg-ratelimit.config' \
+		--packages minimal='$PWD/tree/built/images/minimal.packages.txt' &&
+	ls '$OUT/empty/results' >before &&
+	(cd '$OUT/empty' && test_must_fail_with 1 lab reproduce '$PWD/cfg/'\$ID 2>'$PWD/cfg.err') &&
+	test_grep 'kernel base: its merged .config differs from the recorded one (built/kernels/base.config' cfg.err &&
+	test_grep '^  CONFIG_NUMA: n -> y' cfg.err &&
+	test_grep 'refused, nothing was booted' cfg.err &&
+	ls '$OUT/empty/results' >after && test_cmp before after
+"
+
+test_done
