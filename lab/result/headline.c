@@ -14,8 +14,7 @@
 #include "report.h"
 #include "../util/banned.h"
 
-/* "+50.3% [+48.1%, +52.6%]", or in points; "" parts when not known. */
-static void change_text(const struct effect *e, struct strbuf *sb)
+void report_change_text(const struct effect *e, struct strbuf *sb)
 {
 	const char *unit = e->points ? " points" : "%";
 
@@ -48,7 +47,7 @@ static void decided_text(const struct comparison *c, const struct cmp_verdict *v
 
 	metric_name(c, v, sb);
 	strbuf_addch(sb, ' ');
-	change_text(e, sb);
+	report_change_text(e, sb);
 	switch (v->v) {
 	case VERDICT_IMPROVED:
 		strbuf_addstr(sb, " improved as expected");

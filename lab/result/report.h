@@ -52,6 +52,10 @@ void report_verdict_basis(const struct cmp_verdict *v, struct strbuf *out);
  * (headline.c): each declared expectation's effect, interval and verdict,
  * the mechanism checks that hold, failed runs. */
 void report_headline(const struct comparison *c, struct strv *ret);
+/* An effect as the headline says it: "+50.3% [+48.1%, +52.6%]", in points
+ * "-29.5 points [-30.1 points, -28.9 points]"; without an interval just the
+ * change; "no change measured" without one. */
+void report_change_text(const struct effect *e, struct strbuf *sb);
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_json(const struct comparison *c, struct strbuf *out);
