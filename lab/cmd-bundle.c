@@ -40,7 +40,7 @@ static int pack(const struct lab_ctx *ctx, const char *dir, const char *out, int
 	c = compare_build(rs);
 	report_format_text(c, &all, &txt);
 	report_format_md(c, &all, &md);
-	report_format_json(c, &js);
+	report_format_json(c, NULL, &js);
 	report_format_html(c, &all, &html);
 	struct bundle_extra extra[] = {
 		{ "report.html", &html },

@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "result/compare.h"
 #include "result/report.h"
+#include "result/reproduction.h"
 #include "run/calib-store.h"
 #include "run/index.h"
 #include "run/store.h"
@@ -64,8 +65,55 @@ static void calib_of(const char *dir, const char *experiment, struct calib_recor
 		fprintf(stderr, "lab: warning: %s\n", err);
 }
 
+/* A run lab reproduce made names its original in its "reproduces" file:
+ * the original from the same results folder, and the verdict of the
+ * reproduction (NULL when the run reproduces none, or said why not). */
+struct repro_of {
+	struct result_set *rs;
+	struct comparison *c;
+	struct reproduction *r;
+};
+
+static void repro_of_release(struct repro_of *x)
+{
+	reproduction_free(x->r);
+	comparison_free(x->c);
+	result_set_free(x->rs);
+}
+
+static void repro_of(const char *dir, const struct result_set *rs, const struct comparison *c, struct repro_of *ret)
+{
+	_cleanup_free_ char *p = path_join(dir, "reproduces"), *root = path_dirname(dir), *odir = NULL;
+	_cleanup_strbuf_ struct strbuf id = STRBUF_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+
+	if (strbuf_read_file(&id, p, 256) < 0)
+		return;
+	while (id.len && (id.buf[id.len - 1] == '\n' || id.buf[id.len - 1] == ' '))
+		strbuf_setlen(&id, id.len - 1);
+	if (!id.len || !path_is_safe_relative(id.buf) || strchr(id.buf, '/')) {
+		fprintf(stderr, "lab: warning: %s does not hold a run id: the reproduction is not shown\n", p);
+		return;
+	}
+	if (!(odir = store_find(root, id.buf))) {
+		fprintf(stderr, "lab: warning: run %s reproduces %s, which is not in %s: the reproduction is not shown\n",
+			rs->id, id.buf, root);
+		return;
+	}
+	if (store_load(odir, &ret->rs, &d) < 0) {
+		_cleanup_strbuf_ struct strbuf why = STRBUF_INIT;
+
+		diags_format(&d, &why);
+		fprintf(stderr, "lab: warning: the original run %s cannot be read: %s", id.buf, why.buf ? why.buf : "\n");
+		return;
+	}
+	ret->c = compare_build(ret->rs);
+	ret->r = reproduction_build(ret->rs, ret->c, rs, c);
+}
+
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 {
+	_cleanup_(repro_of_release) struct repro_of orig = { 0 };
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_result_set_ struct result_set *rs = NULL;
 	_cleanup_comparison_ struct comparison *cmp = NULL;
@@ -90,8 +138,10 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 		return EXIT_USAGE;
 	calib_of(dir, rs->experiment, &rec);
 	ro.calib = rec.c;
+	repro_of(dir, rs, cmp, &orig);
+	ro.repro = orig.r;
 	if (streq(format, "json"))
-		report_format_json(cmp, &out);
+		report_format_json(cmp, &ro, &out);
 	else if (streq(format, "html"))
 		report_format_html(cmp, &ro, &out);
 	else if (streq(format, "md"))

@@ -262,14 +262,25 @@ int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	if (!(rel = cmd_results_root(ctx)))
 		return EXIT_USAGE;
-	if ((rc = path_mkdir_p(rel, 0755)) < 0 || !(root = realpath(rel, NULL))) {
-		cmd_error(ctx, "cannot create %s: %s", rel, strerror(rc < 0 ? -rc : errno));
-		return EXIT_FAILED;
+	if (rel[0] == '/') {
+		root = TAKE_PTR(rel);
+	} else {
+		_cleanup_free_ char *cwd = getcwd(NULL, 0);
+
+		if (!cwd) {
+			cmd_error(ctx, "reproduce: the current folder: %s", strerror(errno));
+			return EXIT_FAILED;
+		}
+		root = path_join(cwd, rel);
 	}
 	if (!(dir = original(ctx, argv[first], root)))
 		return EXIT_FAILED;
 	if ((rc = cmd_snapshot_open(ctx, dir, &snap)) != EXIT_OK || (rc = manifest_checked(ctx, dir)) != EXIT_OK)
 		return rc;
+	if ((rc = path_mkdir_p(root, 0755)) < 0) {
+		cmd_error(ctx, "cannot create %s: %s", root, strerror(-rc));
+		return EXIT_FAILED;
+	}
 	if ((rc = cmd_snapshot_project(ctx, dir, &snap, root, "reproduce", &tmp, &spec)) != EXIT_OK)
 		return rc;
 	/* from inside the checkout, errors name the project's files as they were */

@@ -260,7 +260,7 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 	if (jo->json_array)
 		strbuf_addstr(&rep, jo->reports ? "," : "[");
 	if (ctx->json)
-		report_format_json(c, &rep);
+		report_format_json(c, NULL, &rep);
 	else
 		report_format_text(c, &ro, &rep);
 	cmd_write(&rep);

@@ -23,6 +23,7 @@
 #include "../util/xml.h"
 #include "attrib.h"
 #include "report.h"
+#include "reproduction.h"
 #include "../util/banned.h"
 
 #define CHART_W 440
@@ -699,15 +700,19 @@ static void command_item(struct xml *x, const char *const *argv, const char *wha
 	xml_close(x);
 }
 
-/* The commands that repeat the run: the experiment, one run by hand per
- * kernel (its reproduce.sh, lab/run/runner.c), this page. */
+/* The commands that repeat the run: lab reproduce on the stored run (or
+ * its bundle, anywhere: the run keeps a snapshot of what it used), the
+ * experiment from a checkout, this page. */
 static void reproduce_html(struct xml *x, const struct comparison *c, const struct report_opts *o)
 {
 	const struct result_set *rs = c->rs;
-	_cleanup_free_ char *yaml = xasprintf("%s/lab.yaml", rs->id);
+	_cleanup_free_ char *bundle = xasprintf("%s.tar.zst", rs->id);
 	_cleanup_free_ char *again = xasprintf(
-		"runs the experiment again, from a checkout with the lab.yaml this run used (the run keeps a copy, %s, "
-		"in the results folder)", yaml);
+		"runs the experiment again from a checkout of the project, with the lab.yaml this run used (a copy is in "
+		"%s/lab.yaml)", rs->id);
+	const char *repro_argv[] = { "lab", "reproduce", rs->id, NULL };
+	const char *bundle_argv[] = { "lab", "bundle", rs->id, "-o", bundle, NULL };
+	const char *elsewhere_argv[] = { "lab", "reproduce", bundle, NULL };
 	const char *run_argv[] = { "lab", "run", rs->experiment, NULL };
 	const char *report_argv[] = { "lab", "report", rs->id, "--format", "html", o->all ? "--all" : NULL, NULL };
 
@@ -715,22 +720,12 @@ static void reproduce_html(struct xml *x, const struct comparison *c, const stru
 	xml_element(x, "p", "In the results folder (lab ls lists the run):");
 	xml_open(x, "ul");
 	xml_attr(x, "class", "cmd");
+	command_item(x, repro_argv,
+		     "makes the run again from its snapshot alone: each kernel held to its recorded .config, the same plan, "
+		     "a new run that says whether it reproduced");
+	command_item(x, bundle_argv, "packs the run to share; lab reproduce on the bundle works in any folder");
+	command_item(x, elsewhere_argv, "on another machine: fetches the bundle and reproduces it there");
 	command_item(x, run_argv, again);
-	for (size_t k = 0; k < rs->variants.n; k++)
-		for (size_t i = 0; i < rs->n; i++) {
-			const struct result_run *r = &rs->runs[i];
-
-			if (streq(r->variant, rs->variants.v[k]) && r->status == RUN_OK) {
-				_cleanup_free_ char *sh = xasprintf("%s/runs/%s/reproduce.sh", rs->id, r->id);
-				_cleanup_free_ char *what = xasprintf(
-					"repeats run %s (kernel %s) by hand: the same kernel, image and guest shape", r->id,
-					r->variant);
-				const char *argv[] = { "sh", sh, NULL };
-
-				command_item(x, argv, what);
-				break;
-			}
-		}
 	command_item(x, report_argv, "writes this page again");
 	xml_close(x);
 }
@@ -827,6 +822,8 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 			xml_close(&x);
 		}
 	}
+	if (o && o->repro)
+		reproduction_format_html_section(o->repro, &x);
 	effects_html(&x, c);
 	for (size_t i = 0; i < rs->mechanism.n; i++)
 		xml_element(&x, "p", rs->mechanism.v[i]);

@@ -6,6 +6,7 @@
 #include "../util/json.h"
 #include "attrib.h"
 #include "report.h"
+#include "reproduction.h"
 #include "../util/banned.h"
 
 static const char *const dir_names[] = { [DIR_INCREASE] = "increase", [DIR_DECREASE] = "decrease",
@@ -537,6 +538,10 @@ static void forest_text(const struct comparison *c, struct strbuf *out, bool md)
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
 {
 	headline_text(c, out);
+	if (o && o->repro) {
+		reproduction_format_text(o->repro, out);
+		strbuf_addch(out, '\n');
+	}
 	forest_text(c, out, false);
 	header_text(c, out);
 	report_env_text(c, out);
@@ -680,6 +685,12 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 			md_escape(out, h.v[i]);
 			strbuf_addstr(out, "**\n\n");
 		}
+	}
+	if (o && o->repro) {
+		/* the text tables as they are: stored names are escaped there */
+		strbuf_addstr(out, "## Reproduction\n\n```\n");
+		reproduction_format_text(o->repro, out);
+		strbuf_addstr(out, "```\n\n");
 	}
 	forest_text(c, out, true);
 	const char *notes[REPORT_MAX_NOTES];
@@ -882,7 +893,7 @@ static void json_observation(struct json *j, const struct cmp_observation *x)
 	json_object_end(j);
 }
 
-void report_format_json(const struct comparison *c, struct strbuf *out)
+void report_format_json(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
 {
 	const struct result_set *rs = c->rs;
 	struct json j;
@@ -896,6 +907,10 @@ void report_format_json(const struct comparison *c, struct strbuf *out)
 
 		report_headline(c, &h);
 		json_strings(&j, "headline", (const char *const *)h.v, h.n);
+	}
+	if (o && o->repro) {
+		json_key(&j, "reproduction");
+		reproduction_json(o->repro, &j);
 	}
 	json_kv_double(&j, "confidence", c->conf);
 	json_strings(&j, "variants", (const char *const *)rs->variants.v, c->nvariants);

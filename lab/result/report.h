@@ -18,11 +18,16 @@
 #include "calibrate.h"
 #include "compare.h"
 
+struct reproduction;
 struct report_opts {
 	bool all; /* every row, not only the significant ones */
 	/* the experiment's calibration on this host (NULL: none): a monitor
 	 * over its overhead budget is said next to the group it disturbs */
 	const struct calibration *calib;
+	/* the run reproduces another (lab reproduce): the verdict of the
+	 * reproduction after the headline, original and reproduction side by
+	 * side (NULL: none) */
+	const struct reproduction *repro;
 };
 
 /* Whether o->calib's overhead i disturbs group: a monitor over its budget,
@@ -58,7 +63,7 @@ void report_headline(const struct comparison *c, struct strv *ret);
 void report_change_text(const struct effect *e, struct strbuf *sb);
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 void report_format_md(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
-void report_format_json(const struct comparison *c, struct strbuf *out);
+void report_format_json(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 /* The "Mixed environments" section (report-env.c): nothing when every run
  * of a group was measured alike (json: no member then). */
 void report_env_text(const struct comparison *c, struct strbuf *out);

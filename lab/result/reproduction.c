@@ -588,29 +588,34 @@ static void json_moved(struct json *j, const struct reproduction *r)
 	json_array_end(j);
 }
 
+void reproduction_json(const struct reproduction *r, struct json *j)
+{
+	json_object_begin(j);
+	json_kv_string(j, "original", r->orig_rs->id);
+	json_kv_string(j, "reproduction", r->repro_rs->id);
+	json_kv_string(j, "verdict", repro_state_name(r->verdict));
+	json_kv_string(j, "why", r->why);
+	json_key(j, "counts");
+	json_object_begin(j);
+	json_kv_uint(j, "reproduced", r->counts[REPRO_REPRODUCED]);
+	json_kv_uint(j, "not_reproduced", r->counts[REPRO_NOT_REPRODUCED]);
+	json_kv_uint(j, "inconclusive", r->counts[REPRO_INCONCLUSIVE]);
+	json_object_end(j);
+	json_expectations(j, r);
+	json_checks(j, r);
+	json_moved(j, r);
+	/* "a": the original's, "b": the reproduction's */
+	json_key(j, "environment");
+	fp_diffs_write_json(r->env, r->nenv, j);
+	json_object_end(j);
+}
+
 void reproduction_format_json(const struct reproduction *r, struct strbuf *out)
 {
 	struct json j;
 
 	json_init(&j, out, true);
-	json_object_begin(&j);
-	json_kv_string(&j, "original", r->orig_rs->id);
-	json_kv_string(&j, "reproduction", r->repro_rs->id);
-	json_kv_string(&j, "verdict", repro_state_name(r->verdict));
-	json_kv_string(&j, "why", r->why);
-	json_key(&j, "counts");
-	json_object_begin(&j);
-	json_kv_uint(&j, "reproduced", r->counts[REPRO_REPRODUCED]);
-	json_kv_uint(&j, "not_reproduced", r->counts[REPRO_NOT_REPRODUCED]);
-	json_kv_uint(&j, "inconclusive", r->counts[REPRO_INCONCLUSIVE]);
-	json_object_end(&j);
-	json_expectations(&j, r);
-	json_checks(&j, r);
-	json_moved(&j, r);
-	/* "a": the original's, "b": the reproduction's */
-	json_key(&j, "environment");
-	fp_diffs_write_json(r->env, r->nenv, &j);
-	json_object_end(&j);
+	reproduction_json(r, &j);
 	json_finish(&j);
 }
 

@@ -116,6 +116,9 @@ void reproduction_format_text(const struct reproduction *r, struct strbuf *out);
 /* Keys: original, reproduction, verdict, why, counts, expectations[],
  * checks[], moved[], not_comparable[], environment[]. */
 void reproduction_format_json(const struct reproduction *r, struct strbuf *out);
+struct json;
+/* The same object as a value of a JSON writer in use (lab report's "reproduction"). */
+void reproduction_json(const struct reproduction *r, struct json *j);
 struct xml;
 /* A <section class="reproduction"> for the HTML report: the headline in
  * words, then a table each (its caption first) of the expectations, the

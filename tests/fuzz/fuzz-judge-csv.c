@@ -33,7 +33,7 @@ static void judge(struct result_set *rs, size_t size)
 		result_add_expect(rs, 0, rs->runs[0].m[1].name, DIR_UNCHANGED, 0.02, size & 1);
 	c = compare_build(rs);
 	report_format_text(c, &all, &sb);
-	report_format_json(c, &sb);
+	report_format_json(c, NULL, &sb);
 	comparison_free(c);
 	strbuf_release(&sb);
 }

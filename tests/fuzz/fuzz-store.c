@@ -38,7 +38,7 @@ static void report_all(struct result_set *rs, const char *metrics)
 	c = compare_build(rs);
 	report_format_text(c, &all, &sb);
 	report_format_md(c, &all, &sb);
-	report_format_json(c, &sb);
+	report_format_json(c, NULL, &sb);
 	report_format_html(c, &all, &sb);
 	comparison_free(c);
 	strbuf_release(&sb);

@@ -249,8 +249,8 @@ for want in (\"cpu model\", \"AMD EPYC 7B13\", \"qemu version\", \"7.2.13\", \"a
              \"environment 1: base (12 runs)\", \"environment 2: patched (12 runs)\"):
     assert want in cells, (want, cells)
 code = [e[\"text\"] for e in p.elements if e[\"tag\"] == \"code\"]
-assert code == [\"lab run e\", \"sh $ID/runs/e.0001/reproduce.sh\", \"sh $ID/runs/e.0003/reproduce.sh\",
-                \"lab report $ID --format html --all\"], code
+assert code == [\"lab reproduce $ID\", \"lab bundle $ID -o $ID.tar.zst\", \"lab reproduce $ID.tar.zst\",
+                \"lab run e\", \"lab report $ID --format html --all\"], code
 '
 "
 

@@ -61,11 +61,11 @@ test_expect_success 'an edited patch line inside an unpacked bundle is refused n
 "
 
 test_expect_success 'a file of an unpacked bundle that does not match its MANIFEST is refused' "
-	cp '$OUT/$ID/run.json' run.json.orig &&
-	printf ' ' >>'$OUT/$ID/run.json' &&
+	cp '$OUT/$ID/journal' journal.orig &&
+	printf ' ' >>'$OUT/$ID/journal' &&
 	(cd empty && test_must_fail_with 2 lab reproduce '$OUT/$ID' 2>'$PWD/err') &&
-	grep -q 'run.json' err && grep -q -i 'manifest\|sha256\|changed' err &&
-	cp run.json.orig '$OUT/$ID/run.json'
+	grep -q 'journal' err && grep -q -i 'manifest\|sha256\|changed' err &&
+	cp journal.orig '$OUT/$ID/journal'
 "
 
 test_expect_success 'lab.yaml naming a file the snapshot does not hold: refused, naming it and its line' "

@@ -220,7 +220,7 @@ static void test_mixed_report(void **state)
 	assert_int_equal(env_pairs_matter(c->env, c->nenv), 1);
 	report_format_text(c, &o, &t);
 	assert_golden("tests/data/compare/mixed-report.txt", t.buf);
-	report_format_json(c, &js);
+	report_format_json(c, NULL, &js);
 	assert_non_null(strstr(js.buf, "\"mixed_environments\""));
 	assert_non_null(strstr(js.buf, "\"field\": \"cpu_model\""));
 	comparison_free(c);

@@ -406,7 +406,7 @@ static void test_sweep_golden(void **state)
 	report_format_md(c, &o, &t);
 	assert_golden("tests/data/report/sweep.md", t.buf);
 	strbuf_reset(&t);
-	report_format_json(c, &t);
+	report_format_json(c, NULL, &t);
 	assert_golden("tests/data/report/sweep.json", t.buf);
 	strbuf_reset(&t);
 	report_format_html(c, &o, &t);
@@ -511,7 +511,7 @@ static void test_attrib_golden(void **state)
 	report_format_md(c, &o, &t);
 	assert_golden("tests/data/report/attrib.md", t.buf);
 	strbuf_reset(&t);
-	report_format_json(c, &t);
+	report_format_json(c, NULL, &t);
 	assert_golden("tests/data/report/attrib.json", t.buf);
 	strbuf_reset(&t);
 	report_format_html(c, &o, &t);
@@ -542,7 +542,7 @@ static void test_attrib_absent(void **state)
 	}
 	report_format_text(c, &o, &t);
 	report_format_md(c, &o, &t);
-	report_format_json(c, &t);
+	report_format_json(c, NULL, &t);
 	report_format_html(c, &o, &t);
 	assert_null(strstr(t.buf, "ttribution"));
 	strbuf_release(&t);
@@ -561,7 +561,7 @@ static void test_report_goldens(void **state)
 	report_format_text(c, &sig, &t);
 	report_format_text(c, &all, &ta);
 	report_format_md(c, &all, &md);
-	report_format_json(c, &js);
+	report_format_json(c, NULL, &js);
 	report_format_html(c, &sig, &html);
 	assert_golden("tests/data/report/tg.html", html.buf);
 	/* the verdict's own words keep their p, as a power of ten */

@@ -622,7 +622,7 @@ static char *all_reports(const struct result_set *rs)
 	report_format_text(c, &some, &sb);
 	report_format_text(c, &all, &sb);
 	report_format_md(c, &some, &sb);
-	report_format_json(c, &sb);
+	report_format_json(c, NULL, &sb);
 	report_format_html(c, &some, &sb);
 	comparison_free(c);
 	return strbuf_detach(&sb, NULL);
@@ -656,7 +656,7 @@ static void test_store_v1_run(void **state)
 	report_format_md(c, &none, &sb);
 	assert_golden("tests/data/store-v1/report.md", sb.buf);
 	strbuf_reset(&sb);
-	report_format_json(c, &sb);
+	report_format_json(c, NULL, &sb);
 	assert_golden("tests/data/store-v1/report.json", sb.buf);
 	strbuf_reset(&sb);
 	report_format_html(c, &none, &sb);
@@ -1072,7 +1072,9 @@ static void test_snapshot_read(void **state)
 	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT, out = STRBUF_INIT, err = STRBUF_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
 	char hex[SHA256_HEX_LEN + 1];
-	const char *body = "CONFIG_NUMA=y\n";
+	const char *body = "CONFIG_NUMA=y\n", *yaml = "experiments: {}\n";
+	char yhex[SHA256_HEX_LEN + 1];
+	_cleanup_free_ char *yobj = NULL;
 
 	(void)state;
 	assert_non_null(mkdtemp(tmpl));
@@ -1081,8 +1083,12 @@ static void test_snapshot_read(void **state)
 	assert_int_equal(path_mkdir_p(objdir, 0755), 0);
 	obj = xasprintf("%s/%s", objdir, hex);
 	assert_int_equal(fs_write_atomic(obj, body, strlen(body), 0644), 0);
-	strbuf_addf(&text, "lab-snapshot 1\nexperiment quick\nfile %s %zu 644 kernel-config built/kernels/base.config\n",
-		    hex, strlen(body));
+	sha256_hex(yaml, strlen(yaml), yhex);
+	yobj = xasprintf("%s/%s", objdir, yhex);
+	assert_int_equal(fs_write_atomic(yobj, yaml, strlen(yaml), 0644), 0);
+	strbuf_addf(&text, "lab-snapshot 1\nexperiment quick\nfile %s %zu 644 kernel-config built/kernels/base.config\n"
+			   "file %s %zu 644 spec lab.yaml\n",
+		    hex, strlen(body), yhex, strlen(yaml));
 	listing = xasprintf("%s/snapshot/SNAPSHOT", tmpl);
 	assert_int_equal(fs_write_atomic(listing, text.buf, text.len, 0644), 0);
 	assert_int_equal(snapshot_load(tmpl, &snap, &d), 0);
