@@ -5,15 +5,15 @@
  * workloads/lib/lab.sh: cloud-init done, timers stopped, page cache
  * dropped), warm-up, monitors started, the measured run,
  * monitors stopped, every raw output and log under OUT. Its exit status
- * names the step that failed. The same script is kept in the run folder and
- * used by reproduce.sh.
+ * names the step that failed. The same script is kept in the run folder,
+ * to be run whole by hand in a guest.
  *
  * With a host-side monitor (lab reads it, not the guest) the script prints
  * DRIVER_WINDOW_START when the window is about to open and
  * DRIVER_WINDOW_STOP when it has closed, each the last line of a step: the
  * runner sends the script up to a marker, reads its host monitors when the
  * marker comes back (the guest waits on its input meanwhile), then sends
- * the next step. Run whole (reproduce.sh), the markers are plain output.
+ * the next step. Run whole, the markers are plain output.
  */
 #pragma once
 
