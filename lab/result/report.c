@@ -687,10 +687,19 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 		}
 	}
 	if (o && o->repro) {
-		/* the text tables as they are: stored names are escaped there */
-		strbuf_addstr(out, "## Reproduction\n\n```\n");
-		reproduction_format_text(o->repro, out);
-		strbuf_addstr(out, "```\n\n");
+		/* the text tables as an indented code block: no fence a stored
+		 * name could close (they are escaped there) */
+		_cleanup_strbuf_ struct strbuf t = STRBUF_INIT;
+
+		reproduction_format_text(o->repro, &t);
+		strbuf_addstr(out, "## Reproduction\n\n");
+		for (const char *p = t.buf ? t.buf : ""; *p;) {
+			size_t n = strcspn(p, "\n");
+
+			strbuf_addf(out, "    %.*s\n", (int)n, p);
+			p += n + (p[n] == '\n');
+		}
+		strbuf_addch(out, '\n');
 	}
 	forest_text(c, out, true);
 	const char *notes[REPORT_MAX_NOTES];

@@ -8,6 +8,7 @@
 #include <math.h>
 #include "unit.h"
 #include "result/compare.h"
+#include "result/report.h"
 #include "result/reproduction.h"
 #include "result/result.h"
 #include "util/alloc.h"
@@ -436,6 +437,43 @@ static void test_moved_cap(void **state)
 	pair_release(&p);
 }
 
+/* lab report of a reproduction: its verdict right after the headline in
+ * every format, the Markdown one an indented block a stored name cannot
+ * close; without one, none of it. */
+static void test_in_report(void **state)
+{
+	static const struct mspec m[] = { { "w.tps", 1000, 0.20, 0.01 } };
+	struct result_set *sets[2];
+	struct pair p;
+	_cleanup_strbuf_ struct strbuf t = STRBUF_INIT, md = STRBUF_INIT, js = STRBUF_INIT, html = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf plain = STRBUF_INIT;
+	struct report_opts ro = { 0 };
+	const char *line = "reproduction of " ORIG_ID " by " REPRO_ID ": reproduced";
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		sets[i] = run_of(i ? REPRO_ID : ORIG_ID, "hostA", "AMD EPYC 7B13", m, ELEMENTSOF(m));
+		result_add_expect(sets[i], 0, "w.tps", DIR_INCREASE, 0.05, true);
+	}
+	pair_build(&p, sets[0], sets[1]);
+	report_format_text(p.cr, &ro, &plain);
+	assert_null(strstr(plain.buf, "reproduction of"));
+	ro.repro = p.rep;
+	report_format_text(p.cr, &ro, &t);
+	assert_non_null(strstr(t.buf, line));
+	/* after the headline, before the per-metric tables */
+	assert_true(strstr(t.buf, "Headline") < strstr(t.buf, line) && strstr(t.buf, line) < strstr(t.buf, "new against base"));
+	report_format_md(p.cr, &ro, &md);
+	assert_non_null(strstr(md.buf, "## Reproduction\n\n    reproduction of " ORIG_ID));
+	assert_null(strstr(md.buf, "```\nreproduction of"));
+	report_format_json(p.cr, &ro, &js);
+	assert_non_null(strstr(js.buf, "\"reproduction\": {"));
+	assert_non_null(strstr(js.buf, "\"original\": \"" ORIG_ID "\""));
+	report_format_html(p.cr, &ro, &html);
+	assert_non_null(strstr(html.buf, "class=\"reproduction\""));
+	pair_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_mixed_rules),	    cmocka_unit_test(test_original_undecided),
 		cmocka_unit_test(test_mixed_goldens),	    cmocka_unit_test(test_environment_differs),
 		cmocka_unit_test(test_neither_decided),	    cmocka_unit_test(test_moved_cap),
+		cmocka_unit_test(test_in_report),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
