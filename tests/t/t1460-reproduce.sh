@@ -106,7 +106,7 @@ test_expect_success 'lab report of the reproduction shows original and reproduct
 	assert [e[\"state\"] for e in r[\"expectations\"]] == [\"reproduced\"], r
 	PY
 	(cd '$OUT/empty' && lab report \$NEW --format html) >report.html &&
-	test_grep 'class=\"reproduction\"' report.html &&
+	test_grep \"<section class='reproduction'>\" report.html &&
 	if test_have_prereq CHROMIUM; then
 		'$SRC_DIR/tests/tools/browser-check' --no-console-errors --self-contained --captions-above \
 			--no-e-notation --contains reproduced report.html

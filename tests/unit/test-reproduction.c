@@ -470,7 +470,7 @@ static void test_in_report(void **state)
 	assert_non_null(strstr(js.buf, "\"reproduction\": {"));
 	assert_non_null(strstr(js.buf, "\"original\": \"" ORIG_ID "\""));
 	report_format_html(p.cr, &ro, &html);
-	assert_non_null(strstr(html.buf, "class=\"reproduction\""));
+	assert_non_null(strstr(html.buf, "<section class='reproduction'>"));
 	pair_release(&p);
 }
 
