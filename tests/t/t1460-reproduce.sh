@@ -19,22 +19,7 @@ test_require_libvirt_vm
 
 # a project of its own, copied (a snapshot keeps only what is inside it)
 mkdir proj && cp -r "$SRC_DIR/kernels" "$SRC_DIR/images" "$SRC_DIR/workloads" proj/ || exit 1
-mkdir proj/workloads/kernelmark
-cat >proj/workloads/kernelmark/workload.yaml <<'EOF'
-name: kernelmark
-description: 100 on base, 150 on tg-ratelimit, and a little noise
-timeout: 2m
-metrics: [kernelmark.x]
-EOF
-cat >proj/workloads/kernelmark/run <<'EOF'
-case $(uname -r) in *tg-ratelimit*) b=150 ;; *) b=100 ;; esac
-n=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
-echo "x $(( b + n % 4 )).$(printf '%04d' $(( n % 10000 )))"
-EOF
-cat >proj/workloads/kernelmark/parse <<'EOF'
-sed -n 's/^x \([0-9][0-9.]*\)$/kernelmark.x \1/p' "$1" | grep . || { echo "kernelmark: no x in $1" >&2; exit 1; }
-EOF
-chmod +x proj/workloads/kernelmark/run proj/workloads/kernelmark/parse
+"$SRC_DIR/tests/tools/kernelmark" proj/workloads || exit 1
 python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
 import sys
 s = open(sys.argv[1]).read()
