@@ -109,6 +109,7 @@ int reproduce_check_configs(const struct spec *s, const struct strv *variants, c
 		_cleanup_strbuf_ struct strbuf rec = STRBUF_INIT, here = STRBUF_INIT, diff = STRBUF_INIT;
 		_cleanup_(kconfig_release) struct kconfig kr = { 0 }, kh = { 0 };
 		char hr[SHA256_HEX_LEN + 1], hh[SHA256_HEX_LEN + 1];
+		const struct snapshot_source *rs;
 		bool cached = false;
 		int r = snapshot_read(rundir, snap, path, &rec, d);
 
@@ -122,6 +123,13 @@ int reproduce_check_configs(const struct spec *s, const struct strv *variants, c
 		if ((r = kvariant_resolve(s, variants->v[i], &v, d)) < 0 ||
 		    (r = config_here(s, &v, p, &a, &cached, d)) < 0)
 			return r;
+		/* a source known only once fetched (a git ref, a first install) */
+		rs = recorded_source(snap, v.source->name);
+		if (rs && rs->identity && a.source_identity && !streq(rs->identity, a.source_identity)) {
+			strv_pushf(refused, "kernel %s: built from source %s %s, the run was built from %s", variants->v[i],
+				   v.source->name, a.source_identity, rs->identity);
+			continue;
+		}
 		if ((r = strbuf_read_file(&here, a.config, SNAPSHOT_MAX_BYTES * 16)) < 0) {
 			struct pos pos = { .file = a.config };
 
