@@ -37,7 +37,8 @@ trap '"$SRC_DIR/tests/tools/slurm-cluster" stop "$SLURM_DIR" >/dev/null 2>&1
 mkdir -p proj/workloads && for d in kernels images; do ln -s "$SRC_DIR/$d" "proj/$d"; done
 for e in "$W"/*; do ln -s "$e" proj/workloads/; done
 "$SRC_DIR/tests/tools/kernelmark" proj/workloads || exit 1
-python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml "$TRASH/spool" <<'PY'
+NODE_LAB=$(test_node_lab) || exit 1
+python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml "$TRASH/spool" "$NODE_LAB" <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 s = s.replace("topologies:\n", """topologies:
@@ -60,6 +61,7 @@ s = s[:s.index("experiments:")] + """engine:
   spool: %s
   poll: 1s
   retries: 2
+  lab: %s
 experiments:
   pair:
     repeat: 2
@@ -69,7 +71,7 @@ experiments:
     repeat: auto
     boot: once
     decide: {max-boots: 6, runs-per-boot: 2}
-%s""" % (sys.argv[3], exp, exp, exp)
+%s""" % (sys.argv[3], sys.argv[4], exp, exp, exp)
 open(sys.argv[2], "w").write(s)
 PY
 
@@ -212,10 +214,10 @@ test_expect_success 'a node with another lab refuses its shard; the head names t
 	mkdir -p fake && cat >fake/lab <<-EOF &&
 	#!/bin/sh
 	# lab of another version on the nodes: the same binary, told so
-	LAB_TEST_VERSION=9.9 exec "$LAB" "\$@"
+	LAB_TEST_VERSION=9.9 exec "$NODE_LAB" "\$@"
 	EOF
 	chmod +x fake/lab &&
-	sed "s|^  retries: 2|  retries: 2\n  lab: $PWD/fake/lab|" proj/lab.yaml >proj/other.yaml &&
+	sed "s|^  lab: .*|  lab: $PWD/fake/lab|" proj/lab.yaml >proj/other.yaml &&
 	test_must_fail_with 1 lab -C proj -f other.yaml run pair >other.out 2>other.err &&
 	test_grep "node n[12]: lab 9.9 here, the head runs lab" other.err &&
 	test_grep "refused by its node, not retried" other.err
@@ -238,7 +240,7 @@ test_expect_success 'a hostile result from a node is refused, nothing written ou
 	PY
 	EOF
 	chmod +x fake/evil &&
-	sed "s|^  retries: 2|  retries: 2\n  lab: $PWD/fake/evil|" proj/lab.yaml >proj/evil.yaml &&
+	sed "s|^  lab: .*|  lab: $PWD/fake/evil|" proj/lab.yaml >proj/evil.yaml &&
 	test_must_fail_with 1 lab -C proj -f evil.yaml run pair >evil.out 2>evil.err &&
 	test_grep "pair.0001 FAILED: its result .* was refused" evil.err &&
 	! find "$TRASH" -name escaped | grep . &&

@@ -49,12 +49,14 @@ test_expect_success 'the test cluster runs' '
 '
 
 mkdir -p "$TRASH/spool"
+NODE_LAB=$(test_node_lab) || exit 1
 project ok "  partition: lab
-  spool: $TRASH/spool" >/dev/null 2>&1
+  spool: $TRASH/spool
+  lab: $NODE_LAB" >/dev/null 2>&1
 
 test_expect_success 'both idle nodes are probed and run the head'"'"'s lab version' '
 	rc=0 && lab -C ok doctor --engine slurm >out 2>err || rc=$? &&
-	test_grep -q "^engine  *ok  *lab.yaml: partition lab, spool $TRASH/spool, lab on the nodes $(realpath "$LAB")$" out &&
+	test_grep -q "^engine  *ok  *lab.yaml: partition lab, spool $TRASH/spool, lab on the nodes $NODE_LAB$" out &&
 	test_grep -q "^slurm  *ok  *slurm-wlm [0-9.]*, sinfo answers" out &&
 	test_grep -q "^partition  *ok  *lab (the default): 2 nodes: n1 idle, n2 idle$" out &&
 	test_grep -q "^spool  *ok  *$TRASH/spool: a folder writable here$" out &&
