@@ -8,8 +8,8 @@
  *      checksum checked, as lab fetch), an unpacked bundle's folder is
  *      checked against its MANIFEST, a stored run is found by its id;
  *   2. its snapshot is checked (every object's size and sha256) and
- *      checked out into a private folder under the results folder; a run
- *      stored before snapshots gets the list of what it lacks;
+ *      checked out into a private folder under $TMPDIR; a run stored
+ *      before snapshots gets the list of what it lacks;
  *   3. lab.yaml from there is validated with the run's --set and
  *      --kernels, and the experiment planned;
  *   4. each kernel's source and merged .config are held to the recorded
@@ -281,8 +281,14 @@ int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_error(ctx, "cannot create %s: %s", root, strerror(-rc));
 		return EXIT_FAILED;
 	}
-	if ((rc = cmd_snapshot_project(ctx, dir, &snap, root, "reproduce", &tmp, &spec)) != EXIT_OK)
-		return rc;
+	{
+		const char *tmpdir = getenv("TMPDIR");
+
+		/* a private folder outside the results: a killed lab leaves nothing there */
+		if ((rc = cmd_snapshot_project(ctx, dir, &snap, tmpdir && *tmpdir ? tmpdir : "/tmp", "reproduce", &tmp,
+					       &spec)) != EXIT_OK)
+			return rc;
+	}
 	/* from inside the checkout, errors name the project's files as they were */
 	{
 		_cleanup_free_ char *project = path_join(tmp, "project");

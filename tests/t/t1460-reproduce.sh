@@ -45,6 +45,8 @@ s = s[:s.index("experiments:")] + """experiments:
 open(sys.argv[2], "w").write(s)
 PY
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/lab-t1460.XXXXXX") || exit 1
+# lab reproduce checks a snapshot out under TMPDIR: this test's own, to see it go
+mkdir "$TRASH/tmp" && export TMPDIR="$TRASH/tmp"
 trap 'rm -rf "$OUT"
 	lab -C "$P" -q vm down --all >/dev/null 2>&1
 	rm -rf "$TRASH"' EXIT
@@ -74,7 +76,7 @@ test_expect_success 'lab reproduce BUNDLE in an empty folder: the same plan agai
 	test \"\$(cat '$OUT/empty/results/'\$NEW/reproduces)\" = \"\$ID\" &&
 	test \"\$(cat '$OUT/empty/results/'\$NEW/set)\" = repeat=3 &&
 	run_journal '$OUT/empty/results/'\$NEW >journal && test_line_count = 6 journal && ! grep -v '	ok	' journal &&
-	! ls -A '$OUT/empty/results' | grep -q '^lab-reproduce-'
+	! ls -A '$OUT/empty/results' '$TRASH/tmp' | grep -q '^lab-reproduce-'
 "
 
 test_expect_success 'lab report of the reproduction shows original and reproduction side by side' "
