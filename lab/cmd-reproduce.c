@@ -260,6 +260,12 @@ int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_error(ctx, "reproduce: name one bundle file, run folder or stored run");
 		return EXIT_USAGE;
 	}
+	if (ctx->set.n || ctx->kernels.n) {
+		/* other values make another plan: not a reproduction */
+		cmd_error(ctx, "reproduce: the run is made again with the --set and --kernels values it was made with; "
+			       "give none");
+		return EXIT_USAGE;
+	}
 	if (!(rel = cmd_results_root(ctx)))
 		return EXIT_USAGE;
 	if (rel[0] == '/') {

@@ -34,6 +34,8 @@ test_expect_success 'usage: one bundle, run folder or stored run; --repeat is a 
 	(cd empty && test_must_fail_with 2 lab reproduce 2>'$PWD/err') && grep -q 'name one bundle file' err &&
 	(cd empty && test_must_fail_with 2 lab reproduce a b 2>'$PWD/err') && grep -q 'name one bundle file' err &&
 	(cd empty && test_must_fail_with 2 lab reproduce --repeat 0 x 2>'$PWD/err') && grep -q 'repeat' err &&
+	(cd empty && test_must_fail_with 2 lab --set repeat=1 reproduce x 2>'$PWD/err') &&
+	grep -q 'with the --set and --kernels values it was made with; give none' err &&
 	(cd empty && test_must_fail_with 1 lab reproduce no-such-run 2>'$PWD/err') &&
 	grep -q \"'no-such-run' is neither a bundle file, a run folder nor a stored run\" err &&
 	lab reproduce --help | grep -q -- '--repeat N' &&
