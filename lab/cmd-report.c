@@ -114,6 +114,7 @@ static void repro_of(const char *dir, const struct result_set *rs, const struct 
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_(repro_of_release) struct repro_of orig = { 0 };
+	struct report_part part;
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_result_set_ struct result_set *rs = NULL;
 	_cleanup_comparison_ struct comparison *cmp = NULL;
@@ -139,7 +140,10 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 	calib_of(dir, rs->experiment, &rec);
 	ro.calib = rec.c;
 	repro_of(dir, rs, cmp, &orig);
-	ro.repro = orig.r;
+	if (orig.r) {
+		reproduction_report_part(orig.r, &part);
+		ro.part = &part;
+	}
 	if (streq(format, "json"))
 		report_format_json(cmp, &ro, &out);
 	else if (streq(format, "html"))

@@ -23,7 +23,6 @@
 #include "../util/xml.h"
 #include "attrib.h"
 #include "report.h"
-#include "reproduction.h"
 #include "../util/banned.h"
 
 #define CHART_W 440
@@ -822,8 +821,8 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 			xml_close(&x);
 		}
 	}
-	if (o && o->repro)
-		reproduction_format_html_section(o->repro, &x);
+	if (o && o->part)
+		o->part->html(o->part->data, &x);
 	effects_html(&x, c);
 	for (size_t i = 0; i < rs->mechanism.n; i++)
 		xml_element(&x, "p", rs->mechanism.v[i]);

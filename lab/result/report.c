@@ -6,7 +6,6 @@
 #include "../util/json.h"
 #include "attrib.h"
 #include "report.h"
-#include "reproduction.h"
 #include "../util/banned.h"
 
 static const char *const dir_names[] = { [DIR_INCREASE] = "increase", [DIR_DECREASE] = "decrease",
@@ -538,8 +537,8 @@ static void forest_text(const struct comparison *c, struct strbuf *out, bool md)
 void report_format_text(const struct comparison *c, const struct report_opts *o, struct strbuf *out)
 {
 	headline_text(c, out);
-	if (o && o->repro) {
-		reproduction_format_text(o->repro, out);
+	if (o && o->part) {
+		o->part->text(o->part->data, out);
 		strbuf_addch(out, '\n');
 	}
 	forest_text(c, out, false);
@@ -686,13 +685,13 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 			strbuf_addstr(out, "**\n\n");
 		}
 	}
-	if (o && o->repro) {
+	if (o && o->part) {
 		/* the text tables as an indented code block: no fence a stored
 		 * name could close (they are escaped there) */
 		_cleanup_strbuf_ struct strbuf t = STRBUF_INIT;
 
-		reproduction_format_text(o->repro, &t);
-		strbuf_addstr(out, "## Reproduction\n\n");
+		o->part->text(o->part->data, &t);
+		strbuf_addf(out, "## %s\n\n", o->part->title);
 		for (const char *p = t.buf ? t.buf : ""; *p;) {
 			size_t n = strcspn(p, "\n");
 
@@ -917,9 +916,9 @@ void report_format_json(const struct comparison *c, const struct report_opts *o,
 		report_headline(c, &h);
 		json_strings(&j, "headline", (const char *const *)h.v, h.n);
 	}
-	if (o && o->repro) {
-		json_key(&j, "reproduction");
-		reproduction_json(o->repro, &j);
+	if (o && o->part) {
+		json_key(&j, o->part->key);
+		o->part->json(o->part->data, &j);
 	}
 	json_kv_double(&j, "confidence", c->conf);
 	json_strings(&j, "variants", (const char *const *)rs->variants.v, c->nvariants);

@@ -18,16 +18,28 @@
 #include "calibrate.h"
 #include "compare.h"
 
-struct reproduction;
+struct json;
+struct xml;
+/* A part another model writes into every format, right after the headline
+ * (lab reproduce's verdict: result/reproduction.h), so that the report
+ * depends on no such model: its title (the Markdown heading and the JSON
+ * key) and a writer per format; data is theirs. */
+struct report_part {
+	const char *title, *key;
+	const void *data;
+	void (*text)(const void *data, struct strbuf *out);
+	void (*json)(const void *data, struct json *j);
+	void (*html)(const void *data, struct xml *x);
+};
+
 struct report_opts {
 	bool all; /* every row, not only the significant ones */
 	/* the experiment's calibration on this host (NULL: none): a monitor
 	 * over its overhead budget is said next to the group it disturbs */
 	const struct calibration *calib;
-	/* the run reproduces another (lab reproduce): the verdict of the
-	 * reproduction after the headline, original and reproduction side by
-	 * side (NULL: none) */
-	const struct reproduction *repro;
+	/* after the headline (NULL: none): the run reproduces another (lab
+	 * reproduce), the verdict with original and reproduction side by side */
+	const struct report_part *part;
 };
 
 /* Whether o->calib's overhead i disturbs group: a monitor over its budget,

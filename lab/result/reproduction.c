@@ -695,3 +695,24 @@ void reproduction_format_html_section(const struct reproduction *r, struct xml *
 		xml_element(x, "p", "levels that moved (same kernel, original vs reproduction): none");
 	xml_close(x); /* section */
 }
+
+static void as_part_text(const void *data, struct strbuf *out)
+{
+	reproduction_format_text(data, out);
+}
+
+static void as_part_json(const void *data, struct json *j)
+{
+	reproduction_json(data, j);
+}
+
+static void as_part_html(const void *data, struct xml *x)
+{
+	reproduction_format_html_section(data, x);
+}
+
+void reproduction_report_part(const struct reproduction *r, struct report_part *ret)
+{
+	*ret = (struct report_part){ .title = "Reproduction", .key = "reproduction", .data = r, .text = as_part_text,
+				     .json = as_part_json, .html = as_part_html };
+}

@@ -124,3 +124,7 @@ struct xml;
  * words, then a table each (its caption first) of the expectations, the
  * checks and the levels that moved, cells coloured by state. */
 void reproduction_format_html_section(const struct reproduction *r, struct xml *x);
+
+struct report_part;
+/* r as a part of lab report (report.h), after the headline of every format. */
+void reproduction_report_part(const struct reproduction *r, struct report_part *ret);

@@ -448,6 +448,7 @@ static void test_in_report(void **state)
 	_cleanup_strbuf_ struct strbuf t = STRBUF_INIT, md = STRBUF_INIT, js = STRBUF_INIT, html = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf plain = STRBUF_INIT;
 	struct report_opts ro = { 0 };
+	struct report_part part;
 	const char *line = "reproduction of " ORIG_ID " by " REPRO_ID ": reproduced";
 
 	(void)state;
@@ -458,7 +459,8 @@ static void test_in_report(void **state)
 	pair_build(&p, sets[0], sets[1]);
 	report_format_text(p.cr, &ro, &plain);
 	assert_null(strstr(plain.buf, "reproduction of"));
-	ro.repro = p.rep;
+	reproduction_report_part(p.rep, &part);
+	ro.part = &part;
 	report_format_text(p.cr, &ro, &t);
 	assert_non_null(strstr(t.buf, line));
 	/* after the headline, before the per-metric tables */
