@@ -54,8 +54,8 @@ int reproduce_check_sources(const struct spec *s, const struct strv *variants, c
 			continue; /* not unpacked here yet: kernel_build installs it; its .config is checked */
 		if (r < 0) {
 			ksource_release(&k);
-			strv_pushf(refused, "source %s: its identity cannot be read here (%s)", v.source->name,
-				   strerror(-r));
+			strv_pushf(refused, "source %s: %s cannot be read here (%s): the run was built from %s",
+				   v.source->name, rec->where ? rec->where : "it", strerror(-r), rec->identity);
 			continue;
 		}
 		if (!streq(k.identity, rec->identity))
