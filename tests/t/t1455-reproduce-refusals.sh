@@ -91,4 +91,23 @@ test_expect_success LINUX_SOURCE 'a recorded source this machine does not have: 
 	test \$(ls empty/results | grep -c '^2026') = 1
 "
 
+test_expect_success 'a recorded tarball source that is not here: refused naming it, nothing configured' "
+	mkdir -p tarproj/src && cp -r '$SRC_DIR/kernels' '$SRC_DIR/images' '$SRC_DIR/workloads' tarproj/ &&
+	echo 'not a kernel' >tarproj/src/linux-6.1.tar.xz &&
+	sed 's|^    type: debian\$|    type: tarball|; s|^    package: linux-source-6.1\$|    path: src/linux-6.1.tar.xz|' \
+		'$SRC_DIR/lab.yaml' >tarproj/lab.yaml &&
+	grep -q 'path: src/linux-6.1.tar.xz' tarproj/lab.yaml &&
+	python3 '$SRC_DIR/tests/tools/fabricate-run' tarproj/results 20261201-130000-7a7a &&
+	cp tarproj/lab.yaml tarproj/results/20261201-130000-7a7a/lab.yaml &&
+	lab -C tarproj snapshot write quick results/20261201-130000-7a7a --kernel-config base='$PWD/base.config' \
+		--kernel-config tg-ratelimit='$PWD/tg.config' &&
+	grep -q '^source debian-6.1 tarball ' tarproj/results/20261201-130000-7a7a/snapshot/SNAPSHOT &&
+	rm tarproj/src/linux-6.1.tar.xz &&
+	{ (cd empty && XDG_CACHE_HOME='$PWD/cache' lab reproduce ../tarproj/results/20261201-130000-7a7a \
+		2>'$PWD/err'); echo \$? >rc; } &&
+	grep -qx '[12]' rc && grep -q 'linux-6.1.tar.xz' err && ! grep -q 'Sanitizer' err &&
+	! ls -A tmp | grep -q '^lab-reproduce' &&
+	test \$(ls empty/results | grep -c '^2026') = 1
+"
+
 test_done
