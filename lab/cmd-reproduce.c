@@ -41,6 +41,7 @@
 #include "run/snapshot.h"
 #include "run/store.h"
 #include "util/alloc.h"
+#include "util/escape.h"
 #include "util/fs.h"
 #include "util/path.h"
 #include "util/banned.h"
@@ -171,8 +172,14 @@ static int hold_to_record(struct lab_ctx *ctx, const struct spec *s, const struc
 		cmd_report_diags(ctx, &d);
 		return EXIT_FAILED;
 	}
-	for (size_t i = 0; i < notes.n && ctx->verbosity >= 0; i++)
-		fprintf(stderr, "lab: reproduce: %s\n", notes.v[i]);
+	for (size_t i = 0; i < notes.n && ctx->verbosity >= 0; i++) {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addstr(&sb, "lab: reproduce: ");
+		term_escape_lines(&sb, notes.v[i]);
+		strbuf_addch(&sb, '\n');
+		fputs(sb.buf, stderr);
+	}
 	if (!refused.n)
 		return EXIT_OK;
 	for (size_t i = 0; i < refused.n; i++)
@@ -223,10 +230,17 @@ static int verdict(const struct lab_ctx *ctx, const char *orig_dir, const struct
 	if (snapshot_load(new_dir, &nsnap, &d) == 0 &&
 	    reproduce_packages(orig_dir, osnap, new_dir, &nsnap, e->image.name, &pk, &d) == 0 && pk.n &&
 	    ctx->verbosity >= 0) {
-		fprintf(stderr, "lab: reproduce: image %s: %zu packages differ from the original's (recorded first):\n",
-			e->image.name, pk.n);
-		for (size_t i = 0; i < pk.n; i++)
-			fprintf(stderr, "  %s\n", pk.v[i]);
+		/* the lines come from two runs' package lists: escaped for the terminal */
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addf(&sb, "lab: reproduce: image %s: %zu packages differ from the original's (recorded first):",
+			    e->image.name, pk.n);
+		for (size_t i = 0; i < pk.n; i++) {
+			strbuf_addstr(&sb, "\n  ");
+			term_escape(&sb, pk.v[i]);
+		}
+		strbuf_addch(&sb, '\n');
+		fputs(sb.buf, stderr);
 	}
 	if (ctx->json)
 		reproduction_format_json(rp, &out);
