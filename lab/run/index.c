@@ -106,6 +106,47 @@ static int db_open_file(const char *p, bool readonly, sqlite3 **ret, struct diag
 	return 0;
 }
 
+/* Remove database file p's -wal and -shm, and p itself when whole. */
+static void db_unlink(const char *p, bool whole)
+{
+	for (const char *const *suffix = (const char *const[]){ "", "-wal", "-shm", NULL }; *suffix; suffix++) {
+		_cleanup_free_ char *f = xasprintf("%s%s", p, *suffix);
+
+		if (whole || **suffix)
+			unlink(f);
+	}
+}
+
+/*
+ * A new index appears whole: made with its schema under a temporary name,
+ * then linked into place (link fails, harmlessly, when another lab's was
+ * first). Opened in place, the file would exist from sqlite3_open_v2 on
+ * and a reader in between would find no tables ("no such table:
+ * labruns", seen with lab ls beside 12 fetches).
+ */
+static int db_create(const char *root, const char *p, struct diags *d)
+{
+	_cleanup_free_ char *tmp = path_join(root, ".index-XXXXXX");
+	struct pos pos = { .file = p };
+	sqlite3 *db = NULL;
+	int fd, r = 0;
+
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		diags_add(d, &pos, "cannot create a new index: %s", strerror(errno));
+		return -errno;
+	}
+	close(fd);
+	if ((r = db_open_file(tmp, false, &db, d)) == 0) {
+		sqlite3_close(db); /* checkpoints and removes its -wal */
+		if (link(tmp, p) < 0 && errno != EEXIST) {
+			diags_add(d, &pos, "cannot put the new index in place: %s", strerror(errno));
+			r = -errno;
+		}
+	}
+	db_unlink(tmp, true);
+	return r;
+}
+
 static int db_open(const char *root, bool readonly, struct index_db *x, struct diags *d)
 {
 	_cleanup_free_ char *p = path_join(root, "index.sqlite");
@@ -122,6 +163,10 @@ static int db_open(const char *root, bool readonly, struct index_db *x, struct d
 	}
 	if ((r = index_lock(root, false, readonly, &x->lock, d)) < 0)
 		return r;
+	if (!readonly && access(p, F_OK) < 0 && (r = db_create(root, p, d)) < 0) {
+		index_db_close(x);
+		return r;
+	}
 	if ((r = db_open_file(p, readonly, &x->db, d)) < 0) {
 		index_db_close(x);
 		return r;
@@ -411,11 +456,7 @@ int index_rebuild(const char *root, size_t *ret_n, struct strv *ret_skipped, str
 		goto fail;
 	sqlite3_close(x.db); /* checkpoints and removes its -wal */
 	x.db = NULL;
-	for (const char *const *suffix = (const char *const[]){ "-wal", "-shm", NULL }; *suffix; suffix++) {
-		_cleanup_free_ char *f = xasprintf("%s%s", p, *suffix);
-
-		unlink(f);
-	}
+	db_unlink(p, false);
 	if (rename(tmp, p) < 0) {
 		diags_add(d, &pos, "cannot put the new index in place: %s", strerror(errno));
 		r = -errno;
@@ -426,11 +467,7 @@ fail:
 	if (x.db)
 		sqlite3_close(x.db);
 	x.db = NULL;
-	for (const char *const *suffix = (const char *const[]){ "", "-wal", "-shm", NULL }; *suffix; suffix++) {
-		_cleanup_free_ char *f = xasprintf("%s%s", tmp, *suffix);
-
-		unlink(f);
-	}
+	db_unlink(tmp, true);
 	return r < 0 ? r : -EIO;
 }
 
