@@ -1,11 +1,13 @@
 #!/bin/sh
-# lab bisect, for real: a synthetic series of 8 small patches on the base
-# kernel (tests/data/bisect-series), where patch 6 alone adds a udelay(200)
-# to every read of /proc/version and the others only add comments. A
+# lab bisect, for real: a synthetic series of 4 small patches on the base
+# kernel (patches 1, 2, 6 and 7 of tests/data/bisect-series, in that
+# order: 4 patches make a bisect of 3 steps where 8 took 4, at 4 boots a
+# step), where patch 3 alone adds a udelay(200) to every read of
+# /proc/version and the others only add comments. A
 # workload reads /proc/version 1,000 times and reports the time a read,
 # on an instruction-timed guest (timing: icount), so that the other lane's
 # tests cannot move it.
-# lab bisect between base and the whole series must name patch 6, building
+# lab bisect between base and the whole series must name patch 3, building
 # only the prefixes it visits (each an incremental build in the series'
 # work tree), deciding each step with sequential boots; its state survives
 # an interruption (--resume goes on with the step left), and the bisect's
@@ -17,7 +19,10 @@ test_require_libvirt_vm
 
 mkdir -p proj/workloads && for d in kernels images; do ln -s "$SRC_DIR/$d" "proj/$d"; done
 for e in "$W"/*; do ln -s "$e" proj/workloads/; done
-ln -s "$SRC_DIR/tests/data/bisect-series" proj/series
+mkdir proj/series
+for p in 1:1 2:2 6:3 7:4; do
+	cp "$SRC_DIR"/tests/data/bisect-series/000"${p%:*}"-*.patch "proj/series/000${p#*:}-$(basename "$SRC_DIR"/tests/data/bisect-series/000"${p%:*}"-*.patch | cut -c6-)"
+done
 mkdir proj/workloads/procread
 cat >proj/workloads/procread/workload.yaml <<'EOF'
 name: procread
@@ -76,9 +81,9 @@ open(sys.argv[2], "w").write(s)
 PY
 
 test_expect_success 'bad input: an end outside the series, a metric no workload measures, nothing stored' "
-	test_must_fail_with 2 lab -C proj bisect proc --good base --bad slowproc@9 --metric procread.usec_per_read 2>err &&
-	test_grep -q 'is not base, slowproc or slowproc@N with N from 1 to 8' err &&
-	test_must_fail_with 2 lab -C proj bisect proc --good slowproc@5 --bad slowproc@3 --metric procread.usec_per_read 2>err &&
+	test_must_fail_with 2 lab -C proj bisect proc --good base --bad slowproc@5 --metric procread.usec_per_read 2>err &&
+	test_grep -q 'is not base, slowproc or slowproc@N with N from 1 to 4' err &&
+	test_must_fail_with 2 lab -C proj bisect proc --good slowproc@3 --bad slowproc@2 --metric procread.usec_per_read 2>err &&
 	test_grep -q 'must come before the bad end' err &&
 	test_must_fail_with 2 lab -C proj bisect proc --good base --bad slowproc --metric nosuch.metric 2>err &&
 	test_grep -q \"no workload of experiment 'proc' measures 'nosuch.metric'\" err &&
@@ -87,37 +92,37 @@ test_expect_success 'bad input: an end outside the series, a metric no workload 
 	! test -d proj/results || test -z \"\$(ls proj/results | grep -v index)\"
 "
 
-test_expect_success 'lab bisect names patch 6, visiting 4 prefixes, each decided by the engine' "
+test_expect_success 'lab bisect names patch 3, visiting 3 prefixes, each decided by the engine' "
 	lab -C proj bisect proc --good base --bad slowproc --metric procread.usec_per_read --threshold 20% \
 		>out 2>err || { cat err out; false; } &&
-	test_grep -q '^first bad: slowproc@6 (proc: wait 200 us in every read of /proc/version)' out &&
+	test_grep -q '^first bad: slowproc@3 (proc: wait 200 us in every read of /proc/version)' out &&
 	id=\$(sed -n '1s/^bisect \\([0-9a-f-]*\\)$/\\1/p' out) && echo \$id >id &&
 	python3 - proj/results/\$id/bisect.json <<-'EOF' &&
 	import json, sys
 	b = json.load(open(sys.argv[1]))
-	assert b['state'] == 'found' and b['range_good'] == 5 and b['range_bad'] == 6, b
+	assert b['state'] == 'found' and b['range_good'] == 2 and b['range_bad'] == 3, b
 	steps = b['steps']
-	# the ends, then the middle of what is left: 4 (good), 6 (bad), 5 (good)
-	assert [s['prefix'] for s in steps] == [8, 4, 6, 5], steps
-	assert [s['mark'] for s in steps] == ['bad', 'good', 'bad', 'good'], steps
+	# the ends, then the middle of what is left: 2 (good), 3 (bad)
+	assert [s['prefix'] for s in steps] == [4, 2, 3], steps
+	assert [s['mark'] for s in steps] == ['bad', 'good', 'bad'], steps
 	assert b['direction'] == 1, b  # a read got slower: the bad way is up
 	for s in steps:
 	    assert s['done'] and s['run'] and s['seconds'] > 0, s
 	    assert s['boots'][0] >= 2 and s['boots'][1] >= 2, s
-	    assert abs(s['alpha'] - 0.05 / 4) < 1e-9, s
+	    assert abs(s['alpha'] - 0.05 / 3) < 1e-9, s
 	# the slow prefixes read much slower than base (200 us a read and more)
 	for s in steps:
 	    if s['mark'] == 'bad':
 	        assert s['change_pct'] > 100, s
 	EOF
-	test_grep -q 'step slowproc@6 against base' proj/results/\$id/bisect.log &&
+	test_grep -q 'step slowproc@3 against base' proj/results/\$id/bisect.log &&
 	test_grep -q 'found' proj/results/\$id/bisect.log
 "
 
 test_expect_success 'the bisect folder is a stored run: lab report and lab bundle take it' "
 	id=\$(cat id) &&
 	lab -C proj report \$id >report &&
-	test_grep -q 'slowproc@6' report &&
+	test_grep -q 'slowproc@3' report &&
 	lab -C proj bundle \$id -o b.tar.zst &&
 	tar --zstd -tf proj/b.tar.zst >members &&
 	test_grep -q \"^\$id/bisect.json\\\$\" members &&
@@ -131,17 +136,17 @@ test_expect_success 'interrupted: lab bisect --resume runs only the step left an
 	import json, sys
 	b = json.load(open(sys.argv[1]))
 	# as if lab stopped before the last step started
-	b['steps'] = b['steps'][:3]
+	b['steps'] = b['steps'][:2]
 	json.dump(b, open(sys.argv[1], 'w'))
 	EOF
 	before=\$(ls proj/results | grep -c -v index) &&
 	lab -C proj bisect --resume \$id >out 2>err || { cat err out; false; } &&
-	test_grep -q '^first bad: slowproc@6' out &&
+	test_grep -q '^first bad: slowproc@3' out &&
 	test \$(ls proj/results | grep -c -v index) = \$((before + 1)) &&
 	python3 - proj/results/\$id/bisect.json <<-'EOF'
 	import json, sys
 	b = json.load(open(sys.argv[1]))
-	assert [s['prefix'] for s in b['steps']] == [8, 4, 6, 5] and b['state'] == 'found', b
+	assert [s['prefix'] for s in b['steps']] == [4, 2, 3] and b['state'] == 'found', b
 	EOF
 "
 
