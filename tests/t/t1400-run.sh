@@ -6,7 +6,7 @@
 # on; after kill -9 in the middle, lab gc and --resume finish the missing
 # run without repeating the stored one. The runs are made with
 # --set repeat=1 (lab.yaml says 5), which --resume must apply again.
-# lab-test-seconds: 220 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 245 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm

@@ -12,7 +12,7 @@
 # work tree), deciding each step with sequential boots; its state survives
 # an interruption (--resume goes on with the step left), and the bisect's
 # folder is a stored run that lab report and lab bundle take.
-# lab-test-seconds: 900 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 850 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm

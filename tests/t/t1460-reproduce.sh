@@ -12,7 +12,7 @@
 # run a kernel cannot decide: inconclusive, exit 0). A run whose recorded
 # .config is not what this machine builds is refused, the differing
 # option named, with nothing booted.
-# lab-test-seconds: 330 (warm: 6 boots of a 1-vCPU guest under TCG)
+# lab-test-seconds: 400 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm

@@ -12,7 +12,7 @@
 # fallback to its own kernel is reported; a host whose key changed is
 # refused.
 # The slowest test: two variants built, several kexecs under TCG.
-# lab-test-seconds: 520 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 450 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm

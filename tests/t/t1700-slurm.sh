@@ -17,7 +17,7 @@
 #   so, naming the node; a hostile result bundle is refused with nothing
 #   written outside the run; a bare-metal host and a Slurm that cannot be
 #   reached are clear errors before anything is made or submitted.
-# lab-test-seconds: 450 (warm: 430 s measured with other work on the CPUs)
+# lab-test-seconds: 900 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 for p in slurmctld slurmd munged sbatch squeue scancel scontrol; do
