@@ -168,8 +168,8 @@ test_expect_success 'a node DOWN mid-shard: requeued, finished runs not run agai
 		{ kill $pid; wait $pid; false; } &&
 	D=$(run_dir down.err) && id=$(basename "$D") &&
 	# the first shard whose node finished a run: its node goes DOWN (up
-	# to 10 minutes: with the other lane's guests on both CPUs a shard's
-	# first run takes minutes, boot and node-side setup included)
+	# to 10 minutes: with the other lane busy on both CPUs, the first run
+	# of a shard takes minutes, boot and node-side setup included)
 	wait_for "grep -l \"\\\"status\\\": \\\"ok\\\"\" \"$TRASH/spool/jobs/$id\"/shard-*/work/$id/run.json >done.shards 2>/dev/null" 600 ||
 		{ kill $pid; wait $pid; false; } &&
 	shard=$(head -n 1 done.shards) && work=$(dirname "$shard") &&
