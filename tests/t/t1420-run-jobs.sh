@@ -340,7 +340,7 @@ test_expect_success 'lab calibrate: A/A over 4 boots of the baseline, stored, an
 "
 
 test_expect_success 'lab calibrate --monitors: each monitor off in turn in the same boots; lab report marks the one over budget' "
-	lab -C proj calibrate mon --boots 3 --monitors --json >mon.json 2>err &&
+	lab -C proj calibrate mon --boots 4 --monitors --json >mon.json 2>err &&
 	python3 - mon.json proj/results/calibration/mon.json <<-'EOF' &&
 	import json, sys
 	doc = json.load(open(sys.argv[1]))
@@ -351,7 +351,7 @@ test_expect_success 'lab calibrate --monitors: each monitor off in turn in the s
 	assert sorted(ov) == ['idle', 'slow'] and len(doc['overheads']) == 2, doc['overheads']
 	s, i = ov['slow'], ov['idle']
 	assert s['metric'] == 'kernelmark.x' and s['group'] == 'kernelmark', s
-	assert s['boots'] == 3 and s['runs_with'] == 3 and s['runs_without'] == 3, s
+	assert s['boots'] == 4 and s['runs_with'] == 4 and s['runs_without'] == 4, s
 	assert -22 < s['change_pct'] < -18 and s['hi_pct'] < 0 and s['decided'] and s['over_budget'], s
 	assert s['budget_pct'] == 5 and i['budget_pct'] == 3, (s, i)
 	# the same kernel either way: within its noise of 0-3 on 100, never over budget
@@ -361,11 +361,11 @@ test_expect_success 'lab calibrate --monitors: each monitor off in turn in the s
 	python3 - proj/results/\$id/run.json <<-'EOF' &&
 	import json, sys
 	runs = json.load(open(sys.argv[1]))['runs']
-	assert len(runs) == 9 and all(r['status'] == 'ok' for r in runs), runs
+	assert len(runs) == 12 and all(r['status'] == 'ok' for r in runs), runs
 	boots = {}
 	for r in sorted(runs, key=lambda r: r['boot_pos']):
 	    boots.setdefault(r['boot'], []).append(r['group'])
-	assert len(boots) == 3, boots
+	assert len(boots) == 4, boots
 	assert all(g == ['kernelmark', 'kernelmark without=slow', 'kernelmark without=idle'] for g in boots.values()), boots
 	EOF
 	lab -C proj report \$id >report &&
