@@ -17,7 +17,7 @@
 #   lab calibrate --monitors: each run followed in its boot by itself
 #   without each monitor; a monitor that costs 20% is over its budget and
 #   lab report says so, one that costs nothing is not.
-# lab-test-seconds: 820 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 900 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
