@@ -59,7 +59,7 @@ struct domain_config {
 
 void domain_format_xml(const struct domain_config *c, struct strbuf *out);
 
-/* console=ttyS0 root=/dev/vda rw net.ifnames=0 panic=-1, then `extra` (the variant's, the host's). */
+/* console=ttyS0 root=/dev/vda rw net.ifnames=0 panic=-1 no_timer_check, then `extra` (the variant's, the host's). */
 char *domain_cmdline(const char *extra);
 
 /*
