@@ -132,15 +132,16 @@ static int db_create(const char *root, const char *p, struct diags *d)
 	int fd, r = 0;
 
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
-		diags_add(d, &pos, "cannot create a new index: %s", strerror(errno));
-		return -errno;
+		r = -errno;
+		diags_add(d, &pos, "cannot create a new index: %s", strerror(-r));
+		return r;
 	}
 	close(fd);
 	if ((r = db_open_file(tmp, false, &db, d)) == 0) {
 		sqlite3_close(db); /* checkpoints and removes its -wal */
 		if (link(tmp, p) < 0 && errno != EEXIST) {
-			diags_add(d, &pos, "cannot put the new index in place: %s", strerror(errno));
 			r = -errno;
+			diags_add(d, &pos, "cannot put the new index in place: %s", strerror(-r));
 		}
 	}
 	db_unlink(tmp, true);

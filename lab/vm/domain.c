@@ -25,8 +25,8 @@ unsigned domain_vcpus(const struct spec_topology *t)
  */
 char *domain_cmdline(const char *extra)
 {
-	return xasprintf("console=ttyS0 root=/dev/vda rw net.ifnames=0 panic=-1 no_timer_check%s%s", extra && *extra ? " " : "",
-			 extra && *extra ? extra : "");
+	return xasprintf("console=ttyS0 root=/dev/vda rw net.ifnames=0 panic=-1 no_timer_check%s%s",
+			 extra && *extra ? " " : "", extra && *extra ? extra : "");
 }
 
 static uint64_t kib(uint64_t bytes)
