@@ -124,6 +124,11 @@ static int compute_inputs(const char *cache, const struct kvariant *v, bool fetc
 	hasher_add_str(h, v->name);
 	hasher_add_str(hc, KBUILD_RECIPE);
 	hasher_add_str(hc, in->src.identity);
+	/* defconfig adds nothing, so that keys made before `start:` existed hold */
+	if (v->start && !streq(v->start, "defconfig")) {
+		hasher_add_str(h, v->start);
+		hasher_add_str(hc, v->start);
+	}
 	for (size_t i = 0; i < in->npatches; i++)
 		hasher_add_str(h, in->patches[i]->sha256);
 	for (size_t i = 0; i < v->configs.n; i++) {
@@ -343,6 +348,8 @@ static int configure(const char *tree, const char *obj, const struct kvariant *v
 	_cleanup_free_ char *kvm = path_join(tree, "kernel/configs/kvm_guest.config");
 	_cleanup_free_ char *stampf = path_join(obj, ".lab-config-stamp"), *stamp = config_stamp(in);
 	_cleanup_strbuf_ struct strbuf old_stamp = STRBUF_INIT;
+	const char *start = v->start ? v->start : "defconfig";
+	_cleanup_free_ char *what = xasprintf("make %s", start);
 	struct kconfig final = { 0 };
 	char hex[SHA256_HEX_LEN + 1];
 	int r;
@@ -354,8 +361,8 @@ static int configure(const char *tree, const char *obj, const struct kvariant *v
 	}
 	unlink(stampf);
 	make_base(&def, tree, obj);
-	command_arg(&def, "defconfig");
-	r = command_run_logged(&def, log, d, &v->kernel->pos, "make defconfig");
+	command_arg(&def, start);
+	r = command_run_logged(&def, log, d, &v->kernel->pos, what);
 	if (r < 0)
 		return r;
 	command_init(&merge, merge_sh);

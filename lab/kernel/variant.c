@@ -87,6 +87,7 @@ found:
 	v.name = xstrdup(name);
 	v.kernel = k;
 	v.source = k->root_source;
+	v.start = "defconfig";
 	for (size_t i = depth; i-- > 0;) {
 		const struct spec_kernel *c = chain[i];
 		struct strv own = STRV_INIT;
@@ -124,6 +125,8 @@ found:
 			}
 			v.require[x] = &c->require[j];
 		}
+		if (c->start)
+			v.start = c->start;
 		if (c->cmdline) {
 			free(v.cmdline);
 			v.cmdline = xstrdup(c->cmdline);

@@ -15,6 +15,7 @@ struct kvariant {
 	const struct spec_source *source;
 	struct strv patches; /* files, in application order */
 	struct strv configs; /* fragment files, in merge order */
+	const char *start;   /* the make target the .config starts from: the nearest `start:` up the chain, else defconfig */
 	const struct spec_require **require;
 	size_t nrequire;
 	char *cmdline;

@@ -889,6 +889,7 @@ static void kernel_release(struct spec_kernel *k)
 	}
 	free(k->require);
 	free(k->cmdline);
+	free(k->start);
 	free(k->sweep);
 }
 

@@ -673,7 +673,7 @@ static void load_paths(struct ctx *c, const struct node *n, const char *what, st
 
 static void load_kernel(struct ctx *c, struct spec_kernel *k, const struct node *key, const struct node *n)
 {
-	static const char *const keys[] = { "source", "from", "patches", "config", "require", "cmdline", "sweep" };
+	static const char *const keys[] = { "source", "from", "start", "patches", "config", "require", "cmdline", "sweep" };
 	_cleanup_free_ char *what = xasprintf("kernel '%s'", key->scalar);
 
 	k->name = xstrdup(key->scalar);
@@ -695,6 +695,17 @@ static void load_kernel(struct ctx *c, struct spec_kernel *k, const struct node 
 			k->patches_dir = v->kind == NODE_SCALAR;
 		} else if (streq(kk, "config")) {
 			load_paths(c, v, "config", &k->configs, &k->configs_pos);
+		} else if (streq(kk, "start")) {
+			_cleanup_free_ char *st = get_string(c, v, "start");
+
+			if (!st)
+				continue;
+			if (!streq(st, "defconfig") && !streq(st, "tinyconfig") && !streq(st, "allnoconfig")) {
+				err(c, v, "start must be defconfig, tinyconfig or allnoconfig, not '%s'", st);
+				continue;
+			}
+			k->start = TAKE_PTR(st);
+			k->start_pos = v->pos;
 		} else if (streq(kk, "require")) {
 			load_require(c, k, v);
 		} else if (streq(kk, "cmdline")) {

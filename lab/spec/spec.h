@@ -92,6 +92,10 @@ struct spec_kernel {
 	bool patches_dir;
 	struct strv configs; /* resolved fragment paths */
 	struct pos configs_pos;
+	/* start: the make target the .config starts from before the fragments
+	 * (defconfig, tinyconfig, allnoconfig); NULL: not given here */
+	char *start;
+	struct pos start_pos;
 	struct spec_require *require;
 	size_t nrequire;
 	char *cmdline;

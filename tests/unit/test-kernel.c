@@ -341,6 +341,50 @@ static void test_kconfig(void **state)
 	strv_release(&allowed);
 }
 
+/* start: the nearest up the chain, defconfig when none; a bad value names its place */
+static void test_variant_start(void **state)
+{
+	static const char *const y =
+		"version: 1\n"
+		"kernels:\n"
+		"  small:\n"
+		"    start: tinyconfig\n"
+		"  child:\n"
+		"    from: small\n"
+		"  none:\n"
+		"    start: allnoconfig\n"
+		"  grand:\n"
+		"    from: child\n"
+		"    start: defconfig\n";
+	static const char *const bad = "version: 1\nkernels:\n  k:\n    start: smallconfig\n";
+	static const struct spec_load_opts opts = { .no_include = true };
+	struct diags d = { 0 };
+	struct spec *s = NULL;
+	struct kvariant v = { 0 };
+
+	(void)state;
+	assert_int_equal(spec_load_buffer("k.yaml", y, strlen(y), &opts, &s, &d), 0);
+	assert_int_equal(kvariant_resolve(s, "child", &v, &d), 0);
+	assert_string_equal(v.start, "tinyconfig");
+	kvariant_release(&v);
+	assert_int_equal(kvariant_resolve(s, "none", &v, &d), 0);
+	assert_string_equal(v.start, "allnoconfig");
+	kvariant_release(&v);
+	assert_int_equal(kvariant_resolve(s, "grand", &v, &d), 0);
+	assert_string_equal(v.start, "defconfig");
+	kvariant_release(&v);
+	spec_free(s);
+	s = NULL;
+	assert_true(spec_load_buffer("k.yaml", bad, strlen(bad), &opts, &s, &d) < 0);
+	assert_true(d.n >= 1);
+	assert_string_equal(d.v[0].file, "k.yaml");
+	assert_int_equal(d.v[0].line, 4);
+	assert_int_equal(d.v[0].col, 12);
+	assert_non_null(strstr(d.v[0].msg, "start must be defconfig, tinyconfig or allnoconfig, not 'smallconfig'"));
+	spec_free(s);
+	diags_release(&d);
+}
+
 static void test_variants(void **state)
 {
 	static const char *const y =
@@ -380,6 +424,7 @@ static void test_variants(void **state)
 	assert_string_equal(v.require[1]->value, "n"); /* mid overrides base */
 	assert_string_equal(v.cmdline, "quiet");
 	assert_string_equal(v.source->package, "linux-source-6.1");
+	assert_string_equal(v.start, "defconfig"); /* none given up the chain */
 	kvariant_release(&v);
 	assert_int_equal(kvariant_resolve(s, "top@3", &v, &d), -ENOENT);
 	assert_int_equal(kvariant_resolve(s, "nope", &v, &d), -ENOENT);
@@ -650,6 +695,7 @@ int main(void)
 		cmocka_unit_test(test_patch_symbols),
 		cmocka_unit_test(test_kconfig),
 		cmocka_unit_test(test_variants),
+		cmocka_unit_test(test_variant_start),
 		cmocka_unit_test(test_tarball_extract),
 		cmocka_unit_test(test_tarball_hostile),
 		cmocka_unit_test(test_tarball_create),
