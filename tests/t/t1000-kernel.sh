@@ -4,7 +4,7 @@
 # applies and the objects it touches compile with its experiment's config;
 # a rejected hunk, a failed assertion and a dropped fragment symbol are
 # reported with file, line and content. Minutes, not a full build: the
-# cache (build/test-cache) keeps the unpacked tree and object folders.
+# cache (lab's, or LAB_TEST_CACHE) keeps the unpacked tree and object folders.
 # lab-test-seconds: 80 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
@@ -15,8 +15,7 @@ else
 	test_skip_all "linux-source-6.1 or the kernel build tools are missing (make deps installs them)"
 fi
 
-export XDG_CACHE_HOME="${LAB_TEST_CACHE:-$SRC_DIR/build/test-cache}"
-mkdir -p "$XDG_CACHE_HOME"
+if [ -n "${LAB_TEST_CACHE:-}" ]; then export XDG_CACHE_HOME="$LAB_TEST_CACHE"; mkdir -p "$XDG_CACHE_HOME"; fi
 P=$SRC_DIR
 
 test_expect_success 'kernel list shows every variant and sweep step' "

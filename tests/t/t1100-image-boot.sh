@@ -10,7 +10,7 @@
 # stage instead (user-data), lab-seed.service skipped. The image file is
 # never written.
 # Slow on a fresh machine (the base kernel, ~25 min cold on 2 cores; the
-# image, ~2 min); the cache (build/test-cache) makes later runs minutes.
+# image, ~2 min); the cache (lab's, kept between runs) makes later runs minutes.
 # lab-test-seconds: 125 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 

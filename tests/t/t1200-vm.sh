@@ -5,7 +5,7 @@
 # lab.yaml gave it, hostile arguments cross ssh unchanged, and `vm down`
 # leaves no domain, process or file (t9990, on the suite's shared guest
 # this test boots). An injected panic is a boot failure, reported with the
-# console and cleaned up. Uses the cache of t1100 (build/test-cache): the
+# console and cleaned up. Uses the cache of t1100 (lab's): the
 # base kernel and the minimal image.
 # lab-test-seconds: 90 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"

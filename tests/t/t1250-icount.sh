@@ -14,7 +14,7 @@
 test_require_libvirt_vm
 
 mkdir -p proj && for d in kernels images workloads; do ln -s "$SRC_DIR/$d" "proj/$d"; done
-python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
+python3 - "$P/lab.yaml" proj/lab.yaml <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 s = s.replace("topologies:\n", """topologies:

@@ -13,7 +13,7 @@ test_require_libvirt_vm
 test -f "$SRC_DIR/build/lib/lab-insn.so" || test_skip_all "no build/lib/lab-insn.so (make builds it)"
 
 mkdir proj && for d in kernels images workloads; do ln -s "$SRC_DIR/$d" "proj/$d"; done
-python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
+python3 - "$P/lab.yaml" proj/lab.yaml <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 s = s.replace("topologies:\n", "topologies:\n  insn-2: {sockets: 1, cores: 2, memory: 1G}\n", 1)

@@ -13,7 +13,7 @@ test_require_libvirt_vm
 
 # A project of its own: the shipped kernels/images/workloads, a small experiment.
 mkdir proj && for d in kernels images workloads; do ln -s "$SRC_DIR/$d" "proj/$d"; done
-python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
+python3 - "$P/lab.yaml" proj/lab.yaml <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 s = s[:s.index("experiments:")] + """experiments:

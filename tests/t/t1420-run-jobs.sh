@@ -82,7 +82,7 @@ echo 'overhead-budget: 5%' >>proj/workloads/monitors/slow/monitor.yaml
 printf '#!/bin/sh\ntouch /run/lab-slow\n' >proj/workloads/monitors/slow/start
 printf '#!/bin/sh\nrm -f /run/lab-slow\necho on\n' >proj/workloads/monitors/slow/stop
 chmod +x proj/workloads/monitors/slow/* proj/workloads/monitors/idle/*
-python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
+python3 - "$P/lab.yaml" proj/lab.yaml <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 s = s.replace("topologies:\n", """topologies:

@@ -50,7 +50,7 @@ awk '/^reads [0-9]+ ns [0-9]+$/ { printf "procread.usec_per_read %.3f\n", $4 / $
      END { if (!ok) { print "procread: no figures" > "/dev/stderr"; exit 1 } }' "$1"
 EOF
 chmod +x proj/workloads/procread/run proj/workloads/procread/parse
-python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
+python3 - "$P/lab.yaml" proj/lab.yaml <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 s = s.replace("topologies:\n", """topologies:

@@ -20,7 +20,7 @@ test_require_libvirt_vm
 # a project of its own, copied (a snapshot keeps only what is inside it)
 mkdir proj && cp -r "$SRC_DIR/kernels" "$SRC_DIR/images" "$SRC_DIR/workloads" proj/ || exit 1
 "$SRC_DIR/tests/tools/kernelmark" proj/workloads || exit 1
-python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml <<'PY'
+python3 - "$P/lab.yaml" proj/lab.yaml <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 s = s.replace("topologies:\n", """topologies:

@@ -25,7 +25,7 @@ test_expect_success 'a guest is up to play the host' "
 	port=\$(python3 -c 'import json,sys; print(json.load(open(\"vm.json\"))[\"port\"])') &&
 	test -n \"\$port\" && echo \"\$port\" >port &&
 	mkdir proj && for d in kernels images workloads; do ln -s '$SRC_DIR'/\$d proj/\$d; done &&
-	sed -n '1,/^experiments:/p' '$SRC_DIR/lab.yaml' |
+	sed -n '1,/^experiments:/p' '$P/lab.yaml' |
 		sed \"s|^hosts:\$|hosts:\\n  box:\\n    ssh: root@127.0.0.1:\$port\\n    power-cycle: [\$LAB, -C, '$P', vm, reset, box]|\" >proj/lab.yaml &&
 	cat >>proj/lab.yaml <<-EOF &&
 	  metal:

@@ -23,7 +23,7 @@ ssh-keygen -q -t ed25519 -N '' -f "$TRASH/key" </dev/null
 "$SRC_DIR/tests/tools/libvirt-ssh-host" start "$H" "$PORT" "$TRASH/key.pub" || test_skip_all "could not start libvirtd and sshd in a namespace (see above)"
 
 mkdir proj && for d in kernels images workloads; do ln -s "$SRC_DIR/$d" "proj/$d"; done
-python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml "$PORT" "$TRASH/key" <<'PY'
+python3 - "$P/lab.yaml" proj/lab.yaml "$PORT" "$TRASH/key" <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 s = s.replace("hosts:\n  local:\n    uri: qemu:///embed\n", """hosts:

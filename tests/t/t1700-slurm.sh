@@ -38,7 +38,7 @@ mkdir -p proj/workloads && for d in kernels images; do ln -s "$SRC_DIR/$d" "proj
 for e in "$W"/*; do ln -s "$e" proj/workloads/; done
 "$SRC_DIR/tests/tools/kernelmark" proj/workloads || exit 1
 NODE_LAB=$(test_node_lab) || exit 1
-python3 - "$SRC_DIR/lab.yaml" proj/lab.yaml "$TRASH/spool" "$NODE_LAB" <<'PY'
+python3 - "$P/lab.yaml" proj/lab.yaml "$TRASH/spool" "$NODE_LAB" <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 s = s.replace("topologies:\n", """topologies:
