@@ -125,7 +125,7 @@ static int compute_inputs(const char *cache, const struct kvariant *v, bool fetc
 	hasher_add_str(hc, KBUILD_RECIPE);
 	hasher_add_str(hc, in->src.identity);
 	/* defconfig adds nothing, so that keys made before `start:` existed hold */
-	if (v->start && !streq(v->start, "defconfig")) {
+	if (!streq(v->start, "defconfig")) {
 		hasher_add_str(h, v->start);
 		hasher_add_str(hc, v->start);
 	}
@@ -348,8 +348,7 @@ static int configure(const char *tree, const char *obj, const struct kvariant *v
 	_cleanup_free_ char *kvm = path_join(tree, "kernel/configs/kvm_guest.config");
 	_cleanup_free_ char *stampf = path_join(obj, ".lab-config-stamp"), *stamp = config_stamp(in);
 	_cleanup_strbuf_ struct strbuf old_stamp = STRBUF_INIT;
-	const char *start = v->start ? v->start : "defconfig";
-	_cleanup_free_ char *what = xasprintf("make %s", start);
+	_cleanup_free_ char *what = xasprintf("make %s", v->start);
 	struct kconfig final = { 0 };
 	char hex[SHA256_HEX_LEN + 1];
 	int r;
@@ -361,7 +360,7 @@ static int configure(const char *tree, const char *obj, const struct kvariant *v
 	}
 	unlink(stampf);
 	make_base(&def, tree, obj);
-	command_arg(&def, start);
+	command_arg(&def, v->start);
 	r = command_run_logged(&def, log, d, &v->kernel->pos, what);
 	if (r < 0)
 		return r;

@@ -705,7 +705,6 @@ static void load_kernel(struct ctx *c, struct spec_kernel *k, const struct node 
 				continue;
 			}
 			k->start = TAKE_PTR(st);
-			k->start_pos = v->pos;
 		} else if (streq(kk, "require")) {
 			load_require(c, k, v);
 		} else if (streq(kk, "cmdline")) {

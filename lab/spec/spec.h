@@ -95,7 +95,6 @@ struct spec_kernel {
 	/* start: the make target the .config starts from before the fragments
 	 * (defconfig, tinyconfig, allnoconfig); NULL: not given here */
 	char *start;
-	struct pos start_pos;
 	struct spec_require *require;
 	size_t nrequire;
 	char *cmdline;

@@ -140,7 +140,7 @@ test_require_vm() {
 		export XDG_CACHE_HOME="$LAB_TEST_CACHE"
 		mkdir -p "$XDG_CACHE_HOME"
 	fi
-	test_project
+	test_project || { echo "Bail out! cannot make the tests' project in $TRASH/project"; exit 1; }
 }
 
 # test_project: P, the tests' project. The shipped one, or with
