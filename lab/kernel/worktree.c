@@ -5,7 +5,10 @@
  * series at a time, recorded in <work>/applied ("sha256 path" per line,
  * rewritten after every patch so it never lies). Switching restores from
  * the pristine tree only the files applied patches touched: what make
- * sees change is what the patches change.
+ * sees change is what the patches change. Those files are recorded in
+ * <work>/touched before each patch is applied, because the cache outlives
+ * the projects that use it: a test's or a bundle's patch may be gone by
+ * the time another project switches the tree.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -40,10 +43,9 @@ int worktree_ensure(const char *work, const char *pristine, struct strbuf *log, 
 	return fs_write_atomic(done, "", 0, 0644);
 }
 
-/* "sha256 path" lines of the patches currently applied to the work tree. */
-static void read_applied(const char *work, struct strv *ret)
+/* The non-empty lines of file `f` (none when it is missing). */
+static void read_lines(const char *f, struct strv *ret)
 {
-	_cleanup_free_ char *f = path_join(work, "applied");
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
 	if (strbuf_read_file(&sb, f, 1 << 20) < 0)
@@ -59,27 +61,84 @@ static void read_applied(const char *work, struct strv *ret)
 	}
 }
 
-static int write_applied(const char *work, const struct strv *applied)
+static int write_lines(const char *f, const struct strv *lines)
 {
-	_cleanup_free_ char *f = path_join(work, "applied");
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
-	for (size_t i = 0; i < applied->n; i++)
-		strbuf_addf(&sb, "%s\n", applied->v[i]);
+	for (size_t i = 0; i < lines->n; i++)
+		strbuf_addf(&sb, "%s\n", lines->v[i]);
 	return fs_write_atomic(f, sb.buf, sb.len, 0644);
 }
 
-/* Put back, from the pristine tree, every file an applied patch touched. */
+/* "sha256 path" lines of the patches currently applied to the work tree. */
+static void read_applied(const char *work, struct strv *ret)
+{
+	_cleanup_free_ char *f = path_join(work, "applied");
+
+	read_lines(f, ret);
+}
+
+static int write_applied(const char *work, const struct strv *applied)
+{
+	_cleanup_free_ char *f = path_join(work, "applied");
+
+	return write_lines(f, applied);
+}
+
+/* Put back, from the pristine tree, one file a patch touched. */
+static int restore_one(const char *tree, const char *pristine, const char *file, struct diags *d)
+{
+	_cleanup_free_ char *w = path_join(tree, file), *o = path_join(pristine, file);
+
+	unlink(w);
+	/* a fresh copy, not a link: its new mtime makes make recompile it */
+	if (path_is_file(o)) {
+		int r = fs_copy_file(o, w, true);
+
+		if (r < 0) {
+			diags_add(d, NULL, "cannot restore '%s': %s", w, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* Add the files `p` touches to <work>/touched (before it is applied). */
+static int record_touched(const char *work, const struct patch *p)
+{
+	_cleanup_strv_ struct strv touched = STRV_INIT;
+	_cleanup_free_ char *f = path_join(work, "touched");
+
+	read_lines(f, &touched);
+	for (size_t j = 0; j < p->nfiles; j++)
+		if (!strv_contains(&touched, p->files[j].path))
+			strv_push(&touched, p->files[j].path);
+	return write_lines(f, &touched);
+}
+
+/*
+ * Put back, from the pristine tree, every file an applied patch touched:
+ * the list in <work>/touched, or for a tree recorded before it existed,
+ * the files the applied patches name.
+ */
 static int restore_touched(const char *work, const char *pristine, const struct strv *applied, struct diags *d)
 {
-	_cleanup_free_ char *tree = path_join(work, "src");
+	_cleanup_free_ char *tree = path_join(work, "src"), *f = path_join(work, "touched");
+	_cleanup_strv_ struct strv touched = STRV_INIT;
+	int r;
 
+	if (path_is_file(f)) {
+		read_lines(f, &touched);
+		for (size_t i = 0; i < touched.n; i++)
+			if ((r = restore_one(tree, pristine, touched.v[i], d)) < 0)
+				return r;
+		return 0;
+	}
 	for (size_t i = 0; i < applied->n; i++) {
 		const char *path = strchr(applied->v[i], ' ');
 		_cleanup_(patch_freep) struct patch *p = NULL;
 		struct diags ignored = { 0 };
 
-		/* the patch file may be gone since: its files are recorded too */
 		if (!path)
 			continue;
 		if (patch_load(path + 1, &p, &ignored) < 0) {
@@ -88,21 +147,9 @@ static int restore_touched(const char *work, const char *pristine, const struct 
 				  path + 1, work);
 			return -ENOENT;
 		}
-		for (size_t j = 0; j < p->nfiles; j++) {
-			_cleanup_free_ char *w = path_join(tree, p->files[j].path);
-			_cleanup_free_ char *o = path_join(pristine, p->files[j].path);
-
-			unlink(w);
-			/* a fresh copy, not a link: its new mtime makes make recompile it */
-			if (path_is_file(o)) {
-				int r = fs_copy_file(o, w, true);
-
-				if (r < 0) {
-					diags_add(d, NULL, "cannot restore '%s': %s", w, strerror(-r));
-					return r;
-				}
-			}
-		}
+		for (size_t j = 0; j < p->nfiles; j++)
+			if ((r = restore_one(tree, pristine, p->files[j].path, d)) < 0)
+				return r;
 	}
 	return 0;
 }
@@ -180,6 +227,8 @@ int worktree_switch(const char *work, const char *pristine, struct patch *const 
 		common++;
 	if (common < applied.n) {
 		/* the tree carries patches the variant does not want: back to pristine */
+		_cleanup_free_ char *touched = path_join(work, "touched");
+
 		r = restore_touched(work, pristine, &applied, d);
 		if (r < 0)
 			return r;
@@ -187,9 +236,19 @@ int worktree_switch(const char *work, const char *pristine, struct patch *const 
 		r = write_applied(work, &applied);
 		if (r < 0)
 			return r;
+		if (unlink(touched) < 0 && errno != ENOENT) {
+			diags_add(d, NULL, "cannot remove '%s': %s", touched, strerror(errno));
+			return -errno;
+		}
 		common = 0;
 	}
 	for (size_t i = common; i < npatches; i++) {
+		r = record_touched(work, patches[i]);
+		if (r < 0) {
+			diags_add(d, NULL, "cannot record the files of '%s' in '%s': %s", patches[i]->path, work,
+				  strerror(-r));
+			return r;
+		}
 		r = apply_patch(tree, patches[i], log, d);
 		if (r < 0) {
 			/* leave the record true: what did apply stays recorded */

@@ -248,6 +248,49 @@ static void test_worktree_reject(void **state)
 	diags_release(&d);
 }
 
+/*
+ * The cache outlives the projects that use it: patches applied from a
+ * folder removed since (a test's, a bundle's) are still undone, from the
+ * files recorded before each was applied.
+ */
+static void test_worktree_patches_gone(void **state)
+{
+	struct wt *w = *state;
+	struct diags d = { 0 };
+	char tmpl[] = "/tmp/lab-gone.XXXXXX";
+	struct patch *gone[2] = { NULL, NULL };
+	struct command c;
+
+	assert_non_null(mkdtemp(tmpl));
+	for (int i = 0; i < 2; i++) {
+		char *copy = xasprintf("%s/%d.patch", tmpl, i);
+		char *text = slurp(w->p[i]->path);
+		FILE *f = fopen(copy, "w");
+
+		assert_non_null(f);
+		fputs(text, f);
+		fclose(f);
+		assert_int_equal(patch_load(copy, &gone[i], &d), 0);
+		free(copy);
+		free(text);
+	}
+	assert_int_equal(worktree_ensure(w->work, w->pristine, NULL, &d, NULL), 0);
+	assert_int_equal(worktree_switch(w->work, w->pristine, gone, 2, NULL, &d), 0);
+	assert_file(w, "kernel/sched/new.c", "int added(void) { return 4; }\n");
+	command_init(&c, "rm");
+	command_args(&c, "-rf", "--", tmpl, NULL);
+	assert_int_equal(command_run(&c), 0);
+	command_release(&c);
+	/* another project's series: back to pristine first, with no patch file to read */
+	assert_int_equal(worktree_switch(w->work, w->pristine, &w->p[2], 0, NULL, &d), 0);
+	assert_int_equal(d.n, 0);
+	assert_file(w, "kernel/sched/fair.c", "#include \"sched.h\"\nint fair(void)\n{\n\treturn 2;\n}\n");
+	assert_file(w, "kernel/sched/new.c", NULL);
+	for (int i = 0; i < 2; i++)
+		patch_free(gone[i]);
+	diags_release(&d);
+}
+
 static void test_touched_objects(void **state)
 {
 	struct strv files = STRV_INIT, objs = STRV_INIT;
@@ -690,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_series_list),
 		cmocka_unit_test_setup_teardown(test_worktree_switch, wt_setup, wt_teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_reject, wt_setup, wt_teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_patches_gone, wt_setup, wt_teardown),
 		cmocka_unit_test(test_touched_objects),
 		cmocka_unit_test(test_touched_objects_cycle),
 		cmocka_unit_test(test_patch_symbols),
