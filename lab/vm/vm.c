@@ -698,10 +698,28 @@ static int write_domain(const char *state, const struct vm *v, const struct vm_o
 	return 0;
 }
 
+/*
+ * The boot journal, <state>/boots.log: a line per guest lab started (unix
+ * time, VM, kernel variant, accelerator, host), appended whole, so that
+ * what a run or a test cost in boots can be counted, whatever the
+ * machine's load made it cost in seconds. Best effort: a boot is never
+ * refused for it.
+ */
+static void journal_boot(const char *state, const struct vm *v, bool kvm)
+{
+	_cleanup_free_ char *f = path_join(state, "boots.log");
+	_cleanup_free_ char *line = xasprintf("%.0f\t%s\t%s\t%s\t%s\n", now_sec(), v->name,
+					      v->variant ? v->variant : "-", kvm ? "kvm" : "tcg",
+					      v->host_name ? v->host_name : "local");
+
+	(void)fs_append(f, line, strlen(line));
+}
+
 /* Start the holder (vm.json names it before the domain starts, so a lab
  * killed from here on leaves a VM that vm_gc finds) and wait for ssh;
  * SIGINT and SIGTERM stop the boot meanwhile. */
-static int boot(struct vm *v, const struct vm_opts *o, const char *xml_path, bool kvm, struct diags *d)
+static int boot(const char *state, struct vm *v, const struct vm_opts *o, const char *xml_path, bool kvm,
+		struct diags *d)
 {
 	_cleanup_free_ char *log = path_join(v->dir, "holder.log");
 	_cleanup_strbuf_ struct strbuf why = STRBUF_INIT;
@@ -719,6 +737,7 @@ static int boot(struct vm *v, const struct vm_opts *o, const char *xml_path, boo
 	if (r == 0) {
 		vm_save(v);
 		r = vm_holder_wait(v->holder, fd, &why);
+		journal_boot(state, v, kvm);
 	}
 	if (r == 0)
 		r = vm_save(v);
@@ -801,7 +820,7 @@ int vm_up(const char *state, const struct vm_opts *o, struct vm *ret, struct dia
 		kvm = false;
 	}
 	if ((r = vm_accel_check(o->topo, kvm, d)) < 0 || (r = write_domain(state, &v, o, &m, kvm, &xml_path, d)) < 0 ||
-	    (r = boot(&v, o, xml_path, kvm, d)) < 0)
+	    (r = boot(state, &v, o, xml_path, kvm, d)) < 0)
 		goto fail;
 	vm_save(&v);
 	instance_release(&in);
