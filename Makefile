@@ -39,7 +39,7 @@ LAB_BIN := build/lab
 # The insn monitor's QEMU TCG plugin (lab/plugin/insn.c), loaded by QEMU, not by lab.
 PLUGIN := build/lib/lab-insn.so
 
-.PHONY: all test test-slow bench fuzz deps install uninstall clean regen quick docs
+.PHONY: all test test-full test-slow bench fuzz deps install uninstall clean regen quick docs
 all: $(LAB_BIN) $(PLUGIN)
 
 $(LAB_BIN): $(LIB_OBJ) $(CMD_OBJ)
@@ -114,12 +114,23 @@ fuzz: $(FUZZ_TARGET:%=$(F)/fuzz-%)
 			-artifact_prefix=$(F)/artifacts-$$t/ $(FUZZ_FLAGS) $(F)/new-$$t tests/fuzz/corpus-$$t; \
 	done
 
+# The default tier: every unit, golden, fuzz-replay and CLI test, and one
+# real-VM happy path per capability (README: Tests).
 test: $(A)/bin/lab $(UNIT_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(LAB_BIN) $(PLUGIN)
 	@LAB=$(CURDIR)/$(A)/bin/lab LAB_RELEASE=$(CURDIR)/$(LAB_BIN) LAB_BUILD=$(CURDIR)/$(A) LAB_FUZZ=$(CURDIR)/$(F) \
 		tests/run-all $(UNIT_BIN) $(FUZZ_REPLAY) tests/t/t[0-9]*.sh
 
-# Full builds of every variant of the shipped lab.yaml (hours on 2 cores
-# under TCG-era hardware; CI runs it only when it fits).
+# The full tier: make test, the tests that need FULL (repetitions, fault
+# paths), the files of tests/full/ (the bench image's workloads) and the
+# full builds of every shipped variant (tests/slow/).
+# make test-full TESTS="FILE..." runs just those files in the full tier.
+TESTS ?= $(UNIT_BIN) $(FUZZ_REPLAY) $(wildcard tests/t/t[0-9]*.sh tests/full/t[0-9]*.sh tests/slow/s[0-9]*.sh)
+test-full: $(A)/bin/lab $(UNIT_BIN) $(FUZZ_REPLAY) $(FUZZ_BIN) $(LAB_BIN) $(PLUGIN)
+	@LAB_TEST_FULL=1 LAB=$(CURDIR)/$(A)/bin/lab LAB_RELEASE=$(CURDIR)/$(LAB_BIN) LAB_BUILD=$(CURDIR)/$(A) \
+		LAB_FUZZ=$(CURDIR)/$(F) tests/run-all $(TESTS)
+
+# Full builds of every variant of the shipped lab.yaml alone (part of
+# make test-full).
 test-slow: $(A)/bin/lab $(LAB_BIN)
 	@LAB=$(CURDIR)/$(A)/bin/lab LAB_RELEASE=$(CURDIR)/$(LAB_BIN) LAB_BUILD=$(CURDIR)/$(A) \
 		tests/run-all tests/slow/s[0-9]*.sh

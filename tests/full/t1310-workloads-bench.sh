@@ -4,7 +4,8 @@
 # monitor but lock-stat, which needs a LOCK_STAT kernel, runs once), the raw
 # outputs parsed on the controller. stress-ng and hackbench are in t1300.
 # lab-test-seconds: 880 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
-. "$(dirname "$0")/test-lib.sh"
+# lab-test-boots: 1
+. "$(dirname "$0")/../t/test-lib.sh"
 
 test_require_libvirt_vm
 

@@ -6,7 +6,7 @@
 # millions): it loads with no console error and no request, its headline
 # names the declared expectation, and its screenshots (in the trash
 # directory) are not blank.
-# lab-test-seconds: 55 (some 20 Chromium starts; tests/run-all balances its two lanes by it)
+# lab-test-seconds: 135 (make test here on 2026-12-05, with the other lane busy: tests/run-all balances its two lanes by it)
 . "$(dirname "$0")/test-lib.sh"
 
 BC=$SRC_DIR/tests/tools/browser-check

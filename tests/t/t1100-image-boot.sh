@@ -9,14 +9,17 @@
 # kernel command line, gets the same seed's work done by cloud-init's init
 # stage instead (user-data), lab-seed.service skipped. The image file is
 # never written.
-# Slow on a fresh machine (the base kernel, ~25 min cold on 2 cores; the
-# image, ~2 min); the cache (lab's, kept between runs) makes later runs minutes.
-# lab-test-seconds: 125 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
+# The second boot, through cloud-init, is in the full tier.
+# Slow on a fresh machine (the test kernel and the image); the cache
+# (lab's, kept between runs) makes later runs minutes.
+# lab-test-seconds: 75 (make test here on 2026-12-05, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds-full: 200
+# lab-test-boots: 1
+# lab-test-boots-full: 2
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_vm isoinfo
 command -v cloud-init >/dev/null && test_set_prereq CLOUDINIT
-P=$SRC_DIR
 port=$((30000 + $$ % 20000))
 
 cleanup_vm() { [ -f "$TRASH/qemu.pid" ] && kill "$(cat "$TRASH/qemu.pid")" 2>/dev/null; rm -f "$TRASH/qemu.pid"; }
@@ -108,6 +111,7 @@ ssh_vm() {
 # boot_vm DIR [MORE-CMDLINE]: the instance in DIR under QEMU, until ssh answers
 boot_vm() {
 	accel=tcg; [ -w /dev/kvm ] && [ ! -e /sys/module/kvm_pvm ] && accel=kvm
+	test_boot_journal "$1" &&
 	qemu-system-x86_64 -machine q35,accel=$accel -cpu max -smp 4,sockets=2,cores=2 -m 2G \
 		-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
 		-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1 \
@@ -166,7 +170,7 @@ test_expect_success 'another host key for the alias is refused (the key is pinne
 
 # The other way to boot the same image: cloud-init's init stage does the
 # seed's work from user-data (as on a stock cloud image), a fresh VM.
-test_expect_success 'with cloud-init=enabled the same image boots through cloud-init' "
+test_expect_success FULL 'with cloud-init=enabled the same image boots through cloud-init' "
 	cleanup_vm &&
 	lab -C '$P' -q --json image instance -e quick --hostname boot-ci minimal \"\$PWD/vm-ci\" >inst-ci.json &&
 	test_grep -q '\"host_key_alias\": *\"lab-boot-ci\"' inst-ci.json &&
@@ -175,7 +179,7 @@ test_expect_success 'with cloud-init=enabled the same image boots through cloud-
 	test \"\$(ssh_vm uname -r)\" = \"\$(sed -n 2p kernel.txt)\"
 "
 
-test_expect_success 'cloud-init did the seed work: done without errors, hostname, sysctls, cgroups; lab-seed.service skipped' "
+test_expect_success FULL 'cloud-init did the seed work: done without errors, hostname, sysctls, cgroups; lab-seed.service skipped' "
 	vm=vm-ci alias=lab-boot-ci &&
 	ssh_vm cloud-init status --format json >ci.json &&
 	ssh_vm cat /run/cloud-init/status.json >stages.json &&

@@ -8,6 +8,9 @@
 # console and cleaned up. Uses the cache of t1100 (lab's): the
 # base kernel and the minimal image.
 # lab-test-seconds: 90 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds-full: 240
+# lab-test-boots: 0
+# lab-test-boots-full: 2
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -83,7 +86,7 @@ test_expect_success 'vm console shows the boot' "
 	test_grep -q 'Linux version' console
 "
 
-test_expect_success 'a panic during boot is a boot failure, reported with the console, cleaned up' "
+test_expect_success FULL 'a panic during boot is a boot failure, reported with the console, cleaned up' "
 	test_must_fail_with 1 lab -C '$P' vm up quick-2x2 --kernel base --image minimal --name t1200p \
 		--cmdline root=/dev/vdz --timeout 60s 2>err &&
 	test_grep -q \"boot failure: the console says 'Kernel panic - not syncing'\" err &&
@@ -92,7 +95,7 @@ test_expect_success 'a panic during boot is a boot failure, reported with the co
 	! pgrep -f 'guest=lab-t1200p'
 "
 
-test_expect_success 'lab gc removes a VM whose holder was killed, QEMU included' "
+test_expect_success FULL 'lab gc removes a VM whose holder was killed, QEMU included' "
 	# fd 7 stands for a caller's lock or pipe: the holder must not keep it
 	lab -C '$P' --json vm up quick-2x2 --kernel base --image minimal --name t1200g >g.json 7>\"\$PWD/held\" &&
 	holder=\$(python3 -c 'import json; print(json.load(open(\"g.json\"))[\"holder\"])') &&

@@ -8,7 +8,8 @@
 # throughput in two separate boots, within 5%, however busy the host is.
 # Each boot's best of 3 runs is compared: a run right after the boot
 # shares the one vCPU with what the guest still starts.
-# lab-test-seconds: 180 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 80 (make test here on 2026-12-05, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-boots: 2
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm

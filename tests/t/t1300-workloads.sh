@@ -6,6 +6,7 @@
 # turn the raw outputs into metrics. (lab run will drive the same scripts; this checks them alone.)
 # The guest is the suite's shared one (test_shared_vm); t9990 takes it down.
 # lab-test-seconds: 13 (warm, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-boots: 0
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm

@@ -5,7 +5,8 @@
 # turns them into insn.total, insn.vcpu.I and insn.per_work. Twice the
 # bogo ops of a CPU stressor count about twice the instructions (a CPU
 # loop, not hackbench: its count moves with how much the vCPUs spin).
-# lab-test-seconds: 70 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 45 (make test here on 2026-12-05, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-boots: 1
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm

@@ -6,7 +6,10 @@
 # on; after kill -9 in the middle, lab gc and --resume finish the missing
 # run without repeating the stored one. The runs are made with
 # --set repeat=1 (lab.yaml says 5), which --resume must apply again.
-# lab-test-seconds: 245 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 90 (make test here on 2026-12-05, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds-full: 245
+# lab-test-boots: 2
+# lab-test-boots-full: 4
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -117,7 +120,7 @@ test_expect_success 'the index is rebuilt from the folders' "
 	lab -C proj ls | grep -q \"^\$(cat id) \"
 "
 
-test_expect_success 'kill -9 in the middle: gc and --resume lose nothing stored, repeat nothing done' "
+test_expect_success FULL 'kill -9 in the middle: gc and --resume lose nothing stored, repeat nothing done' "
 	mkdir proj2 && cp -P proj/lab.yaml proj/kernels proj/images proj/workloads proj2/ || exit 1
 	# the binary itself in the background (not the lab() wrapper): kill -9 must hit lab
 	\"\$LAB\" -C proj2 --set repeat=1 run smoke >/dev/null 2>&1 &

@@ -17,7 +17,10 @@
 #   lab calibrate --monitors: each run followed in its boot by itself
 #   without each monitor; a monitor that costs 20% is over its budget and
 #   lab report says so, one that costs nothing is not.
-# lab-test-seconds: 900 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 330 (make test here on 2026-12-05, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds-full: 900
+# lab-test-boots: 8
+# lab-test-boots-full: 23
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -195,7 +198,7 @@ test_expect_success '--jobs that needs more host CPUs than lab may use is refuse
 	grep -q 'number of guests' err
 "
 
-test_expect_success TWO_CPUS 'lab run --jobs 2: two guests at once, each on its own host CPU' "
+test_expect_success TWO_CPUS,FULL 'lab run --jobs 2: two guests at once, each on its own host CPU' "
 	lab -C '$P' -q kernel build base &&
 	lab -C '$P' -q image build minimal &&
 	lab -C proj run --jobs 2 par >report 2>err &&
@@ -219,7 +222,7 @@ test_expect_success TWO_CPUS 'lab run --jobs 2: two guests at once, each on its 
 	lab -C '$P' vm ls >vms && ! grep -q '^run-' vms
 "
 
-test_expect_success TWO_CPUS 'pinning: auto, emulator: auto: lab and QEMU'"'"'s threads off the vCPU'"'"'s CPU, the guest quiesced' "
+test_expect_success TWO_CPUS,FULL 'pinning: auto, emulator: auto: lab and QEMU'"'"'s threads off the vCPU'"'"'s CPU, the guest quiesced' "
 	lab -C proj run pinned >report 2>err &&
 	hk=\$(sed -n \"s/.*lab's own work (ssh, parse scripts) on host CPUs \\([0-9,-]*\\), off the vCPUs'\$/\\1/p\" err) &&
 	test -n \"\$hk\" && ! echo \",\$hk,\" | grep -q '[,]0[,-]' &&
@@ -232,7 +235,7 @@ test_expect_success TWO_CPUS 'pinning: auto, emulator: auto: lab and QEMU'"'"'s 
 	grep -q '^quiesced in [0-9]* ms\$' proj/results/\$id/runs/pinned.0001/raw/quiesce.log
 "
 
-test_expect_success 'boot: once: runs of a variant share a boot; a failed run gets a fresh guest after it' "
+test_expect_success FULL 'boot: once: runs of a variant share a boot; a failed run gets a fresh guest after it' "
 	test_must_fail_with 1 lab -C proj run once >report 2>err &&
 	grep -q 'boot: once, a guest serves all the runs of a variant in a boot' err &&
 	id=\$(ls -t proj/results | grep -v index | head -1) &&
@@ -261,7 +264,7 @@ test_expect_success 'boot: once: runs of a variant share a boot; a failed run ge
 	grep -A1 'FAILS    base count.n >= 2' report | grep -q '2 runs: 1\$'
 "
 
-test_expect_success 'boot: side-by-side: a guest per variant, both up, two boots, the order reversed in the second' "
+test_expect_success FULL 'boot: side-by-side: a guest per variant, both up, two boots, the order reversed in the second' "
 	lab -C '$P' -q kernel build tg-ratelimit &&
 	lab -C proj run side >report 2>err &&
 	grep -q '8 runs, one at a time; boot: side-by-side, a guest per variant (2 of 1024 MiB) up together' err &&
@@ -339,7 +342,7 @@ test_expect_success 'lab calibrate: A/A over 4 boots of the baseline, stored, an
 	grep -q '^  kernelmark.x 10%: about [0-9]* boots x 2 runs a variant, about [0-9]* min here' plan
 "
 
-test_expect_success 'lab calibrate --monitors: each monitor off in turn in the same boots; lab report marks the one over budget' "
+test_expect_success FULL 'lab calibrate --monitors: each monitor off in turn in the same boots; lab report marks the one over budget' "
 	lab -C proj calibrate mon --boots 4 --monitors --json >mon.json 2>err &&
 	python3 - mon.json proj/results/calibration/mon.json <<-'EOF' &&
 	import json, sys
@@ -373,7 +376,7 @@ test_expect_success 'lab calibrate --monitors: each monitor off in turn in the s
 	! grep -q 'idle moves' report
 "
 
-test_expect_success 'a boot that QEMU crashes is tried once more, with the evidence kept' "
+test_expect_success FULL 'a boot that QEMU crashes is tried once more, with the evidence kept' "
 	{ lab -C proj run crash >report 2>err; echo \$? >rc; } &
 	# QEMU segfaults while the kernel boots (as seen under TCG)
 	for i in \$(seq 1 900); do

@@ -12,7 +12,10 @@
 # fallback to its own kernel is reported; a host whose key changed is
 # refused.
 # The slowest test: two variants built, several kexecs under TCG.
-# lab-test-seconds: 450 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 520 (make test here on 2026-12-05, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds-full: 500
+# lab-test-boots: 1
+# lab-test-boots-full: 1
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -132,7 +135,7 @@ test_expect_success 'lab host restore: a reboot into its own kernel' "
 	grep -q 'its own kernel is what runs' err
 "
 
-test_expect_success 'a kexec that never comes back: the power-cycle command, then the fallback is reported' "
+test_expect_success FULL 'a kexec that never comes back: the power-cycle command, then the fallback is reported' "
 	# root on a disk that does not exist: the kernel waits for it forever,
 	# so any timeout is \"never\"; a short one keeps the test short (after
 	# the power cycle lab waits at least 10 minutes for the reset boot)

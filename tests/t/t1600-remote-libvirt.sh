@@ -7,7 +7,8 @@
 # kernel and the VM's overlay and seed there, libvirt there boots the
 # guest, lab reaches its forwarded ssh through the host, brings the console
 # back, and removes what it put there when the run ends.
-# lab-test-seconds: 120 (a .ci/run here on 2026-12-04, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 95 (make test here on 2026-12-05, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-boots: 2
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm

@@ -208,7 +208,7 @@ test_expect_success FULL 'repeat: auto on the cluster: blocks submitted as slots
 	test_grep "^  improved  *tg-ratelimit kernelmark.x: increase 10%" seq.out &&
 	test_grep "repeat: auto: stopped before boot" seq.err &&
 	# a block a shard, never the whole budget (6 boots) up front. How
-	# many runs a later block holds is the policy's call on this draw of
+	# many runs a later block holds the policy decides on this draw of
 	# the noise (runs-per-boot 2, or 1 once boots vary more between than
 	# within), so the invariants: every block holds both kernels alike,
 	# 1 or 2 runs each, and the first block is the full 2

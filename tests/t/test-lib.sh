@@ -6,14 +6,30 @@
 #   test_set_prereq NAME / test_have_prereq NAME
 #   test_skip_all 'reason'
 # A test skips only when a prerequisite is truly missing, and says which.
+#
+# Two tiers (README: Tests). A test that needs the prerequisite FULL
+# (repetitions, fault paths) runs only under `make test-full`
+# (LAB_TEST_FULL=1); `make test` lists it as skipped, saying so.
+#
+# A real-VM file declares what it costs, for each tier:
+#   # lab-test-seconds: N       seconds under `make test` (tests/run-all
+#   # lab-test-seconds-full: N  balances its lanes by them)
+#   # lab-test-boots: N         guests it may boot under `make test`,
+#   # lab-test-boots-full: N    and under `make test-full`
+# test_done counts the guests the file booted (lab's boot journal in its
+# state folder, and test_boot_journal for a QEMU it starts itself) and
+# fails the file when it booted more than it declares: a count of boots
+# does not depend on the machine's load, seconds do.
 
 set -u
 TEST_DIRECTORY=$(cd "$(dirname "$0")/.." && pwd)
+TEST_FILE=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 SRC_DIR=$(cd "$TEST_DIRECTORY/.." && pwd)
 : "${LAB:=$SRC_DIR/build/lab}"
 test_count=0
 test_failed=0
 test_prereqs=" "
+test_t0=$(date +%s)
 TRASH=$(mktemp -d "${TMPDIR:-/tmp}/lab-test.XXXXXX")
 trap 'rm -rf "$TRASH"' EXIT
 cd "$TRASH" || exit 1
@@ -40,7 +56,10 @@ test_expect_success() {
 	if [ $# -eq 3 ]; then prereq=$1; shift; fi
 	test_count=$((test_count + 1))
 	if [ -n "$prereq" ] && ! test_have_prereq "$prereq"; then
-		echo "ok $test_count # skip $1 (missing $(missing_prereqs "$prereq"))"
+		case " $(missing_prereqs "$prereq") " in
+		*" FULL "*) echo "ok $test_count # skip $1 (the full tier: make test-full)" ;;
+		*) echo "ok $test_count # skip $1 (missing $(missing_prereqs "$prereq"))" ;;
+		esac
 		return 0
 	fi
 	if (set -e; eval "$2") >"$TRASH/.out" 2>&1; then
@@ -67,7 +86,40 @@ test_skip_all() {
 	exit 0
 }
 
+# test_declared KEY: the number this file declares as `# KEY: N`, in this
+# tier (KEY-full under make test-full, when the file gives one)
+test_declared() {
+	_v=
+	[ -z "${LAB_TEST_FULL:-}" ] ||
+		_v=$(sed -n "s/^# $1-full: \([0-9][0-9]*\).*/\1/p" "$TEST_FILE" | head -n 1)
+	[ -n "$_v" ] || _v=$(sed -n "s/^# $1: \([0-9][0-9]*\).*/\1/p" "$TEST_FILE" | head -n 1)
+	echo "$_v"
+}
+
+# test_boot_journal NAME: a guest this test starts itself (QEMU without
+# lab) goes into the boot journal, as lab's own boots do
+test_boot_journal() {
+	mkdir -p "$TRASH/state/lab" &&
+	printf '%s\t%s\t-\ttcg\tlocal\n' "$(date +%s)" "$1" >>"$TRASH/state/lab/boots.log"
+}
+
 test_done() {
+	_boots=0 _declared=$(test_declared lab-test-boots)
+	[ -f "$TRASH/state/lab/boots.log" ] && _boots=$(wc -l <"$TRASH/state/lab/boots.log")
+	if [ "$_boots" -gt "${_declared:-0}" ]; then
+		test_count=$((test_count + 1)) test_failed=$((test_failed + 1))
+		echo "not ok $test_count - booted $_boots guests, declares ${_declared:-none} (# lab-test-boots)" |
+			if [ -n "${LAB_TEST_FAILURES:-}" ]; then
+				tee -a "$LAB_TEST_FAILURES/$(basename "$0" .sh)"
+			else
+				cat
+			fi
+	fi
+	# for tests/run-all's summary: declared and measured seconds, boots
+	if [ -n "${LAB_SUITE_DIR:-}" ] && mkdir -p "$LAB_SUITE_DIR/cost"; then
+		_secs=$(test_declared lab-test-seconds)
+		echo "${_secs:--} $(($(date +%s) - test_t0)) ${_declared:--} $_boots" >"$LAB_SUITE_DIR/cost/$(basename "$0")"
+	fi
 	echo "1..$test_count"
 	[ "$test_failed" -eq 0 ]
 }
@@ -118,6 +170,7 @@ for d in sys.argv[1:]:
 PY
 }
 
+[ -z "${LAB_TEST_FULL:-}" ] || test_set_prereq FULL
 command -v valgrind >/dev/null 2>&1 && test_set_prereq VALGRIND
 command -v python3 >/dev/null 2>&1 && test_set_prereq PYTHON3
 
@@ -140,29 +193,24 @@ test_require_vm() {
 		export XDG_CACHE_HOME="$LAB_TEST_CACHE"
 		mkdir -p "$XDG_CACHE_HOME"
 	fi
+	# a state folder of this test's own: its VMs, and the boot journal
+	# test_done counts
+	export XDG_STATE_HOME="$TRASH/state"
 	test_project || { echo "Bail out! cannot make the tests' project in $TRASH/project"; exit 1; }
 }
 
-# test_project: P, the tests' project. The shipped one, or with
-# LAB_TEST_KERNEL=tiny the shipped lab.yaml with the test kernel
-# (tinyconfig + kernels/configs/test.config, through the vars kernel_start
-# and kernel_config) beside the shipped kernels/, images/ and workloads/.
-# Opt-in until the whole suite has passed on the test kernel: it booted
-# Debian to ssh with cgroups, tracing and both NUMA nodes, but "degraded"
-# (systemd-sysctl failed on kernel.pid_max, over BASE_SMALL's limit);
-# test.config now sets BASE_FULL=y, not yet booted.
+# test_project: P, the tests' project: the shipped lab.yaml with the test
+# kernel (start: tinyconfig + kernels/configs/test.config, through the vars
+# kernel_start and kernel_config) beside the shipped kernels/, images/ and
+# workloads/. It holds exactly what the tests' guests use and builds in a
+# fraction of the experiments' kernel's time (bench/kernel-build prints
+# both). LAB_TEST_KERNEL=shipped runs the tests on the shipped project, the
+# experiments' kernels (defconfig + guest.config) as they are.
 test_project() {
 	P=$SRC_DIR
-	[ "${LAB_TEST_KERNEL:-}" = tiny ] || return 0
+	[ "${LAB_TEST_KERNEL:-}" != shipped ] || return 0
 	P=$TRASH/project
-	[ -f "$P/lab.yaml" ] && return 0
-	mkdir -p "$P" &&
-	for _d in kernels images workloads; do ln -s "$SRC_DIR/$_d" "$P/$_d"; done &&
-	sed -e 's|^  kernel_start: defconfig$|  kernel_start: tinyconfig|' \
-	    -e 's|^  kernel_config: kernels/configs/guest.config$|  kernel_config: kernels/configs/test.config|' \
-	    "$SRC_DIR/lab.yaml" >"$P/lab.yaml" &&
-	grep -q '^  kernel_start: tinyconfig$' "$P/lab.yaml" &&
-	grep -q '^  kernel_config: kernels/configs/test.config$' "$P/lab.yaml"
+	[ -f "$P/lab.yaml" ] || "$SRC_DIR/tests/tools/test-project" "$P"
 }
 
 # test_require_libvirt_vm [tools]: test_require_vm, libvirt's QEMU driver,
@@ -172,7 +220,6 @@ test_require_libvirt_vm() {
 	test_require_vm "$@"
 	id libvirt-qemu >/dev/null 2>&1 ||
 		test_skip_all "libvirt's QEMU driver is not installed (make deps: libvirt-daemon-system)"
-	export XDG_STATE_HOME="$TRASH/state"
 	W=$SRC_DIR/workloads
 	# the suite's shared guests (test_shared_vm) live in LAB_SUITE_DIR,
 	# which tests/run-all makes and t9990 tears down; a test run on its
