@@ -17,7 +17,7 @@
 #   so, naming the node; a hostile result bundle is refused with nothing
 #   written outside the run; a bare-metal host and a Slurm that cannot be
 #   reached are clear errors before anything is made or submitted.
-# lab-test-seconds: 450 (the default tier, estimated from the full run's figure: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 300 (182 s alone here on 2026-12-05; tests/run-all balances its two lanes by it)
 # lab-test-seconds-full: 900
 # lab-test-boots: 8
 # lab-test-boots-full: 36
