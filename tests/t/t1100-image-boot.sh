@@ -195,13 +195,14 @@ v = json.load(open(\"stages.json\"))[\"v1\"]
 assert v[\"init\"][\"finished\"] and v[\"init\"][\"errors\"] == [], v
 assert not v[\"init-local\"][\"start\"] and not v[\"modules-final\"][\"start\"], v
 ' &&
-	test \"\$(ssh_vm hostname)\" = boot-ci &&
-	test \"\$(ssh_vm sysctl -n kernel.perf_event_paranoid)\" = -1 &&
-	ssh_vm test -d /sys/fs/cgroup/lab/quick &&
-	ssh_vm grep -qw cpu /sys/fs/cgroup/lab/cgroup.subtree_control &&
-	test \"\$(ssh_vm systemctl is-active cloud-init.service)\" = active &&
-	test \"\$(ssh_vm systemctl show -P ConditionResult lab-seed.service)\" = no &&
-	! ssh_vm systemctl is-active lab-seed.service &&
+	printf '%s\\n' boot-ci -1 yes yes active no inactive >want-ci &&
+	{ ssh_vm 'hostname; sysctl -n kernel.perf_event_paranoid
+		test -d /sys/fs/cgroup/lab/quick && echo yes || echo no
+		grep -qw cpu /sys/fs/cgroup/lab/cgroup.subtree_control && echo yes || echo no
+		systemctl is-active cloud-init.service
+		systemctl show -P ConditionResult lab-seed.service
+		systemctl is-active lab-seed.service' >got-ci || true; } &&
+	test_cmp want-ci got-ci &&
 	ssh_vm systemctl list-units --failed --plain --no-legend >failed-ci &&
 	test_line_count = 0 failed-ci
 "
