@@ -21,7 +21,7 @@ LIBS := $(PKG_LIBS) -lm
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 LIB_SRC := $(sort $(wildcard lab/util/*.c lab/spec/*.c lab/plan/*.c lab/kernel/*.c lab/image/*.c lab/vm/*.c lab/ssh/*.c \
-	lab/result/*.c lab/run/*.c lab/host/*.c lab/doctor/*.c))
+	lab/result/*.c lab/run/*.c lab/host/*.c lab/doctor/*.c lab/cache/*.c))
 CMD_SRC := lab/main.c $(sort $(wildcard lab/cmd-*.c))
 HDRS := $(wildcard lab/*.h lab/*/*.h)
 UNIT_SRC := $(sort $(wildcard tests/unit/test-*.c))

@@ -1,19 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lab gc [--dry-run]: remove what a killed lab left behind: VMs whose
- * holder process is gone (their QEMU, overlay and folder), and image
- * builds that never finished.
+ * lab gc [--dry-run] [--reindex] [--keep-days N] [--max-size SIZE]: remove
+ * what a killed lab left behind: VMs whose holder process is gone (their
+ * QEMU, overlay and folder), and image builds that never finished; with
+ * --keep-days or --max-size, prune the build cache too (cache/cache.h):
+ * kernels, images, unpacked sources, work trees, git mirrors and ccache not
+ * used in N days, then the least recently used until the cache fits SIZE.
+ * An entry a process has open, or a work tree a build holds, stays.
  */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
+#include "cache/cache.h"
 #include "run/index.h"
 #include "kernel/source.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 #include "util/json.h"
+#include "util/units.h"
 #include "util/path.h"
 #include "vm/vm.h"
 #include "util/paths.h"
@@ -50,8 +56,50 @@ static void json_strings(struct json *j, const char *key, const struct strv *v)
 	json_array_end(j);
 }
 
+static void cache_json(struct json *j, const struct cache_list *l, uint64_t freed, const struct strv *failed)
+{
+	json_key(j, "cache");
+	json_object_begin(j);
+	json_key(j, "bytes");
+	json_uint(j, l->bytes);
+	json_key(j, "freed_bytes");
+	json_uint(j, freed);
+	json_key(j, "entries");
+	json_array_begin(j);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct cache_entry *e = &l->v[i];
+
+		json_object_begin(j);
+		json_key(j, "name");
+		json_string(j, e->name);
+		json_key(j, "kind");
+		json_string(j, cache_kind_name(e->kind));
+		json_key(j, "bytes");
+		json_uint(j, e->bytes);
+		json_key(j, "last_used");
+		json_uint(j, (uint64_t)e->used);
+		json_key(j, "remove");
+		json_bool(j, e->remove);
+		json_key(j, "why");
+		if (e->why)
+			json_string(j, e->why);
+		else
+			json_null(j);
+		json_key(j, "busy");
+		if (e->busy)
+			json_string(j, e->busy);
+		else
+			json_null(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_strings(j, "not_removed", failed);
+	json_object_end(j);
+}
+
 static void gc_json(bool dry, const struct strv *vms, size_t reindexed, const struct strv *skipped,
-		    const struct strv *builds, struct strbuf *out)
+		    const struct strv *builds, const struct cache_list *cl, uint64_t freed,
+		    const struct strv *failed, struct strbuf *out)
 {
 	struct json j;
 
@@ -64,17 +112,26 @@ static void gc_json(bool dry, const struct strv *vms, size_t reindexed, const st
 	json_uint(&j, reindexed);
 	json_strings(&j, "not_indexed", skipped);
 	json_strings(&j, "image_builds", builds);
+	if (cl)
+		cache_json(&j, cl, freed, failed);
 	json_object_end(&j);
 	json_finish(&j);
 }
 
 struct gc_opts {
 	bool dry_run, reindex;
+	unsigned keep_days;
+	uint64_t max_size; /* UINT64_MAX: not given */
 };
 
 const struct lab_option gc_options[] = {
 	OPT(struct gc_opts, dry_run, OPT_FLAG, 'n', "dry-run", NULL, "say what would be removed, remove nothing"),
 	OPT(struct gc_opts, reindex, OPT_FLAG, 0, "reindex", NULL, "rebuild the result index from the run folders"),
+	OPT(struct gc_opts, keep_days, OPT_UINT, 0, "keep-days", "N",
+	    "prune the build cache: what lab has not used in N days goes", .min = 1, .max = 100000,
+	    .what = "a number of days (1-100000)"),
+	OPT(struct gc_opts, max_size, OPT_SIZE, 0, "max-size", "SIZE",
+	    "prune the build cache: the least recently used goes until it holds SIZE or less (0: all that is free)"),
 	{ 0 },
 };
 
@@ -85,8 +142,11 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_spec_ struct spec *s = NULL;
-	struct gc_opts o = { 0 };
-	bool dry, reindex;
+	struct gc_opts o = { .max_size = UINT64_MAX };
+	_cleanup_(cache_list_release) struct cache_list cl = { 0 };
+	_cleanup_strv_ struct strv failed = STRV_INIT;
+	bool dry, reindex, prune;
+	uint64_t freed = 0;
 	size_t reindexed = 0;
 	int c, ret = EXIT_OK;
 
@@ -94,6 +154,7 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		return c == -2 ? EXIT_OK : EXIT_USAGE;
 	dry = o.dry_run;
 	reindex = o.reindex;
+	prune = o.keep_days || o.max_size != UINT64_MAX;
 	/* the cache is lab.yaml's when there is one here, else the default */
 	if (path_is_file(ctx->file))
 		cmd_load_spec(ctx, ctx->file, &s);
@@ -115,8 +176,22 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < builds.n && !dry; i++)
 		if (fs_remove_tree(builds.v[i]) < 0)
 			ret = EXIT_FAILED;
+	if (prune) {
+		cache_list(cache, &cl, &d);
+		freed = cache_prune_plan(&cl, time(NULL), (uint64_t)o.keep_days * 86400, o.max_size);
+		for (size_t i = 0; i < cl.n && !dry; i++) {
+			int r;
+
+			if (cl.v[i].remove && (r = cache_remove(&cl.v[i])) < 0) {
+				strv_pushf(&failed, "%s: %s", cl.v[i].path, strerror(-r));
+				cl.v[i].remove = false;
+				freed -= cl.v[i].bytes;
+				ret = EXIT_FAILED;
+			}
+		}
+	}
 	if (ctx->json) {
-		gc_json(dry, &vms, reindexed, &skipped, &builds, &out);
+		gc_json(dry, &vms, reindexed, &skipped, &builds, prune ? &cl : NULL, freed, &failed, &out);
 	} else {
 		for (size_t i = 0; i < vms.n; i++)
 			strbuf_addf(&out, "%s VM %s (its holder or its lab run is gone)\n", dry ? "would remove" : "removed", vms.v[i]);
@@ -126,6 +201,8 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 			strbuf_addf(&out, "reindexed %zu stored runs\n", reindexed);
 		for (size_t i = 0; i < skipped.n; i++)
 			strbuf_addf(&out, "not indexed: %s (it does not load, see above)\n", skipped.v[i]);
+		if (prune)
+			cache_format_plan(&cl, freed, dry, &failed, &out);
 	}
 	cmd_write(&out);
 	return ret;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "../cache/cache.h"
 #include "../kernel/source.h"
 #include "../util/alloc.h"
 #include "../util/command.h"
@@ -443,6 +444,7 @@ int image_build(const struct spec *s, const struct spec_image *im, const struct 
 		return r;
 	if (!o->refresh && lookup_index(images, im->name, key, ret) == 0) {
 		ret->cached = ret->current = true;
+		cache_touch(ret->dir);
 		return 0;
 	}
 	if (geteuid() != 0) {
@@ -462,6 +464,7 @@ int image_build(const struct spec *s, const struct spec_image *im, const struct 
 	/* another lab may have built it while we waited for the lock */
 	if (!o->refresh && lookup_index(images, im->name, key, ret) == 0) {
 		ret->cached = ret->current = true;
+		cache_touch(ret->dir);
 		return 0;
 	}
 	tmp = xasprintf("%s/tmp-%s-%d", images, im->name, (int)getpid());
@@ -483,6 +486,7 @@ int image_build(const struct spec *s, const struct spec_image *im, const struct 
 	if (r == 0) {
 		_cleanup_free_ char *failed = xasprintf("%s/%s-failed.log", images, im->name);
 
+		cache_touch(ret->dir);
 		unlink(failed);
 	} else {
 		/* keep the log of a failed build where the user can read it */

@@ -16,6 +16,7 @@
 #include "../util/json.h"
 #include "../util/json-read.h"
 #include "../util/path.h"
+#include "../cache/cache.h"
 #include "build.h"
 #include "patch.h"
 #include "source.h"
@@ -667,6 +668,11 @@ static int kb_tree(struct kbuild *b, bool scratch, int *lockfd, struct diags *d)
 		diags_add(d, NULL, "cannot use work folder '%s': %s", b->work, strerror(-r));
 		return r;
 	}
+	/* uses, for lab gc: the work tree, and the unpacked source it comes
+	 * from when that is the cache's (a local tree is the user's) */
+	cache_touch(b->work);
+	if (str_startswith(b->in.src.tree, b->cache) && b->in.src.tree[strlen(b->cache)] == '/')
+		cache_touch(b->in.src.tree);
 	step(b->p, b->v->name, "patches");
 	if ((r = worktree_ensure(b->work, b->in.src.tree, &b->log, d, &b->v->kernel->pos)) < 0 ||
 	    (r = worktree_switch(b->work, b->in.src.tree, b->in.patches, b->in.npatches, &b->log, d)) < 0)
@@ -703,6 +709,7 @@ static void kb_ccache(const struct kbuild *b, struct command *c)
 	if (getenv("LAB_NO_CCACHE") || access(gcc, X_OK) < 0)
 		return;
 	ccdir = path_join(b->cache, "ccache");
+	cache_touch(ccdir);
 	work = path_join(b->cache, "work");
 	full = xasprintf("%s:%s", CCACHE_MASQUERADE, path && *path ? path : "/usr/bin:/bin");
 	command_env(c, "CCACHE_DIR", ccdir);
@@ -850,6 +857,7 @@ int kernel_build(const struct spec *s, const struct kvariant *v, const struct kb
 		goto out;
 	dir = xasprintf("%s/kernels/%.16s", b.cache, b.in.key);
 	if (!(o && o->force) && !config_only && !check_only && kartifact_load(dir, v->name, b.in.key, &b.a) == 0) {
+		cache_touch(dir);
 		fill_patch_list(&b.in, &b.a);
 		recheck(v, &b.a);
 		goto out;
@@ -875,6 +883,7 @@ int kernel_build(const struct spec *s, const struct kvariant *v, const struct kb
 	tmp = xasprintf("%s.tmp.%ld", dir, (long)getpid());
 	if ((r = kb_make(&b, d)) < 0 || (r = kb_install(&b, dir, tmp, t0, d)) < 0)
 		goto out;
+	cache_touch(dir);
 out:
 	if (r < 0 && b.work) {
 		/* keep the evidence: the log of the failed attempt */

@@ -11,6 +11,7 @@
 #include "../util/path.h"
 #include "../util/paths.h"
 #include "../util/tarball.h"
+#include "../cache/cache.h"
 #include "source.h"
 #include "../util/banned.h"
 
@@ -224,6 +225,7 @@ static int prepare_git(const char *cache, const struct spec_source *src, struct 
 		command_run_logged(&c, log, &ignored, &src->pos, "git fetch");
 		diags_release(&ignored);
 	}
+	cache_touch(mirror);
 	{
 		_cleanup_command_ struct command c = { 0 };
 
