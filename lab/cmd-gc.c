@@ -177,7 +177,7 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		if (fs_remove_tree(builds.v[i]) < 0)
 			ret = EXIT_FAILED;
 	if (prune) {
-		cache_list(cache, &cl, &d);
+		cache_list(cache, &cl);
 		freed = cache_prune_plan(&cl, time(NULL), (uint64_t)o.keep_days * 86400, o.max_size);
 		for (size_t i = 0; i < cl.n && !dry; i++) {
 			int r;

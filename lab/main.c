@@ -62,8 +62,9 @@ const struct cli_command commands[] = {
 	  "Check this machine for what lab needs (KVM or TCG, libvirt, QEMU, build and image tools, disk, cgroup v2), "
 	  "or the Slurm cluster of lab.yaml's engine: section and its nodes",
 	  doctor_options, NULL },
-	{ "gc", cmd_gc, 0, -1, "[--dry-run] [--reindex]",
-	  "Remove what a killed lab left behind (VMs, unfinished image builds); --reindex rebuilds the result index", gc_options, NULL },
+	{ "gc", cmd_gc, 0, -1, "[--dry-run] [--reindex] [--keep-days N] [--max-size SIZE]",
+	  "Remove what a killed lab left behind (VMs, unfinished image builds); --reindex rebuilds the result index; "
+	  "--keep-days and --max-size prune the build cache", gc_options, NULL },
 };
 const size_t ncommands = ELEMENTSOF(commands);
 

@@ -11,7 +11,6 @@
 #include <unistd.h>
 #include "cache.h"
 #include "../util/alloc.h"
-#include "../util/diag.h"
 #include "../util/fs.h"
 #include "../util/path.h"
 #include "../util/strbuf.h"
@@ -159,11 +158,6 @@ static void add(struct cache_list *l, enum cache_kind kind, const char *cache, c
 	*e = (struct cache_entry){ .kind = kind, .name = xstrdup(name), .path = path_join(cache, name) };
 	e->used = last_use(e->path);
 	e->bytes = path_bytes(e->path);
-	if (kind == CACHE_SOURCE) {
-		_cleanup_free_ char *tar = xasprintf("%s.tar", e->path);
-
-		e->bytes += path_bytes(tar);
-	}
 	e->busy = busy_why(e, opened);
 	l->bytes += e->bytes;
 }
@@ -205,12 +199,16 @@ static int by_use(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int cache_list(const char *cache, struct cache_list *ret, struct diags *d)
+static int by_use_ptr(const void *a, const void *b)
+{
+	return by_use(*(const struct cache_entry *const *)a, *(const struct cache_entry *const *)b);
+}
+
+int cache_list(const char *cache, struct cache_list *ret)
 {
 	_cleanup_strv_ struct strv opened = STRV_INIT;
 	_cleanup_free_ char *cc = path_join(cache, "ccache");
 
-	(void)d;
 	*ret = (struct cache_list){ 0 };
 	if (!path_is_dir(cache))
 		return 0;
@@ -263,13 +261,7 @@ uint64_t cache_prune_plan(struct cache_list *l, time_t now, uint64_t keep_second
 	order = xcalloc(l->n + 1, sizeof(*order));
 	for (size_t i = 0; i < l->n; i++)
 		order[i] = &l->v[i];
-	for (size_t i = 1; i < l->n; i++)
-		for (size_t j = i; j > 0 && by_use(order[j - 1], order[j]) > 0; j--) {
-			struct cache_entry *t = order[j];
-
-			order[j] = order[j - 1];
-			order[j - 1] = t;
-		}
+	qsort(order, l->n, sizeof(*order), by_use_ptr);
 	for (size_t i = 0; i < l->n && total - freed > max_bytes; i++) {
 		struct cache_entry *e = order[i];
 
@@ -290,12 +282,6 @@ int cache_remove(const struct cache_entry *e)
 
 	if (r < 0)
 		return r;
-	if (e->kind == CACHE_SOURCE) {
-		_cleanup_free_ char *tar = xasprintf("%s.tar", e->path);
-
-		if (unlink(tar) < 0 && errno != ENOENT)
-			return -errno;
-	}
 	if (unlink(stamp) < 0 && errno != ENOENT)
 		return -errno;
 	return 0;
@@ -303,10 +289,13 @@ int cache_remove(const struct cache_entry *e)
 
 void cache_touch(const char *path)
 {
-	_cleanup_free_ char *stamp = xasprintf("%s.used", path);
-	int fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	_cleanup_free_ char *stamp = NULL;
+	int fd;
 
-	if (fd < 0)
+	if (access(path, F_OK) < 0)
+		return;
+	stamp = xasprintf("%s.used", path);
+	if ((fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0)
 		return;
 	futimens(fd, NULL);
 	close(fd);

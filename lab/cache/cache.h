@@ -17,7 +17,7 @@
 enum cache_kind {
 	CACHE_KERNEL, /* kernels/<key>: a built kernel (bzImage, config, System.map) */
 	CACHE_IMAGE,  /* images/<name>-<key>: a guest image */
-	CACHE_SOURCE, /* sources/<key>: an unpacked source tree (and its .tar) */
+	CACHE_SOURCE, /* sources/<key>: an unpacked source tree */
 	CACHE_WORK,   /* work/<source>[-check]: a work tree with its objects */
 	CACHE_GIT,    /* git/<url-hash>.git: a git source's mirror */
 	CACHE_CCACHE, /* ccache: the compiler cache, as one entry */
@@ -40,10 +40,9 @@ struct cache_list {
 	uint64_t bytes; /* the sum of every entry's */
 };
 
-struct diags;
 /* Every entry of the cache at `cache`, oldest use first. A missing cache is
  * an empty list. */
-int cache_list(const char *cache, struct cache_list *ret, struct diags *d);
+int cache_list(const char *cache, struct cache_list *ret);
 void cache_list_release(struct cache_list *l);
 
 /*
@@ -59,8 +58,9 @@ uint64_t cache_prune_plan(struct cache_list *l, time_t now, uint64_t keep_second
 /* Remove one entry (and its stamp): 0 or -errno. */
 int cache_remove(const struct cache_entry *e);
 
-/* Record a use of the entry at `path` (its stamp's mtime is now). Best
- * effort: a cache lab cannot stamp is still used. */
+/* Record a use of the entry at `path` (its stamp's mtime is now); nothing
+ * when there is no entry. Best effort: a cache lab cannot stamp is still
+ * used. */
 void cache_touch(const char *path);
 
 const char *cache_kind_name(enum cache_kind k);

@@ -113,6 +113,7 @@ static int lookup_index(const char *images, const char *name, const char *key, s
 {
 	_cleanup_free_ char *idx = index_path(images, name, key), *dir = NULL;
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int r;
 
 	if (strbuf_read_file(&sb, idx, 4096) < 0)
 		return -ENOENT;
@@ -121,7 +122,12 @@ static int lookup_index(const char *images, const char *name, const char *key, s
 	if (sb.len < KEY_SHORT || strchr(sb.buf, '/'))
 		return -ENOENT;
 	dir = xasprintf("%s/%s-%.*s", images, name, KEY_SHORT, sb.buf);
-	return image_artifact_load(dir, ret);
+	if ((r = image_artifact_load(dir, ret)) < 0)
+		return r;
+	/* a lookup is a use (a run's, a boot's; a listing's too: lab gc errs
+	 * toward keeping) */
+	cache_touch(dir);
+	return 0;
 }
 
 static int load_recipe(const struct spec_image *im, const struct image_opts *o, struct recipe **ret,
@@ -444,7 +450,6 @@ int image_build(const struct spec *s, const struct spec_image *im, const struct 
 		return r;
 	if (!o->refresh && lookup_index(images, im->name, key, ret) == 0) {
 		ret->cached = ret->current = true;
-		cache_touch(ret->dir);
 		return 0;
 	}
 	if (geteuid() != 0) {
@@ -464,7 +469,6 @@ int image_build(const struct spec *s, const struct spec_image *im, const struct 
 	/* another lab may have built it while we waited for the lock */
 	if (!o->refresh && lookup_index(images, im->name, key, ret) == 0) {
 		ret->cached = ret->current = true;
-		cache_touch(ret->dir);
 		return 0;
 	}
 	tmp = xasprintf("%s/tmp-%s-%d", images, im->name, (int)getpid());

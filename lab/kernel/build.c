@@ -232,6 +232,9 @@ int kernel_lookup(const struct spec *s, const struct kvariant *v, struct kartifa
 		dir = xasprintf("%s/kernels/%.16s", cache, in.key);
 		r = kartifact_load(dir, v->name, in.key, &a);
 		if (r == 0) {
+			/* a lookup is a use (a run's, a boot's; a listing's too:
+			 * lab gc errs toward keeping) */
+			cache_touch(dir);
 			fill_patch_list(&in, &a);
 			recheck(v, &a);
 		}
@@ -668,11 +671,13 @@ static int kb_tree(struct kbuild *b, bool scratch, int *lockfd, struct diags *d)
 		diags_add(d, NULL, "cannot use work folder '%s': %s", b->work, strerror(-r));
 		return r;
 	}
-	/* uses, for lab gc: the work tree, and the unpacked source it comes
-	 * from when that is the cache's (a local tree is the user's) */
+	/* uses, for lab gc (the source stamps its own tree) */
 	cache_touch(b->work);
-	if (str_startswith(b->in.src.tree, b->cache) && b->in.src.tree[strlen(b->cache)] == '/')
-		cache_touch(b->in.src.tree);
+	{
+		_cleanup_free_ char *cc = path_join(b->cache, "ccache");
+
+		cache_touch(cc);
+	}
 	step(b->p, b->v->name, "patches");
 	if ((r = worktree_ensure(b->work, b->in.src.tree, &b->log, d, &b->v->kernel->pos)) < 0 ||
 	    (r = worktree_switch(b->work, b->in.src.tree, b->in.patches, b->in.npatches, &b->log, d)) < 0)
@@ -709,7 +714,6 @@ static void kb_ccache(const struct kbuild *b, struct command *c)
 	if (getenv("LAB_NO_CCACHE") || access(gcc, X_OK) < 0)
 		return;
 	ccdir = path_join(b->cache, "ccache");
-	cache_touch(ccdir);
 	work = path_join(b->cache, "work");
 	full = xasprintf("%s:%s", CCACHE_MASQUERADE, path && *path ? path : "/usr/bin:/bin");
 	command_env(c, "CCACHE_DIR", ccdir);

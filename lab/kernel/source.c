@@ -127,6 +127,7 @@ static int prepare_debian(const char *cache, const struct spec_source *src, stru
 		if (r < 0)
 			return r;
 	}
+	cache_touch(dir);
 	k->tree = TAKE_PTR(dir);
 	return 0;
 }
@@ -151,6 +152,7 @@ static int prepare_tarball(const char *cache, const struct spec_source *src, str
 		if (r < 0)
 			return r;
 	}
+	cache_touch(dir);
 	k->tree = TAKE_PTR(dir);
 	return 0;
 }
@@ -257,6 +259,7 @@ static int prepare_git(const char *cache, const struct spec_source *src, struct 
 		if (r < 0)
 			return r;
 	}
+	cache_touch(dir);
 	k->tree = TAKE_PTR(dir);
 	return 0;
 }
