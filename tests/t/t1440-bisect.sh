@@ -1,35 +1,29 @@
 #!/bin/sh
-# lab bisect, for real: a synthetic series of 4 small patches on the base
-# kernel (patches 1, 2, 6 and 7 of tests/data/bisect-series, in that
-# order: 4 patches make a bisect of 3 steps where 8 took 4, at 4 boots a
-# step), where patch 3 alone adds a udelay(200) to every read of
-# /proc/version and the others only add comments. A
+# lab bisect, for real, on an instruction-timed guest (timing: icount), so
+# that the other lane's tests cannot move it. Synthetic series on the base
+# kernel (tests/data/bisect-series), where patch 6 alone adds a udelay(200)
+# to every read of /proc/version and the others only add comments. A
 # workload reads /proc/version 1,800 times in 9 timed batches and reports
-# the median batch's time a read,
-# on an instruction-timed guest (timing: icount), so that the other lane's
-# tests cannot move it.
-# lab bisect between base and the whole series must name patch 3, building
-# only the prefixes it visits (each an incremental build in the series'
-# work tree), deciding each step with sequential boots; its state survives
-# an interruption (--resume goes on with the step left), and the bisect's
-# folder is a stored run that lab report and lab bundle take.
-# lab-test-seconds: 950 (make test here on 2026-12-05: 940 s, 12 boots, every step decided at its first look, with the other lane busy: tests/run-all balances its two lanes by it)
-# lab-test-seconds-full: 1300
-# lab-test-over-budget: a 3-step bisect at 4 to 8 icount boots a step (18 here) takes 17 minutes with the other lane busy; to be cut below 10 (issue 36)
-# lab-test-boots: 24
-# lab-test-boots-full: 32
+# the median batch's time a read.
+#   make test: the series of patches 1 and 6 (a bisect of 2 steps at 4
+#   boots a step): lab bisect between base and the whole series names the
+#   second patch, building only the prefixes it visits (each an
+#   incremental build in the series' work tree), deciding each step with
+#   sequential boots; the bisect's folder is a stored run that lab report
+#   and lab bundle take.
+#   make test-full: also the series of patches 1, 2, 6 and 7 (3 steps),
+#   which must name its third patch, and whose state survives an
+#   interruption (--resume goes on with the step left).
+# lab-test-seconds: 560
+# lab-test-seconds-full: 1500
+# lab-test-boots: 16
+# lab-test-boots-full: 48
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
 
-mkdir -p proj/workloads && for d in kernels images; do ln -s "$SRC_DIR/$d" "proj/$d"; done
-for e in "$W"/*; do ln -s "$e" proj/workloads/; done
-mkdir proj/series
-for p in 1:1 2:2 6:3 7:4; do
-	cp "$SRC_DIR"/tests/data/bisect-series/000"${p%:*}"-*.patch "proj/series/000${p#*:}-$(basename "$SRC_DIR"/tests/data/bisect-series/000"${p%:*}"-*.patch | cut -c6-)"
-done
-mkdir proj/workloads/procread
-cat >proj/workloads/procread/workload.yaml <<'EOF'
+mkdir procread
+cat >procread/workload.yaml <<'EOF'
 name: procread
 description: reads /proc/version with the shell's read builtin; the time a read (the median of 9 batches)
 timeout: 3m
@@ -37,7 +31,7 @@ params:
   reads: {type: uint, default: 1800}
 metrics: [procread.usec_per_read]
 EOF
-cat >proj/workloads/procread/run <<'EOF'
+cat >procread/run <<'EOF'
 #!/bin/sh
 # 9 batches of reads/9 reads, each timed: the parser keeps the median
 # batch, so that a burst of other guest work (a timer, a late unit of the
@@ -57,7 +51,7 @@ while [ "$b" -lt 9 ]; do
 	b=$((b + 1))
 done
 EOF
-cat >proj/workloads/procread/parse <<'EOF'
+cat >procread/parse <<'EOF'
 #!/bin/sh
 awk '/^reads [0-9]+ ns [0-9]+$/ { v[n++] = $4 / $2 / 1000 }
      END {
@@ -66,41 +60,59 @@ awk '/^reads [0-9]+ ns [0-9]+$/ { v[n++] = $4 / $2 / 1000 }
 	printf "procread.usec_per_read %.3f\n", v[4]
      }' "$1"
 EOF
-chmod +x proj/workloads/procread/run proj/workloads/procread/parse
-python3 - "$P/lab.yaml" proj/lab.yaml <<'PY'
-import sys
-s = open(sys.argv[1]).read()
-s = s.replace("topologies:\n", """topologies:
-  # guest time counts instructions: a read's time is its path length,
-  # whatever else this host runs
-  tiny-icount: {cores: 1, memory: 1G, timing: icount}
-""", 1)
-s = s.replace("kernels:\n", """kernels:
-  slowproc:
-    from: base
-    patches: series
-""", 1)
-s = s[:s.index("experiments:")] + """experiments:
-  proc:
-    kernels: [base, slowproc]
-    topology: tiny-icount
-    image: minimal
-    boot: once
-    repeat: auto
-    decide: {max-boots: 4, runs-per-boot: 2}
-    timeout: 5m
-    workloads:
-      - workload: procread
-        expect:
-          procread.usec_per_read: {direction: decrease, mde: 20%}
-"""
-open(sys.argv[2], "w").write(s)
-PY
+chmod +x procread/run procread/parse
+# make_proj DIR N...: a project in DIR whose series "slowproc" is the
+# data patches N..., renumbered from 1
+make_proj() {
+	mkdir -p "$1/workloads" "$1/series" &&
+	for d in kernels images; do ln -s "$SRC_DIR/$d" "$1/$d"; done &&
+	for e in "$W"/*; do ln -s "$e" "$1/workloads/"; done &&
+	ln -s "$PWD/procread" "$1/workloads/procread" &&
+	_d=$1 _i=0 && shift &&
+	for _n in "$@"; do
+		_i=$((_i + 1)) &&
+		_f=$(basename "$SRC_DIR"/tests/data/bisect-series/000"$_n"-*.patch) &&
+		cp "$SRC_DIR/tests/data/bisect-series/$_f" "$_d/series/000$_i-${_f#000?-}" || return 1
+	done &&
+	set -- "$_d" &&
+	python3 - "$P/lab.yaml" "$1/lab.yaml" <<-'PY'
+	import sys
+	s = open(sys.argv[1]).read()
+	s = s.replace("topologies:\n", """topologies:
+	  # guest time counts instructions: a read's time is its path length,
+	  # whatever else this host runs
+	  tiny-icount: {cores: 1, memory: 1G, timing: icount}
+	""", 1)
+	s = s.replace("kernels:\n", """kernels:
+	  slowproc:
+	    from: base
+	    patches: series
+	""", 1)
+	s = s[:s.index("experiments:")] + """experiments:
+	  proc:
+	    kernels: [base, slowproc]
+	    topology: tiny-icount
+	    image: minimal
+	    boot: once
+	    repeat: auto
+	    decide: {max-boots: 4, runs-per-boot: 2}
+	    timeout: 5m
+	    workloads:
+	      - workload: procread
+	        expect:
+	          procread.usec_per_read: {direction: decrease, mde: 20%}
+	"""
+	open(sys.argv[2], "w").write(s)
+	PY
+}
+# make test: a bisect of 2 steps; make test-full: of 3 steps too
+make_proj proj 1 6
+! test_have_prereq FULL || make_proj proj4 1 2 6 7
 
 test_expect_success 'bad input: an end outside the series, a metric no workload measures, nothing stored' "
-	test_must_fail_with 2 lab -C proj bisect proc --good base --bad slowproc@5 --metric procread.usec_per_read 2>err &&
-	test_grep -q 'is not base, slowproc or slowproc@N with N from 1 to 4' err &&
-	test_must_fail_with 2 lab -C proj bisect proc --good slowproc@3 --bad slowproc@2 --metric procread.usec_per_read 2>err &&
+	test_must_fail_with 2 lab -C proj bisect proc --good base --bad slowproc@3 --metric procread.usec_per_read 2>err &&
+	test_grep -q 'is not base, slowproc or slowproc@N with N from 1 to 2' err &&
+	test_must_fail_with 2 lab -C proj bisect proc --good slowproc@2 --bad slowproc@1 --metric procread.usec_per_read 2>err &&
 	test_grep -q 'must come before the bad end' err &&
 	test_must_fail_with 2 lab -C proj bisect proc --good base --bad slowproc --metric nosuch.metric 2>err &&
 	test_grep -q \"no workload of experiment 'proc' measures 'nosuch.metric'\" err &&
@@ -109,37 +121,47 @@ test_expect_success 'bad input: an end outside the series, a metric no workload 
 	! test -d proj/results || test -z \"\$(ls proj/results | grep -v index)\"
 "
 
-test_expect_success 'lab bisect names patch 3, visiting 3 prefixes, each decided by the engine' "
-	lab -C proj bisect proc --good base --bad slowproc --metric procread.usec_per_read --threshold 20% \
-		>out 2>err || { cat err out; false; } &&
-	test_grep -q '^first bad: slowproc@3 (proc: wait 200 us in every read of /proc/version)' out &&
-	id=\$(sed -n '1s/^bisect \\([0-9a-f-]*\\)$/\\1/p' out) && echo \$id >id &&
-	python3 - proj/results/\$id/bisect.json <<-'EOF' &&
+# check_bisect DIR ID PREFIXES MARKS GOOD BAD STEPS: what bisect.json of a
+# found bisect must say
+check_bisect() {
+	python3 - "$1/results/$2/bisect.json" "$3" "$4" "$5" "$6" "$7" <<-'EOF'
 	import json, sys
 	b = json.load(open(sys.argv[1]))
-	assert b['state'] == 'found' and b['range_good'] == 2 and b['range_bad'] == 3, b
+	prefixes = [int(x) for x in sys.argv[2].split(',')]
+	marks = sys.argv[3].split(',')
+	good, bad, planned = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+	assert b['state'] == 'found' and b['range_good'] == good and b['range_bad'] == bad, b
 	steps = b['steps']
-	# the ends, then the middle of what is left: 2 (good), 3 (bad)
-	assert [s['prefix'] for s in steps] == [4, 2, 3], steps
-	assert [s['mark'] for s in steps] == ['bad', 'good', 'bad'], steps
+	# the ends, then the middle of what is left
+	assert [s['prefix'] for s in steps] == prefixes, steps
+	assert [s['mark'] for s in steps] == marks, steps
 	assert b['direction'] == 1, b  # a read got slower: the bad way is up
 	for s in steps:
 	    assert s['done'] and s['run'] and s['seconds'] > 0, s
 	    assert s['boots'][0] >= 2 and s['boots'][1] >= 2, s
-	    assert abs(s['alpha'] - 0.05 / 3) < 1e-9, s
+	    # each step's share of the bisect's alpha
+	    assert abs(s['alpha'] - 0.05 / planned) < 1e-9, s
 	# the slow prefixes read much slower than base (200 us a read and more)
 	for s in steps:
 	    if s['mark'] == 'bad':
 	        assert s['change_pct'] > 100, s
 	EOF
-	test_grep -q 'step slowproc@3 against base' proj/results/\$id/bisect.log &&
+}
+
+test_expect_success 'lab bisect names patch 2 of 2, visiting 2 prefixes, each decided by the engine' "
+	lab -C proj bisect proc --good base --bad slowproc --metric procread.usec_per_read --threshold 20% \
+		>out 2>err || { cat err out; false; } &&
+	test_grep -q '^first bad: slowproc@2 (proc: wait 200 us in every read of /proc/version)' out &&
+	id=\$(sed -n '1s/^bisect \\([0-9a-f-]*\\)$/\\1/p' out) && echo \$id >id &&
+	check_bisect proj \$id 2,1 bad,good 1 2 2 &&
+	test_grep -q 'step slowproc@1 against base' proj/results/\$id/bisect.log &&
 	test_grep -q 'found' proj/results/\$id/bisect.log
 "
 
 test_expect_success 'the bisect folder is a stored run: lab report and lab bundle take it' "
 	id=\$(cat id) &&
 	lab -C proj report \$id >report &&
-	test_grep -q 'slowproc@3' report &&
+	test_grep -q 'slowproc@2' report &&
 	lab -C proj bundle \$id -o b.tar.zst &&
 	tar --zstd -tf proj/b.tar.zst >members &&
 	test_grep -q \"^\$id/bisect.json\\\$\" members &&
@@ -147,24 +169,29 @@ test_expect_success 'the bisect folder is a stored run: lab report and lab bundl
 	test_grep -q \"^\$id/runs/proc.0001/metrics\\\$\" members
 "
 
+test_expect_success FULL 'a series of 4: lab bisect names patch 3, visiting 3 prefixes' "
+	lab -C proj4 bisect proc --good base --bad slowproc --metric procread.usec_per_read --threshold 20% \
+		>out 2>err || { cat err out; false; } &&
+	test_grep -q '^first bad: slowproc@3 (proc: wait 200 us in every read of /proc/version)' out &&
+	id=\$(sed -n '1s/^bisect \\([0-9a-f-]*\\)$/\\1/p' out) && echo \$id >id4 &&
+	check_bisect proj4 \$id 4,2,3 bad,good,bad 2 3 3 &&
+	test_grep -q 'step slowproc@3 against base' proj4/results/\$id/bisect.log
+"
+
 test_expect_success FULL 'interrupted: lab bisect --resume runs only the step left and names the same patch' "
-	id=\$(cat id) &&
-	python3 - proj/results/\$id/bisect.json <<-'EOF' &&
+	id=\$(cat id4) &&
+	python3 - proj4/results/\$id/bisect.json <<-'EOF' &&
 	import json, sys
 	b = json.load(open(sys.argv[1]))
 	# as if lab stopped before the last step started
 	b['steps'] = b['steps'][:2]
 	json.dump(b, open(sys.argv[1], 'w'))
 	EOF
-	before=\$(ls proj/results | grep -c -v index) &&
-	lab -C proj bisect --resume \$id >out 2>err || { cat err out; false; } &&
+	before=\$(ls proj4/results | grep -c -v index) &&
+	lab -C proj4 bisect --resume \$id >out 2>err || { cat err out; false; } &&
 	test_grep -q '^first bad: slowproc@3' out &&
-	test \$(ls proj/results | grep -c -v index) = \$((before + 1)) &&
-	python3 - proj/results/\$id/bisect.json <<-'EOF'
-	import json, sys
-	b = json.load(open(sys.argv[1]))
-	assert [s['prefix'] for s in b['steps']] == [4, 2, 3] and b['state'] == 'found', b
-	EOF
+	test \$(ls proj4/results | grep -c -v index) = \$((before + 1)) &&
+	check_bisect proj4 \$id 4,2,3 bad,good,bad 2 3 3
 "
 
 test_expect_success 'every guest is gone' "

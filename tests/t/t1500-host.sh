@@ -1,19 +1,20 @@
 #!/bin/sh
 # Bare-metal hosts over SSH, with a TCG guest that lab booted playing the
 # host (to ssh it is one; a reboot restarts it into its own kernel, as a
-# boot loader would): before `lab host trust` nothing runs there; trust
-# pins its keys; facts reads its CPUs, NUMA nodes, release and boot id
-# (checked against the guest itself); check says what lab needs there and
-# how to fix what is missing; lab host boot kexecs a second variant (a new
-# boot id, its release); lab run runs an experiment there, kexec per
-# variant, with the host's facts kept per run; lab host restore reboots
-# into its own kernel (from where lab run left it: no extra boot); a kexec
-# that hangs gets the host's power-cycle command (lab vm reset here) and the
-# fallback to its own kernel is reported; a host whose key changed is
-# refused.
-# The slowest test: two variants built, several kexecs under TCG.
-# lab-test-seconds: 520 (make test here on 2026-12-05, with the other lane busy: tests/run-all balances its two lanes by it)
-# lab-test-seconds-full: 500
+# boot loader would).
+#   make test: before `lab host trust` nothing runs there; trust pins its
+#   keys; facts reads its CPUs, NUMA nodes, release and boot id (checked
+#   against the guest itself); check says what lab needs there and how to
+#   fix what is missing; lab host boot kexecs a second variant (a new boot
+#   id, its release); lab host restore reboots into its own kernel (from
+#   where the kexec left it: no extra boot); a host whose key changed is
+#   refused.
+#   make test-full: also lab run there, a kexec per variant, with the
+#   host's facts kept per run; a kexec that hangs gets the host's
+#   power-cycle command (lab vm reset here) and the fallback to its own
+#   kernel is reported.
+# lab-test-seconds: 360
+# lab-test-seconds-full: 700
 # lab-test-boots: 1
 # lab-test-boots-full: 1
 . "$(dirname "$0")/test-lib.sh"
@@ -108,7 +109,7 @@ test_expect_success 'lab host boot: kexec into a second variant, a new boot, its
 	EOF
 "
 
-test_expect_success 'lab run on the host: a kexec per variant, the same driver, the host facts kept' "
+test_expect_success FULL 'lab run on the host: a kexec per variant, the same driver, the host facts kept' "
 	lab -C proj run metal >report 2>err &&
 	id=\$(ls proj/results | grep -v index) &&
 	d=proj/results/\$id/runs &&
@@ -122,8 +123,9 @@ test_expect_success 'lab run on the host: a kexec per variant, the same driver, 
 	test -s \$d/metal.0001/lscpu.json
 "
 
-# lab run left the host on tg-ratelimit (the test above checks that it says
-# so): restore takes it from there, without a boot of its own
+# lab host boot left the host on tg-ratelimit, and so did lab run in the
+# full tier (the test above checks that it says so): restore takes it from
+# there, without a boot of its own
 test_expect_success 'lab host restore: a reboot into its own kernel' "
 	lab -C proj --json host facts box >f.json &&
 	python3 -c 'import json; f = json.load(open(\"f.json\")); assert \"lab-tg-ratelimit\" in f[\"release\"], f' &&
