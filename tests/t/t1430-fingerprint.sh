@@ -142,7 +142,9 @@ test_expect_success 'lab judge --fingerprint: refused across CPU models, --allow
 	test_grep -q \"variant 'nosuch'\" err &&
 	printf '{\"cpu_model\": 7}' >bad.json &&
 	test_must_fail_with 2 lab judge j.csv --fingerprint base=bad.json 2>err &&
-	test_grep -q \"'cpu_model' is an integer\" err
+	test_grep -q \"'cpu_model' is an integer\" err &&
+	test_must_fail_with 2 lab judge j.csv --fingerprint base=fa.json --fingerprint base=fb.json 2>err &&
+	test_grep -q \"judge: --fingerprint 'base=fb.json': variant 'base' is given twice\" err
 "
 
 test_done
