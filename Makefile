@@ -136,11 +136,12 @@ test-slow: $(A)/bin/lab $(LAB_BIN)
 		tests/run-all tests/slow/s[0-9]*.sh
 
 # Figures, printed; never asserted.
-bench: $(LAB_BIN) $(PLUGIN) build/bench/shard-import
+bench: $(LAB_BIN) $(PLUGIN) build/bench/shard-import build/bench/mann-whitney
 	bench/kernel-build
 	bench/image-boot
 	bench/report
 	bench/judge
+	bench/mann-whitney
 	bench/monitors
 	bench/insn
 	bench/placement

@@ -26,6 +26,7 @@
 #include "run/store.h"
 #include "run/index.h"
 #include "util/alloc.h"
+#include "util/escape.h"
 #include "util/clock.h"
 #include "util/fs.h"
 #include "util/path.h"
@@ -75,7 +76,7 @@ static void blog(struct bisector *x, const char *fmt, ...) _printf_(2, 3);
 static void blog(struct bisector *x, const char *fmt, ...)
 {
 	_cleanup_free_ char *path = path_join(x->dir, "bisect.log"), *msg = NULL;
-	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT, esc = STRBUF_INIT;
 	char stamp[32];
 	time_t now = time(NULL);
 	struct tm tm;
@@ -87,10 +88,12 @@ static void blog(struct bisector *x, const char *fmt, ...)
 	va_end(ap);
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	strbuf_addf(&line, "%s %s\n", stamp, msg ? msg : "?");
+	/* subjects and the metric may come from a stored bisect.json: escaped, in the log and on the terminal */
+	term_escape(&esc, msg ? msg : "?");
+	strbuf_addf(&line, "%s %s\n", stamp, esc.buf);
 	fs_append(path, line.buf, line.len);
 	if (x->ctx->verbosity >= 0 && !x->ctx->json)
-		fprintf(stderr, "bisect: %s\n", msg ? msg : "?");
+		fprintf(stderr, "bisect: %s\n", esc.buf);
 }
 
 static int save_state(struct bisector *x)
@@ -238,6 +241,53 @@ static int new_bisect(struct bisector *x, struct spec *s, const char *experiment
 	return save_state(x);
 }
 
+/*
+ * A stored bisect.json against what it resumes with: its experiment and
+ * series as lab.yaml has them now (the same number of patches), and each
+ * step's run a stored run of that experiment. The file is data from disk:
+ * a mismatch is refused, naming the field, before anything runs.
+ */
+static int check_stored(struct bisector *x, const char *path)
+{
+	const struct bisect *b = &x->b;
+	_cleanup_spec_ struct spec *s = NULL;
+	struct bisect now = { 0 };
+	int r = 0;
+
+	if (cmd_load_spec(x->ctx, x->ctx->file, &s) < 0)
+		return -1;
+	if (!spec_find_experiment(s, b->experiment)) {
+		cmd_error(x->ctx, "bisect: %s: 'experiment': %s has no experiment '%s'", path, s->path, b->experiment);
+		return -1;
+	}
+	if (series_patches(x->ctx, s, b->series, &now) < 0)
+		return -1;
+	if (now.npatches != b->npatches || !streq(now.from, b->from)) {
+		cmd_error(x->ctx, "bisect: %s: 'patches': %u patches on %s, but series '%s' in %s has %u on %s", path,
+			  b->npatches, b->from, b->series, s->path, now.npatches, now.from);
+		r = -1;
+	}
+	bisect_release(&now);
+	for (size_t i = 0; !r && i < b->nsteps; i++) {
+		const struct bisect_step *st = &b->steps[i];
+		_cleanup_free_ char *dir = st->run ? store_find(x->root, st->run) : NULL;
+		_cleanup_result_set_ struct result_set *rs = NULL;
+		_cleanup_diags_ struct diags d = { 0 };
+
+		if (!dir)
+			continue; /* not stored (any more): the step starts again */
+		/* a run lab cannot read yet (stopped as it began) is the engine's to resume or refuse */
+		if (store_load(dir, &rs, &d) < 0)
+			continue;
+		if (!rs->experiment || !streq(rs->experiment, b->experiment)) {
+			cmd_error(x->ctx, "bisect: %s: 'steps': the run %s of prefix %u is of experiment '%s', not '%s'",
+				  path, st->run, st->prefix, rs->experiment ? rs->experiment : "?", b->experiment);
+			r = -1;
+		}
+	}
+	return r;
+}
+
 static int load_bisect(struct bisector *x, const char *id)
 {
 	_cleanup_free_ char *path = NULL, *err = NULL;
@@ -259,7 +309,7 @@ static int load_bisect(struct bisector *x, const char *id)
 		return -1;
 	}
 	x->id = path_basename(x->dir);
-	return 0;
+	return check_stored(x, path);
 }
 
 struct step_started {
@@ -454,8 +504,11 @@ int cmd_bisect(struct lab_ctx *ctx, int argc, char **argv)
 		if (strbuf_read_file(&out, path, BISECT_MAX_BYTES) < 0)
 			strbuf_addstr(&out, "{}\n");
 	} else {
+		_cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
+
 		strbuf_addf(&out, "bisect %s\n", x.id);
-		bisect_format_text(&x.b, &out);
+		bisect_format_text(&x.b, &raw);
+		term_escape_lines(&out, raw.buf ? raw.buf : "");
 	}
 	cmd_write(&out);
 	if (rc == EXIT_OK && state != BISECT_FOUND)

@@ -80,6 +80,15 @@ static int read_fingerprints(const struct lab_ctx *ctx, const struct jopts *o, s
 			cmd_error(ctx, "judge: --fingerprint names variant '%s', which the file does not have", variant);
 			return -1;
 		}
+		/* a variant's runs were measured in one place: a second file is a mistake, not an override */
+		for (size_t j = 0; j < i; j++) {
+			const char *prev = o->fingerprint.v[j], *peq = strchr(prev, '=');
+
+			if (peq && (size_t)(peq - prev) == strlen(variant) && !strncmp(prev, variant, strlen(variant))) {
+				cmd_error(ctx, "judge: --fingerprint '%s': variant '%s' is given twice", arg, variant);
+				return -1;
+			}
+		}
 		if ((r = read_text(eq + 1, &text, &len)) < 0) {
 			cmd_error(ctx, "judge: cannot read '%s': %s", eq + 1, strerror(-r));
 			return -1;

@@ -24,6 +24,7 @@
 #include "run/shard.h"
 #include "run/spool.h"
 #include "util/alloc.h"
+#include "util/escape.h"
 #include "util/fs.h"
 #include "util/path.h"
 #include "util/paths.h"
@@ -79,11 +80,15 @@ static int refuse(const char *sd, const char *node, const char *fmt, ...)
 {
 	_cleanup_free_ char *msg = NULL, *line = NULL, *p = path_join(sd, "error");
 	va_list ap;
+	_cleanup_strbuf_ struct strbuf esc = STRBUF_INIT;
 
 	va_start(ap, fmt);
 	msg = xvasprintf(fmt, ap);
 	va_end(ap);
-	line = xasprintf("node %s: %s\n", node, msg);
+	/* the message quotes the shard's files, which came from elsewhere: escaped, here and in the error file
+	 * the head prints */
+	term_escape(&esc, msg);
+	line = xasprintf("node %s: %s\n", node, esc.buf ? esc.buf : "");
 	fs_write_atomic(p, line, strlen(line), 0644);
 	fprintf(stderr, "lab shard: %s", line);
 	return EXIT_FAILED;

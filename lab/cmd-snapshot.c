@@ -14,10 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd.h"
 #include "run/snapshot.h"
 #include "run/store.h"
 #include "util/alloc.h"
+#include "util/escape.h"
 #include "util/fs.h"
 #include "util/json.h"
 #include "util/path.h"
@@ -202,7 +204,11 @@ static int snap_show(struct lab_ctx *ctx, int argc, char **argv)
 		json_object_end(&j);
 		json_finish(&j);
 	} else {
-		snapshot_format(&snap, &out);
+		_cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
+
+		/* paths and set lines came with the run, from elsewhere: a terminal gets them escaped */
+		snapshot_format(&snap, &raw);
+		term_escape_lines(&out, raw.buf ? raw.buf : "");
 	}
 	cmd_write(&out);
 	return EXIT_OK;
@@ -250,6 +256,11 @@ static bool built_list(const struct lab_ctx *ctx, const char *opt, const struct 
 		}
 		names[i] = xstrndup(in->v[i], (size_t)(eq - in->v[i]));
 		out[i] = (struct snapshot_built){ .name = names[i], .path = eq + 1 };
+		/* a file lab cannot read is an error, not an "absent" line in the snapshot */
+		if (!path_is_file(eq + 1) || access(eq + 1, R_OK) < 0) {
+			cmd_error(ctx, "snapshot write: --%s %s: '%s' is not a file lab can read", opt, in->v[i], eq + 1);
+			return false;
+		}
 	}
 	return true;
 }

@@ -56,6 +56,7 @@ bool verdict_decided(enum verdict v)
 /* A side's units (boot means, or its runs) and the parts of its variance. */
 struct units {
 	const double *u; /* the boot means (bm) or the side's runs */
+	const double *v; /* the side's runs, always */
 	double *bm;      /* each boot's mean, owned */
 	size_t n, runs, boots;
 	double mean, cvb, cvw;
@@ -135,6 +136,7 @@ static void make_units(const struct side *s, struct units *u)
 	variance_parts(s, which, u->boots, bm, bn, u);
 	u->bm = bm;
 	u->u = s->v;
+	u->v = s->v;
 	u->n = s->n;
 }
 
@@ -144,10 +146,12 @@ static void units_by_boot(struct units *u)
 	u->n = u->boots;
 }
 
+/* Logs or values: decided on the runs' values, not on boot means (a boot
+ * of mixed signs can have a positive mean, and its logs would hide that). */
 static bool all_positive(const struct units *u)
 {
-	for (size_t i = 0; i < u->n; i++)
-		if (!(u->u[i] > 0))
+	for (size_t i = 0; i < u->runs; i++)
+		if (!(u->v[i] > 0))
 			return false;
 	return true;
 }
@@ -198,12 +202,23 @@ static void set_interval(struct effect *e, bool logs, const struct welch *w, con
 	}
 }
 
+/*
+ * A relative change in % from the ratio r = mean(b) / mean(a): (mean(b) -
+ * mean(a)) / |mean(a)|, which follows the sign of the difference whatever
+ * the baseline's sign (a fall from -10 to -12 is -20%, not +20%).
+ */
+static double rel_change(double r, double ma)
+{
+	return 100 * (ma < 0 ? 1 - r : r - 1);
+}
+
 /* Not every value positive and not points: the ratio of the means, by Fieller. */
 static void fieller_of(const struct units *a, const struct units *b, double alpha, const struct welch *w,
 		       struct effect *e)
 {
 	struct sample_stats sa, sb;
-	double lo, hi;
+	double lo, hi, k, ma, mb, va, vb;
+	int ex;
 
 	e->method = "fieller";
 	stats_describe(a->u, a->n, &sa);
@@ -212,19 +227,26 @@ static void fieller_of(const struct units *a, const struct units *b, double alph
 		e->why = "the baseline's mean is 0: no relative change";
 		return;
 	}
-	e->change = 100 * (sb.mean / sa.mean - 1);
+	e->change = 100 * (sb.mean - sa.mean) / fabs(sa.mean);
 	e->mde = 100 * w->mde / fabs(sa.mean);
-	double va = sa.stddev * sa.stddev / (double)sa.n, vb = sb.stddev * sb.stddev / (double)sb.n;
+	/* scale-free: the ratio is the same over k, a power of two near the largest figure */
+	frexp(fmax(fmax(fabs(sa.mean), fabs(sb.mean)), fmax(sa.stddev, sb.stddev)), &ex);
+	k = ldexp(1, ex);
+	ma = sa.mean / k;
+	mb = sb.mean / k;
+	va = (sa.stddev / k) * (sa.stddev / k) / (double)sa.n;
+	vb = (sb.stddev / k) * (sb.stddev / k) / (double)sb.n;
 
-	if (!stats_fieller(sa.mean, va, sb.mean, vb, gsl_cdf_tdist_Qinv(alpha / 2, w->df), &lo, &hi)) {
+	if (!stats_fieller(ma, va, mb, vb, gsl_cdf_tdist_Qinv(alpha / 2, w->df), &lo, &hi)) {
 		e->why = "the baseline's mean is not clearly away from 0: the ratio's interval is unbounded";
 		return;
 	}
-	e->lo = 100 * (fmax(lo, 0) - 1);
-	e->hi = 100 * (hi - 1);
-	if (stats_fieller(sa.mean, va, sb.mean, vb, gsl_cdf_tdist_Qinv(alpha, w->df), &lo, &hi)) {
-		e->elo = 100 * (fmax(lo, 0) - 1);
-		e->ehi = 100 * (hi - 1);
+	/* a negative baseline turns the ratio's interval around */
+	e->lo = fmin(rel_change(lo, sa.mean), rel_change(hi, sa.mean));
+	e->hi = fmax(rel_change(lo, sa.mean), rel_change(hi, sa.mean));
+	if (stats_fieller(ma, va, mb, vb, gsl_cdf_tdist_Qinv(alpha, w->df), &lo, &hi)) {
+		e->elo = fmin(rel_change(lo, sa.mean), rel_change(hi, sa.mean));
+		e->ehi = fmax(rel_change(lo, sa.mean), rel_change(hi, sa.mean));
 	}
 }
 
@@ -277,12 +299,17 @@ static void test_units(const struct units *a, const struct units *b, bool points
 	struct welch w, w2;
 
 	welch_of(a, b, logs, alpha, &w, &w2);
+	if (!w.ok || !w2.ok) {
+		/* a NaN anywhere is no test, never a p */
+		e->why = "no test: a figure of Welch's test is not finite (values beyond the range of a double)";
+		return;
+	}
 	e->tested = true;
 	if (w.se == 0) {
 		e->method = "permutation";
 		e->p = stats_permutation_p(a->u, a->n, b->u, b->n, seed);
 		e->why = "no variation within either side: an exact permutation test, and no interval";
-		e->change = points ? b->mean - a->mean : a->mean != 0 ? 100 * (b->mean / a->mean - 1) : NAN;
+		e->change = points ? b->mean - a->mean : a->mean != 0 ? 100 * (b->mean - a->mean) / fabs(a->mean) : NAN;
 		return;
 	}
 	/* a t far in the tail underflows to 0: no p is ever 0 */
@@ -349,7 +376,8 @@ static char *fmt_effect(const struct effect *e)
 static enum verdict verdict_no_interval(const struct effect *e, double s, double alpha, char **why)
 {
 	if (e->p < alpha && isfinite(e->change) && e->change != 0) {
-		*why = xasprintf("%+.4g%s, p=%.3g; %s", e->change, e->points ? " points" : "%", e->p, e->why);
+		*why = xasprintf("%+.4g%s, p=%.3g; %s", e->change, e->points ? " points" : "%", e->p,
+				 e->why ? e->why : "no interval");
 		if (s == 0)
 			return VERDICT_CHANGED;
 		return s * e->change > 0 ? VERDICT_IMPROVED : VERDICT_REGRESSED;

@@ -645,14 +645,8 @@ static void environment_html(struct xml *x, const struct comparison *c)
 	for (size_t f = 0; f < rs->nfps; f++) {
 		_cleanup_strv_ struct strv vars = STRV_INIT;
 		_cleanup_strbuf_ struct strbuf h = STRBUF_INIT;
-		size_t runs = 0;
+		size_t runs = report_env_users(rs, f, &vars);
 
-		for (size_t i = 0; i < rs->n; i++)
-			if (rs->runs[i].fp == (int)f) {
-				runs++;
-				if (!strv_contains(&vars, rs->runs[i].variant))
-					strv_push(&vars, rs->runs[i].variant);
-			}
 		if (rs->nfps > 1)
 			strbuf_addf(&h, "environment %zu: ", f + 1);
 		for (size_t k = 0; k < vars.n; k++)
@@ -662,11 +656,7 @@ static void environment_html(struct xml *x, const struct comparison *c)
 	}
 	xml_close(x);
 	for (int fi = 0; fi < FP_NFIELDS; fi++) {
-		bool known = false;
-
-		for (size_t f = 0; f < rs->nfps; f++)
-			known |= rs->fps[f].f[fi] != NULL;
-		if (!known)
+		if (!report_env_field_known(rs, fi))
 			continue;
 		xml_open(x, "tr");
 		cell(x, "m", "%s", fp_field_label(fi));

@@ -714,6 +714,7 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 	for (size_t g = 0; g < c->ngroups; g++)
 		group_md(c, &c->groups[g], o, out);
 	attrib_format_md(c, out);
+	report_environments_md(c, out);
 }
 
 static void json_stats(struct json *j, const struct sample_stats *s)
@@ -937,6 +938,7 @@ void report_format_json(const struct comparison *c, const struct report_opts *o,
 	attrib_format_json(c, &j);
 	if (c->nenv)
 		report_env_json(c, &j);
+	report_environments_json(c, &j);
 	json_object_end(&j);
 	json_finish(&j);
 }

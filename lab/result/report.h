@@ -84,6 +84,14 @@ struct json;
 struct xml;
 void report_env_json(const struct comparison *c, struct json *j);
 void report_env_html(const struct comparison *c, struct xml *x);
+/* "Environment": each distinct fingerprint of the runs, with the kernels and
+ * runs it covers (JSON: "environments"; Markdown: a table, a column each). */
+void report_environments_json(const struct comparison *c, struct json *j);
+void report_environments_md(const struct comparison *c, struct strbuf *out);
+/* The kernels (into vars) and the number of runs that used fingerprint f. */
+size_t report_env_users(const struct result_set *rs, size_t f, struct strv *vars);
+/* Whether some environment of the runs knows fingerprint field fi. */
+bool report_env_field_known(const struct result_set *rs, int fi);
 /* One self-contained HTML file: verdicts, tables, inline SVG charts (lab/result/html.c). */
 void report_format_html(const struct comparison *c, const struct report_opts *o, struct strbuf *out);
 

@@ -23,7 +23,7 @@ struct sample_stats {
 void stats_describe(const double *v, size_t n, struct sample_stats *out);
 
 struct welch {
-	bool ok;          /* false: fewer than 2 values a side, or no variance at all */
+	bool ok;          /* false: fewer than 2 values a side, or a figure not finite (no test) */
 	double diff;      /* mean(b) - mean(a) */
 	double se, df, t; /* standard error of diff, Welch-Satterthwaite df, t statistic */
 	double p;         /* two-sided p-value */
@@ -31,8 +31,10 @@ struct welch {
 	double mde;       /* smallest |diff| detectable at level 1-conf with 80% power */
 };
 
-/* b against a at confidence conf (0.95). Zero variance on both sides with
- * different means gives p 0 and a point interval. */
+/* b against a at confidence conf (0.95), scale-free (any finite values).
+ * Zero variance on both sides (se 0) with different means gives p 0 and a
+ * point interval. Not ok: fewer than 2 values a side, or a figure that is
+ * not finite (a difference past the largest double); the figures are NaN. */
 void stats_welch(const struct sample_stats *a, const struct sample_stats *b, double conf, struct welch *out);
 
 /* The robot's rule: the [min, max] ranges do not overlap. */
@@ -61,9 +63,11 @@ bool stats_fieller(double ma, double va, double mb, double vb, double tq, double
 
 /* Mann-Whitney U of b against a and the Hodges-Lehmann shift (median of
  * the pairwise differences b - a) with its interval from the order
- * statistics. p: exact when a side has at most 8 values and there are no
- * ties, else the normal approximation with tie and continuity correction
- * (SciPy 1.10's mannwhitneyu, method "auto"). */
+ * statistics, each selected without making the na x nb differences
+ * (O((na + nb) log) time, O(na + nb) memory). p: exact when a side has at
+ * most 8 values, there are no ties and na nb <= 10,000, else the normal
+ * approximation with tie and continuity correction (SciPy 1.10's
+ * mannwhitneyu, method "auto", but for the pair limit). */
 struct rank_test {
 	bool ok;  /* a value on each side */
 	double u; /* U of b */

@@ -364,6 +364,18 @@ static int read_bisect(struct json_reader *r, const struct json_doc *doc, struct
 	b->bad = (unsigned)bad;
 	b->direction = (int)dir;
 	b->max_boots = (unsigned)boots;
+	if (!b->max_boots)
+		return json_reader_bad(r, "is 0: a step needs at least a boot a kernel", "max_boots");
+	if (json_doc_get(doc, "state")) {
+		/* written for readers; lab works it out from the steps, but an unknown one is not lab's */
+		const char *st = json_doc_string_value(json_doc_get(doc, "state"));
+		size_t i = 0;
+
+		while (st && i < ELEMENTSOF(state_names) && !(state_names[i] && streq(st, state_names[i])))
+			i++;
+		if (!st || i == ELEMENTSOF(state_names))
+			return json_reader_bad(r, "is not a state of a bisect", "state");
+	}
 	if (!str_is_name(b->experiment) || !str_is_name(b->series) || !str_is_name(b->from))
 		return json_reader_bad(r, "is not a name", "experiment, series or from");
 	if (!(b->good < b->bad && b->bad <= b->npatches))

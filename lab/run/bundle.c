@@ -239,6 +239,7 @@ struct unpack {
 	const struct bundle_limits *lim;
 	struct pos pos;
 	uint64_t bytes, members;
+	int64_t in_size; /* the bundle file's size; -1: a pipe */
 	struct diags *d;
 };
 
@@ -248,8 +249,13 @@ static int over_ratio(struct unpack *u)
 
 	if (u->bytes <= u->lim->ratio_floor || in <= 0 || u->bytes / (uint64_t)in <= u->lim->max_ratio)
 		return 0;
-	diags_add(u->d, &u->pos, "refused: the bundle unpacks to more than %u times its size (%" PRIu64
-		  " bytes from %" PRId64 ")", u->lim->max_ratio, u->bytes, in);
+	/* in: what the reader has taken of the bundle so far, not its size */
+	if (u->in_size >= 0)
+		diags_add(u->d, &u->pos, "refused: the bundle unpacks to more than %u times its size (its first %" PRId64
+			  " bytes of %" PRId64 " unpack to %" PRIu64 " bytes)", u->lim->max_ratio, in, u->in_size, u->bytes);
+	else
+		diags_add(u->d, &u->pos, "refused: the bundle unpacks to more than %u times its size (its first %" PRId64
+			  " bytes read unpack to %" PRIu64 " bytes)", u->lim->max_ratio, in, u->bytes);
 	return -EFBIG;
 }
 
@@ -410,11 +416,14 @@ int bundle_unpack(int in_fd, const char *in_name, const char *into, const struct
 {
 	__attribute__((cleanup(archive_read_freep))) struct archive *a = archive_read_new();
 	static const struct bundle_limits defaults = BUNDLE_LIMITS_DEFAULT;
-	struct unpack u = { .a = a, .lim = lim ? lim : &defaults, .pos = { .file = in_name }, .d = d };
+	struct unpack u = { .a = a, .lim = lim ? lim : &defaults, .pos = { .file = in_name }, .in_size = -1, .d = d };
+	struct stat st;
 	_cleanup_free_ char *tmp = xasprintf("%s/.fetch-XXXXXX", into), *id = NULL;
 	_cleanup_close_ int dirfd = -1;
 	int r;
 
+	if (fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode))
+		u.in_size = (int64_t)st.st_size;
 	archive_read_support_format_tar(a);
 	archive_read_support_filter_all(a);
 	if (archive_read_open_fd(a, in_fd, 1 << 16) != ARCHIVE_OK) {

@@ -2,6 +2,7 @@
 /*
  * Shard planning: groups into comparison blocks, blocks onto nodes.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,19 @@ static int known_keys(struct json_reader *r, const struct json_doc *o, const cha
 	return 0;
 }
 
+/* A lab version: 1 to 64 of [A-Za-z0-9.+~_-] (a git describe, a Debian version), nothing a terminal acts on. */
+static bool is_version(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (!n || n > 64)
+		return false;
+	for (const char *p = v; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr(".+~_-", *p))
+			return false;
+	return true;
+}
+
 int shard_spec_parse(const char *path, const char *text, size_t len, struct shard_spec *ret, char **ret_err)
 {
 	static const char *const top[] = { "lab", "run", "experiment", "shard", "kernels", "image", NULL };
@@ -154,7 +168,7 @@ int shard_spec_parse(const char *path, const char *text, size_t len, struct shar
 	    json_reader_uint(&r, doc, "shard", 1000000, &idx) < 0)
 		goto bad;
 	s.index = (unsigned)idx;
-	if (!str_is_name(s.run) || !str_is_name(s.experiment) || strlen(s.lab) > 64) {
+	if (!str_is_name(s.run) || !str_is_name(s.experiment) || !is_version(s.lab)) {
 		json_reader_bad(&r, "is not a name", !str_is_name(s.run) ? "run" : !str_is_name(s.experiment) ? "experiment" : "lab");
 		goto bad;
 	}

@@ -36,6 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				hex_or_abort(s.kernels[i].key);
 				hex_or_abort(s.kernels[i].digest);
 			}
+			/* the version reaches terminals: nothing they act on */
+			if (strspn(s.lab, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+~_-") !=
+			    strlen(s.lab))
+				abort();
 			hex_or_abort(s.image_id);
 			hex_or_abort(s.image_digest);
 			if (!str_is_name(s.run))

@@ -172,6 +172,8 @@ test_expect_success 'a decompression bomb stops at the ratio limit and leaves no
 	mkdir -p into-bomb &&
 	test_must_fail_with 1 lab fetch -o into-bomb bomb.tar.zst 2>err &&
 	grep -q 'more than 1000 times its size' err &&
+	# the message names the bundle's size, and what of it was read
+	grep -q \"its first [0-9]* bytes of \$(stat -c %s bomb.tar.zst) unpack to [0-9]* bytes\" err &&
 	test -z \"\$(ls -A into-bomb)\"
 "
 

@@ -54,6 +54,23 @@ test_expect_success 'run.json keeps each environment once; a run of one environm
 	! grep -q mixed_environments a.json
 "
 
+test_expect_success 'the JSON and Markdown reports list each environment and the runs it covers' "
+	lab report --format json $A >a.json &&
+	python3 - a.json <<-'EOF' &&
+	import json, sys
+	envs = json.load(open(sys.argv[1]))['environments']
+	assert [e['fingerprint'] for e in envs] == [0, 1], envs
+	assert envs[0]['kernels'] == ['base'] and envs[0]['runs'] == ['e.0001', 'e.0003', 'e.0005'], envs
+	assert envs[1]['kernels'] == ['patched'] and envs[1]['runs'] == ['e.0002', 'e.0004', 'e.0006'], envs
+	assert envs[0]['environment']['cpu_model'] == 'AMD EPYC 7B13', envs
+	assert envs[1]['environment']['kernel_config'] == 'c-patched', envs
+	EOF
+	lab report --format md $A >a.md &&
+	test_grep -q '^## Environment\$' a.md &&
+	test_grep -q '^| | environment 1: base (3 runs) | environment 2: patched (3 runs) |\$' a.md &&
+	test_grep -q '^| cpu model | AMD EPYC 7B13 | AMD EPYC 7B13 |\$' a.md
+"
+
 test_expect_success 'lab report refuses runs measured on two CPU models, naming both (exit 2)' "
 	test_must_fail_with 2 lab report $M 2>err &&
 	test_grep -q 'differ in what matters' err &&
@@ -142,7 +159,9 @@ test_expect_success 'lab judge --fingerprint: refused across CPU models, --allow
 	test_grep -q \"variant 'nosuch'\" err &&
 	printf '{\"cpu_model\": 7}' >bad.json &&
 	test_must_fail_with 2 lab judge j.csv --fingerprint base=bad.json 2>err &&
-	test_grep -q \"'cpu_model' is an integer\" err
+	test_grep -q \"'cpu_model' is an integer\" err &&
+	test_must_fail_with 2 lab judge j.csv --fingerprint base=fa.json --fingerprint base=fb.json 2>err &&
+	test_grep -q \"judge: --fingerprint 'base=fb.json': variant 'base' is given twice\" err
 "
 
 test_done

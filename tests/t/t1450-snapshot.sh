@@ -42,6 +42,35 @@ test_expect_success 'lab snapshot write keeps what lab.yaml names, each object o
 	lab snapshot show proj/results/$ID >show && grep -q '^file ' show
 "
 
+test_expect_success 'lab snapshot show escapes what the listing carries: C1 controls, bidi overrides, invalid UTF-8' "
+	cp -r proj/results/$ID c1-listing &&
+	python3 - c1-listing/snapshot/SNAPSHOT <<-'PY' &&
+	import sys
+	p = sys.argv[1]
+	s = open(p, 'rb').read()
+	s = s.replace(b'experiment quick\\n', b'experiment quick\\nset repeat=3\\xc2\\x9b2J\\xe2\\x80\\xae\\xff\\n')
+	open(p, 'wb').write(s)
+	PY
+	lab snapshot show c1-listing >show 2>err &&
+	! grep -q \"\$(printf '\\302\\233')\" show &&
+	! grep -q \"\$(printf '\\342\\200\\256')\" show &&
+	! LC_ALL=C grep -q \"\$(printf '\\377')\" show &&
+	test_grep -q 'set repeat=3.u009b2J.u202e.xff' show
+"
+
+test_expect_success 'a --kernel-config or --packages file lab cannot read fails, named; nothing written' "
+	mkdir proj/results/20261201-000000-beef &&
+	cp '$SRC_DIR/lab.yaml' proj/results/20261201-000000-beef/lab.yaml &&
+	test_must_fail_with 2 lab -f '$SRC_DIR/lab.yaml' snapshot write quick proj/results/20261201-000000-beef \\
+		--kernel-config base=nosuch.config 2>err &&
+	test_grep -q \"kernel-config base=nosuch.config: 'nosuch.config' is not a file lab can read\" err &&
+	mkdir unreadable.d &&
+	test_must_fail_with 2 lab -f '$SRC_DIR/lab.yaml' snapshot write quick proj/results/20261201-000000-beef \\
+		--packages minimal=unreadable.d 2>err &&
+	test_grep -q \"is not a file lab can read\" err &&
+	! test -e proj/results/20261201-000000-beef/snapshot
+"
+
 test_expect_success 'the bundle lists the snapshot in its MANIFEST' "
 	(cd proj && lab bundle $ID -o ../b.tar.zst >/dev/null) &&
 	tar --zstd -xOf b.tar.zst $ID/MANIFEST >manifest &&

@@ -50,6 +50,8 @@ DATASETS = {
     "d13": ([4.0, 5, 6], [4.0, 5, 6]),                                      # identical sides
     "d14": ([2.0, 2, 2], [3.0, 3, 3]),                                      # no variance at all
     "d15": ([3.0, 5, 8, 13, 21], [2.0, 34, 55, 89, 144, 233, 377, 610, 987, 1597, 2584, 4181]),  # 5 vs 12
+    "d16": ([-10.2, -10.5, -9.7], [-12.1, -11.8, -12.6]),                   # negative means: a fall
+    "d17": ([-5.1, -4.8, -5.3, -4.9], [-1.0, 0.5, -0.2, 0.3]),              # negative baseline, b around 0
 }
 
 # Grouped datasets: per side, the runs of each boot (boots are the units).
@@ -114,15 +116,17 @@ def has_variance(x):
 
 def mann_whitney(a, b):
     """U of b (scipy returns the U of its first argument) and SciPy's p."""
-    r = st.mannwhitneyu(b, a, alternative="two-sided", method="auto")
+    method = "exact" if scipy_auto_exact(a, b) else "asymptotic"
+    r = st.mannwhitneyu(b, a, alternative="two-sided", method=method)
     return r.statistic, r.pvalue
 
 
 def scipy_auto_exact(a, b):
     """SciPy 1.10's choice for method "auto" (_mwu_choose_method): exact
-    unless both sides have more than 8 values or there are ties."""
+    unless both sides have more than 8 values or there are ties; lab also
+    takes the normal approximation past 10,000 pairs."""
     ties = len(set(a) | set(b)) < len(a) + len(b)
-    return not (len(a) > 8 and len(b) > 8) and not ties
+    return not (len(a) > 8 and len(b) > 8) and not ties and len(a) * len(b) <= 10000
 
 
 def u_null_cdf(na, nb):
@@ -210,16 +214,20 @@ def welch_log_case(name, a, b, key="wl"):
 
 
 def fieller_case(name, a, b):
-    """decide_effect on values not all positive: the ratio of means by Fieller."""
+    """decide_effect on values not all positive: the ratio of means by
+    Fieller, as a change relative to |mean(a)| (docs/statistics.md): it
+    follows the sign of mean(b) - mean(a) when the baseline is negative."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     w = welch(a, b, 1 - ALPHA)
     va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
-    put(name, "fi.change", 100 * (b.mean() / a.mean() - 1))
+    sign = 1 if a.mean() > 0 else -1
+    put(name, "fi.change", 100 * (b.mean() - a.mean()) / abs(a.mean()))
     put(name, "fi.mde", 100 * welch_mde(w, ALPHA, POWER) / abs(a.mean()))
     for key, tq in (("", tppf(1 - ALPHA / 2, w["df"])), ("e", tppf(1 - ALPHA, w["df"]))):
         lo, hi = fieller(a.mean(), va, b.mean(), vb, tq)
-        put(name, "fi.%slo" % key, 100 * (max(lo, 0) - 1))
-        put(name, "fi.%shi" % key, 100 * (hi - 1))
+        ends = sorted([100 * sign * (lo - 1), 100 * sign * (hi - 1)])
+        put(name, "fi.%slo" % key, ends[0])
+        put(name, "fi.%shi" % key, ends[1])
         put(name, "fi.%sratio_lo" % key, lo)
         put(name, "fi.%sratio_hi" % key, hi)
         put(name, "fi.%stq" % key, tq)

@@ -712,6 +712,154 @@ static void test_sparse_profile(void **state)
 	result_set_free(rs);
 }
 
+
+/* ---- corners (issue 37) ---- */
+
+/* Both means negative: a fall is a fall (-20%), and a declared decrease is
+ * improved; the same data against a declared increase is regressed. */
+static void test_negative_baseline(void **state)
+{
+	const double a[] = { -10.2, -10.5, -9.7 }, b[] = { -12.1, -11.8, -12.6 };
+	struct side sa = { a, NULL, 3 }, sb = { b, NULL, 3 };
+	struct effect e;
+	char *why = NULL;
+
+	(void)state;
+	decide_effect(&sa, &sb, false, STAT_WELCH_LOG, ALPHA, POWER, 1, &e);
+	assert_string_equal(e.method, "fieller");
+	assert_true(e.change < -20 && e.change > -20.1);
+	assert_true(e.lo < e.change && e.change < e.hi && e.hi < 0);
+	assert_int_equal(decide_verdict(&e, DIR_DECREASE, 5, ALPHA, &why), VERDICT_IMPROVED);
+	print_message("negative means, decrease:5: %s\n", why);
+	assert_null(strstr(why, "wrong way"));
+	free(why);
+	assert_int_equal(decide_verdict(&e, DIR_INCREASE, 5, ALPHA, &why), VERDICT_REGRESSED);
+	assert_non_null(strstr(why, "the wrong way"));
+	free(why);
+	/* no variation at all: the permutation path's change follows the sign too */
+	const double c[] = { -10, -10, -10 }, d[] = { -12, -12, -12 };
+	struct side sc = { c, NULL, 3 }, sd = { d, NULL, 3 };
+
+	decide_effect(&sc, &sd, false, STAT_WELCH_LOG, ALPHA, POWER, 1, &e);
+	assert_string_equal(e.method, "permutation");
+	assert_true(fabs(e.change + 20) < 1e-12);
+}
+
+/* The test is scale-free: values near 1e80 or 1e-80 get the p of the same
+ * values near 1 (0.033), not a NaN made into p = 1e-300; a figure past the
+ * largest double is no test, with its reason. */
+static void test_extreme_scale(void **state)
+{
+	const double a1[] = { 1, 0.95, 1.1 }, b1[] = { 1.2, 1.15, 1.3 };
+	const double scales[] = { 1e80, 1e-80, 1e300, 1e-300 };
+	struct side sa = { a1, NULL, 3 }, sb = { b1, NULL, 3 };
+	struct effect e1, e;
+	char *why = NULL;
+
+	(void)state;
+	decide_effect(&sa, &sb, true, STAT_WELCH_LOG, ALPHA, POWER, 1, &e1);
+	assert_true(e1.tested && fabs(e1.p - 0.033) < 0.001);
+	for (size_t k = 0; k < ELEMENTSOF(scales); k++) {
+		double a[3], b[3];
+		struct side xa = { a, NULL, 3 }, xb = { b, NULL, 3 };
+
+		for (int i = 0; i < 3; i++)
+			a[i] = a1[i] * scales[k], b[i] = b1[i] * scales[k];
+		/* points (a _pct metric): Welch on the values */
+		decide_effect(&xa, &xb, true, STAT_WELCH_LOG, ALPHA, POWER, 1, &e);
+		print_message("x %g: %s p %.17g (at 1: %.17g)\n", scales[k], e.method, e.p, e1.p);
+		assert_true(e.tested);
+		assert_string_equal(e.method, "welch");
+		assert_true(fabs(e.p - e1.p) <= 1e-12 * e1.p);
+		assert_true(fabs(e.lo / scales[k] - e1.lo) <= 1e-9 * fabs(e1.lo));
+		decide_verdict(&e, DIR_INCREASE, 0, ALPHA, &why);
+		assert_null(strstr(why, "(null)"));
+		free(why);
+		/* negated: values not positive, Fieller's ratio, the same relative change */
+		for (int i = 0; i < 3; i++)
+			a[i] = -a[i], b[i] = -b[i];
+		decide_effect(&xa, &xb, false, STAT_WELCH_LOG, ALPHA, POWER, 1, &e);
+		assert_string_equal(e.method, "fieller");
+		assert_true(e.tested && fabs(e.p - e1.p) <= 1e-12 * e1.p);
+		assert_true(e.change < 0 && !isnan(e.lo) && !isnan(e.hi));
+	}
+	/* the difference of the means is past the largest double: no test */
+	const double big_a[] = { -1.7e308, -1.6e308, -1.5e308 }, big_b[] = { 1.7e308, 1.6e308, 1.5e308 };
+	struct side ba = { big_a, NULL, 3 }, bb = { big_b, NULL, 3 };
+
+	decide_effect(&ba, &bb, true, STAT_WELCH_LOG, ALPHA, POWER, 1, &e);
+	assert_false(e.tested);
+	assert_true(isnan(e.p));
+	assert_non_null(strstr(e.why, "not finite"));
+	assert_int_equal(decide_verdict(&e, DIR_INCREASE, 0, ALPHA, &why), VERDICT_INCONCLUSIVE);
+	print_message("past the largest double: %s\n", why);
+	free(why);
+}
+
+/* Logs or values is decided on the runs: boots whose runs have mixed signs
+ * but positive means are judged on values (Fieller on the boot means), not
+ * on the logs of the means. */
+static void test_logs_from_values(void **state)
+{
+	const double a[] = { 5, -1, 4, 2, 6, 0 }, b[] = { 20, 1, 30, -2, 25, 3 };
+	const char *const ab[] = { "a1", "a1", "a2", "a2", "a3", "a3" }, *const bb[] = { "b1", "b1", "b2", "b2", "b3", "b3" };
+	struct side sa = { a, ab, 6 }, sb = { b, bb, 6 };
+	struct effect e;
+
+	(void)state;
+	decide_effect(&sa, &sb, false, STAT_WELCH_LOG, ALPHA, POWER, 1, &e);
+	assert_true(e.by_boot);
+	assert_string_equal(e.method, "fieller");
+	/* boot means 2, 3, 3 and 10.5, 14, 14: +584.6% on values */
+	assert_true(fabs(e.change - 100 * (38.5 / 3 - 8.0 / 3) / (8.0 / 3)) < 1e-9);
+	print_message("mixed-sign runs, positive boot means: %s %+.2f%%\n", e.method, e.change);
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The Hodges-Lehmann shift and interval, selected without the pairwise
+ * differences, against all the differences sorted (here, by brute force),
+ * on random sides with ties, negative values and unequal sizes. */
+static void test_hodges_lehmann_selection(void **state)
+{
+	uint64_t seed = 37;
+
+	(void)state;
+	for (int round = 0; round < 200; round++) {
+		size_t na = 1 + (size_t)(stats_uniform(&seed) * 60), nb = 1 + (size_t)(stats_uniform(&seed) * 70), k = 0;
+		double a[64], b[72], *d = malloc(na * nb * sizeof(double)), shift;
+		struct rank_test r;
+
+		for (size_t i = 0; i < na; i++)
+			a[i] = round % 3 ? stats_normal(&seed) * 10 : (double)(int)(stats_uniform(&seed) * 7) - 3;
+		for (size_t j = 0; j < nb; j++)
+			b[j] = round % 3 ? stats_normal(&seed) * 10 + 2 : (double)(int)(stats_uniform(&seed) * 7) - 2;
+		for (size_t i = 0; i < na; i++)
+			for (size_t j = 0; j < nb; j++)
+				d[k++] = b[j] - a[i];
+		qsort(d, k, sizeof(double), cmp_dbl);
+		shift = k % 2 ? d[k / 2] : (d[k / 2 - 1] + d[k / 2]) / 2;
+		stats_mann_whitney(a, na, b, nb, 0.95, &r);
+		assert_true(r.shift == shift);
+		if (!isnan(r.lo)) {
+			/* the interval's ends are order statistics c and k - 1 - c (for
+			 * some c among the ties of the lower end) */
+			bool found = false;
+
+			for (size_t c = 0; c < k; c++)
+				found |= d[c] == r.lo && d[k - 1 - c] == r.hi;
+			assert_true(found);
+			assert_true(r.lo <= r.shift && r.shift <= r.hi);
+		}
+		free(d);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -728,6 +876,10 @@ int main(void)
 		cmocka_unit_test(test_no_variance),
 		cmocka_unit_test(test_two_runs_inconclusive),
 		cmocka_unit_test(test_sparse_profile),
+		cmocka_unit_test(test_negative_baseline),
+		cmocka_unit_test(test_extreme_scale),
+		cmocka_unit_test(test_logs_from_values),
+		cmocka_unit_test(test_hodges_lehmann_selection),
 	};
 
 	return cmocka_run_group_tests(tests, load_refs, free_refs);

@@ -189,6 +189,36 @@ static void test_spool(void **state)
 	fs_remove_tree(root);
 }
 
+
+/* A shard.json's "lab" is a version, printed to the node's terminal and the
+ * head's: anything a terminal acts on (ESC, C1, a newline) is refused. */
+static void test_shard_lab_version(void **state)
+{
+	static const char *const labs[] = { "0.1", "0.1-42-gdeadbeef-dirty", "0.1\\u001b[31m", "0.1\\u009b2J",
+					     "0.1\\nnode n9: ok", "" };
+	static const bool ok[] = { true, true, false, false, false, false };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(labs) / sizeof(labs[0]); i++) {
+		_cleanup_free_ char *json = xasprintf(
+			"{\"lab\": \"%s\", \"run\": \"20261201-162854-0001\", \"experiment\": \"pair\", \"shard\": 0, "
+			"\"kernels\": [{\"variant\": \"base\", \"key\": \"%064d\", \"digest\": \"%064d\"}], "
+			"\"image\": {\"id\": \"%016d\", \"digest\": \"%064d\"}}",
+			labs[i], 1, 2, 3, 4);
+		struct shard_spec sp = { 0 };
+		char *err = NULL;
+		int r = shard_spec_parse("shard.json", json, strlen(json), &sp, &err);
+
+		print_message("lab %s: %s\n", labs[i], r == 0 ? "accepted" : err);
+		assert_int_equal(r == 0, ok[i]);
+		if (r == 0)
+			shard_spec_release(&sp);
+		else
+			assert_non_null(strstr(err, "lab"));
+		free(err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -196,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_eight_nodes_uneven_blocks),
 		cmocka_unit_test(test_hosts_and_unknown_boots),
 		cmocka_unit_test(test_spool),
+		cmocka_unit_test(test_shard_lab_version),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
