@@ -4,7 +4,8 @@
  * store, for any web server: DIR/index.html lists every stored run (newest
  * first) with its verdicts and a link to its report (DIR/runs/<id>.html),
  * DIR/exp/<experiment>.html charts each declared metric across runs
- * (run/site-build.h writes them, result/site.h draws them).
+ * (run/site-build.h writes them, result/site.h draws them). DIR/.lab-site
+ * lists what lab wrote, the only files a rebuild removes.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -13,8 +13,11 @@
  * page is written to a temporary name in its folder and renamed, so a web
  * server never serves half a page; file names come from site_file_name()
  * and no link on the way is followed, so nothing is written outside DIR.
- * Pages of runs and experiments no longer stored are removed (only *.html
- * files in DIR/runs and DIR/exp). Never prints.
+ * DIR/.lab-site (result/site.h) lists the files lab site wrote there; a
+ * rebuild removes the listed files it no longer writes (pages of runs and
+ * experiments no longer stored) and nothing else, so a user's own files in
+ * DIR stay, and a DIR with files but no manifest is written into without
+ * removing anything. Never prints.
  */
 #pragma once
 
