@@ -15,6 +15,7 @@
 #include "calib-store.h"
 #include "site-build.h"
 #include "store.h"
+#include "store-v1.h"
 #include "../util/banned.h"
 
 void site_summary_release(struct site_summary *s)
@@ -321,26 +322,90 @@ cleanup:
 	return r;
 }
 
+/* The deepest part of path that exists: path itself, or it without its last components. */
+static char *existing_part(const char *path)
+{
+	char *p = xstrdup(path), *slash;
+	struct stat st;
+
+	while (stat(p, &st) < 0) {
+		if (!(slash = strrchr(p, '/'))) {
+			free(p);
+			return xstrdup(".");
+		}
+		slash[slash == p] = '\0'; /* "/x" -> "/" */
+	}
+	return p;
+}
+
+/* A run folder: run.json, or an older lab's journal (its first line
+ * says so: a "journal" of anything else's is no run). */
+static bool stored_run(const char *dir)
+{
+	_cleanup_free_ char *j = path_join(dir, STORE_FILE), *o = path_join(dir, STORE_V1_JOURNAL);
+	_cleanup_close_ int fd = -1;
+	static const char head[] = "# lab journal ";
+	char buf[sizeof(head) - 1];
+	struct stat st;
+
+	if (stat(j, &st) == 0 && S_ISREG(st.st_mode))
+		return true;
+	fd = open(o, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	return fd >= 0 && read(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf) && memcmp(buf, head, sizeof(buf)) == 0;
+}
+
+/* Refuse a dir in the results store: the results folder or below it, or
+ * in a run folder anywhere (pages there would go into the run's next
+ * bundle). Compared by real path and inode, so neither a link nor ".."
+ * gets around it; dir need not exist yet (its existing part is checked). */
+static int check_place(const char *root, const char *dir, struct diags *d)
+{
+	_cleanup_free_ char *have = existing_part(dir), *real = realpath(have, NULL);
+	struct pos pos = { .file = dir };
+	struct stat rst, st;
+	bool rooted = stat(root, &rst) == 0, self = streq(have, dir);
+
+	for (char *slash; real; self = false) {
+		if (rooted && stat(real, &st) == 0 && st.st_dev == rst.st_dev && st.st_ino == rst.st_ino) {
+			if (self)
+				diags_add(d, &pos, "the results folder itself: the site needs a folder of its own");
+			else
+				diags_add(d, &pos, "inside the results folder %s: the site needs a folder of its own", root);
+			return -EINVAL;
+		}
+		if (stored_run(real)) {
+			if (self)
+				diags_add(d, &pos, "a stored run: the pages would go into its bundle");
+			else
+				diags_add(d, &pos, "inside the stored run %s: the pages would go into its bundle", real);
+			return -EINVAL;
+		}
+		if (streq(real, "/") || !(slash = strrchr(real, '/')))
+			break;
+		slash[slash == real] = '\0';
+	}
+	return 0;
+}
+
 int site_build(const char *root, const char *dir, const struct site_opts *o, struct site_summary *ret,
 	       struct diags *d)
 {
 	_cleanup_(site_dir_close) struct site_dir top = { .fd = -1 }, runs = { .fd = -1 }, exp = { .fd = -1 };
 	struct pos pos = { .file = dir };
-	struct stat a, b;
 	int r;
 
 	*ret = (struct site_summary){ .damaged = STRV_INIT, .why = STRV_INIT };
 	top.shown = xstrdup(dir);
+	/* before anything is made, and again once dir exists (a ".." in its new part) */
+	if ((r = check_place(root, dir, d)) < 0)
+		return r;
 	if ((r = path_mkdir_p(dir, 0755)) < 0 || (top.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		r = r < 0 ? r : -errno;
 		diags_add(d, &pos, "%s", r == -ENOTDIR || r == -EEXIST ? "not a folder" : strerror(-r));
 		return r == -EEXIST ? -ENOTDIR : r;
 	}
-	/* the pages would mix with the run folders */
-	if (stat(root, &a) == 0 && fstat(top.fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-		diags_add(d, &pos, "the results folder itself: the site needs a folder of its own");
-		return -ENOTDIR;
-	}
+	if ((r = check_place(root, dir, d)) < 0)
+		return r;
 	if ((r = site_dir_open(top.fd, dir, "runs", &runs, d)) < 0 || (r = site_dir_open(top.fd, dir, "exp", &exp, d)) < 0)
 		return r;
 	return build_pages(root, o, &top, &runs, &exp, ret, d);

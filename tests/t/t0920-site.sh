@@ -4,7 +4,8 @@
 # is damaged): every page written, every link to a page that exists, the
 # store's names escaped, nothing written outside DIR, the --json summary,
 # pages of runs no longer stored removed (only what DIR/.lab-site lists:
-# a user's files in DIR stay), and a bad DIR refused with exit 2.
+# a user's files in DIR stay), and a bad DIR, or one in the result store,
+# refused with exit 2.
 . "$(dirname "$0")/test-lib.sh"
 
 # mkrun ID EXPERIMENT SHIFT: a stored run as lab run writes it: two
@@ -258,6 +259,41 @@ test_expect_success 'the results folder itself, no DIR or two: exit 2' "
 	test_must_fail_with 2 lab site 2>err &&
 	test_grep -q 'name one folder' err &&
 	test_must_fail_with 2 lab site a b 2>err
+"
+
+test_expect_success 'a DIR in the result store: a stored run, below results/, by a link or ..: exit 2, nothing written' "
+	find results | sort >before.store &&
+	test_must_fail_with 2 lab site results/20261201-090000-aaaa 2>err &&
+	test_grep -q 'results/20261201-090000-aaaa: a stored run: the pages would go into its bundle' err &&
+	test_must_fail_with 2 lab site results/20261201-090000-aaaa/site 2>err &&
+	test_grep -q \"inside the stored run .*/results/20261201-090000-aaaa: the pages would go into its bundle\" err &&
+	test_must_fail_with 2 lab site results/new/site 2>err &&
+	test_grep -q 'results/new/site: inside the results folder' err &&
+	test_must_fail_with 2 lab site out/../results 2>err &&
+	test_grep -q 'the results folder itself' err &&
+	test_must_fail_with 2 lab site out/../results/20261201-090000-aaaa/runs/../x 2>err &&
+	ln -s results/20261201-090000-aaaa runlink && ln -s results storelink &&
+	test_must_fail_with 2 lab site runlink 2>err &&
+	test_grep -q 'runlink: a stored run' err &&
+	test_must_fail_with 2 lab site runlink/site 2>err &&
+	test_grep -q 'inside the stored run' err &&
+	test_must_fail_with 2 lab site storelink 2>err &&
+	test_grep -q 'the results folder itself' err &&
+	test_must_fail_with 2 lab --json site storelink/x >j &&
+	python3 -c 'import json; d = json.load(open(\"j\")); assert \"error\" in d, d' &&
+	find results | sort >after.store &&
+	test_cmp before.store after.store &&
+	rm runlink storelink
+"
+
+test_expect_success 'a run folder outside the results folder (lab fetch -o) is refused too' "
+	mkdir -p fetched && cp -R results/20261201-090000-aaaa fetched/ &&
+	test_must_fail_with 2 lab site fetched/20261201-090000-aaaa/site 2>err &&
+	test_grep -q 'inside the stored run' err &&
+	! test -e fetched/20261201-090000-aaaa/site &&
+	mkdir -p notarun && echo 'my own journal' >notarun/journal &&
+	lab site notarun/site >/dev/null 2>&1 && test -f notarun/site/index.html &&
+	rm -r fetched notarun
 "
 
 test_expect_success 'a link in the way inside DIR is not followed' "
