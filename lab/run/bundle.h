@@ -50,9 +50,10 @@ struct bundle_limits {
 int bundle_write(const char *dir, const struct bundle_extra *extra, size_t nextra, const char *out, int out_fd,
 		 struct diags *d);
 /* Unpack the bundle read from in_fd (in_name for messages) into a fresh
- * folder <into>/.fetch-XXXXXX (mode 0700) and check it against its
- * MANIFEST; *ret_dir is that folder, *ret_id the run id. On failure
- * nothing is left behind. lim NULL: BUNDLE_LIMITS_DEFAULT. */
+ * folder <into>/.fetch-<pid>-XXXXXX (mode 0700, util/tempdir.h: removed
+ * should lab die of SIGINT, SIGTERM or SIGHUP) and check it against its MANIFEST; *ret_dir is that folder,
+ * to be given to tempdir_remove, *ret_id the run id. On failure nothing
+ * is left behind. lim NULL: BUNDLE_LIMITS_DEFAULT. */
 int bundle_unpack(int in_fd, const char *in_name, const char *into, const struct bundle_limits *lim,
 		  char **ret_dir, char **ret_id, struct diags *d);
 /* Fetch as a transaction: unpack, check, load the run fully (journal, ids,
