@@ -425,7 +425,7 @@ int bundle_unpack(int in_fd, const char *in_name, const char *into, const struct
 		diags_add(d, &u.pos, "cannot open the bundle: %s", archive_error_string(a));
 		return -EIO;
 	}
-	/* removed should a signal stop lab */
+	/* removed should lab be stopped: the signal's handler takes it, lab gc if lab was killed */
 	if ((r = tempdir_make(into, UNPACK_PREFIX, &tmp)) < 0) {
 		struct pos ip = { .file = into };
 
@@ -447,6 +447,11 @@ int bundle_unpack(int in_fd, const char *in_name, const char *into, const struct
 	*ret_dir = TAKE_PTR(tmp);
 	*ret_id = TAKE_PTR(id);
 	return 0;
+}
+
+int bundle_list_stale_unpacks(const char *into, time_t now, struct strv *ret)
+{
+	return tempdir_list_stale(into, UNPACK_PREFIX, now, ret);
 }
 
 /* tmp (a checked run) becomes into/id; with replace, the run there is kept

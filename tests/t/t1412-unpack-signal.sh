@@ -2,7 +2,9 @@
 # A signal in the middle of an unpack (no VM): lab fetch, lab compare and
 # lab reproduce of a large bundle stopped by SIGINT or SIGTERM remove their
 # temporary folder (.fetch-* in the results folder, lab-compare-* in
-# $TMPDIR) and die of the signal.
+# $TMPDIR) and die of the signal; a lab killed with SIGKILL leaves one,
+# which lab gc removes (--dry-run only says so), while the folder of an
+# unpack still under way stays.
 . "$(dirname "$0")/test-lib.sh"
 
 ID=20261130-120000-beef
@@ -105,6 +107,48 @@ test_expect_success 'SIGINT mid-unpack (lab reproduce BUNDLE): the .fetch folder
 	test \$status = 130 &&
 	! ls -A e/results | grep -q '^\\.fetch-' &&
 	! test -e e/results/$ID
+"
+
+test_expect_success 'SIGKILL mid-unpack leaves the folder; lab gc --dry-run names it, lab gc removes it' "
+	start_fetch f &&
+	wait_for 'f/results/.fetch-*/runs/e.0001/big-1' &&
+	kill -KILL \$pid &&
+	{ wait \$pid || :; } &&
+	exec 3>&- &&
+	left=\$(cd f/results && echo .fetch-*) &&
+	test -d f/results/\$left &&
+	(cd f && lab gc --dry-run) >out &&
+	test_grep -q \"^would remove unfinished unpack results/\$left (its lab was killed)\" out &&
+	test -d f/results/\$left &&
+	(cd f && lab gc) >out &&
+	test_grep -q \"^removed unfinished unpack results/\$left\" out &&
+	! test -e f/results/\$left
+"
+
+test_expect_success 'lab gc --json lists them; a lab-compare folder of a killed lab in TMPDIR goes too' "
+	mkdir -p g/results/.fetch-999999999-abcdef tmp/lab-compare-999999999-abcdef &&
+	(cd g && lab --json gc) >out.json &&
+	python3 - out.json \"\$TMPDIR\" <<-'PY'
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	assert d['unpacks'] == ['results/.fetch-999999999-abcdef', sys.argv[2] + '/lab-compare-999999999-abcdef'], d
+	PY
+	! test -e g/results/.fetch-999999999-abcdef && ! test -e tmp/lab-compare-999999999-abcdef
+"
+
+test_expect_success 'the folder of an unpack under way stays (its lock is held), however old; that unpack then goes through' "
+	start_fetch h &&
+	wait_for 'h/results/.fetch-*/runs/e.0001/big-1' &&
+	touch -d @\$((\$(date +%s) - 7200)) h/results/.fetch-* &&
+	(cd h && lab gc) >out &&
+	! grep -q 'unpack' out &&
+	ls -A h/results | grep -q '^\\.fetch-' &&
+	tail -c +32000001 big.tar.zst >&3 &&
+	exec 3>&- &&
+	wait \$pid &&
+	test -f h/results/$ID/runs/e.0001/big-12 &&
+	! ls -A h/results | grep -q '^\\.fetch-' &&
+	rm -r h
 "
 
 test_done
