@@ -6,7 +6,7 @@
  * INPUT:VARIANT; the decision engine compares only runs measured alike
  * (result/xcompare.h). A bundle is unpacked and checked (run/bundle.h)
  * into a private temporary folder, read, and removed: the result store is
- * never touched.
+ * never touched. A signal that stops lab removes that folder too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +20,8 @@
 #include "run/bundle.h"
 #include "run/store.h"
 #include "util/alloc.h"
-#include "util/fs.h"
 #include "util/path.h"
+#include "util/tempdir.h"
 #include "util/banned.h"
 
 struct copts {
@@ -57,7 +57,7 @@ static int load_bundle(const char *path, const char *tmp, struct result_set **re
 	if (r < 0)
 		return r;
 	r = store_load_as(dir, id, path, ret, d);
-	fs_remove_tree(dir);
+	tempdir_remove(dir);
 	return r;
 }
 
@@ -97,7 +97,7 @@ int cmd_compare(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	struct xcmp *x = NULL;
 	const char *format, *tmpdir = getenv("TMPDIR");
-	int first = cmd_options_parse(ctx, "compare", NULL, OPTS_ANYWHERE, argc, argv, &o), rc = EXIT_USAGE;
+	int first = cmd_options_parse(ctx, "compare", NULL, OPTS_ANYWHERE, argc, argv, &o), rc = EXIT_USAGE, r;
 	size_t n;
 
 	if (first < 0)
@@ -111,9 +111,10 @@ int cmd_compare(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	if (!(root = cmd_results_root(ctx)))
 		return EXIT_USAGE;
-	tmp = xasprintf("%s/lab-compare-XXXXXX", tmpdir && *tmpdir == '/' ? tmpdir : "/tmp");
-	if (!mkdtemp(tmp)) {
-		cmd_error(ctx, "compare: cannot create a temporary folder '%s': %s", tmp, strerror(errno));
+	tmpdir = tmpdir && *tmpdir == '/' ? tmpdir : "/tmp";
+	/* removed at the end, or by the handler of SIGINT, SIGTERM or SIGHUP */
+	if ((r = tempdir_make(tmpdir, COMPARE_TMP_PREFIX, &tmp)) < 0) {
+		cmd_error(ctx, "compare: cannot create a temporary folder in %s: %s", tmpdir, strerror(-r));
 		return EXIT_FAILED;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -137,6 +138,6 @@ cleanup:
 		result_set_free(sets[i]);
 		free(labels[i]);
 	}
-	fs_remove_tree(tmp);
+	tempdir_remove(tmp);
 	return rc;
 }

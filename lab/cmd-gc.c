@@ -7,13 +7,19 @@
  * kernels, images, unpacked sources, work trees, git mirrors and ccache not
  * used in N days, then the least recently used until the cache fits SIZE.
  * An entry a process has open, or a work tree a build holds, stays.
+ * Also the unpack folders of a lab fetch, compare or reproduce that was
+ * killed (SIGKILL; Ctrl-C removes them itself): .fetch-* in the results
+ * folder and lab-compare-* in $TMPDIR whose flock is free and whose process
+ * is gone (or that are over an hour old).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
 #include "cache/cache.h"
+#include "run/bundle.h"
 #include "run/index.h"
 #include "kernel/source.h"
 #include "util/alloc.h"
@@ -23,6 +29,7 @@
 #include "util/path.h"
 #include "vm/vm.h"
 #include "util/paths.h"
+#include "util/tempdir.h"
 #include "util/banned.h"
 
 static void stale_image_builds(const char *cache, struct strv *ret)
@@ -45,6 +52,16 @@ static void stale_image_builds(const char *cache, struct strv *ret)
 			strv_push_take(ret, path_join(images, e->d_name));
 	}
 	closedir(dir);
+}
+
+/* The unpack folders killed labs left: in the results folder, and lab compare's in $TMPDIR. */
+static void stale_unpacks(const char *root, struct strv *ret)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	time_t now = time(NULL);
+
+	bundle_list_stale_unpacks(root, now, ret);
+	tempdir_list_stale(tmpdir && *tmpdir == '/' ? tmpdir : "/tmp", COMPARE_TMP_PREFIX, now, ret);
 }
 
 static void json_strings(struct json *j, const char *key, const struct strv *v)
@@ -98,7 +115,7 @@ static void cache_json(struct json *j, const struct cache_list *l, uint64_t free
 }
 
 static void gc_json(bool dry, const struct strv *vms, size_t reindexed, const struct strv *skipped,
-		    const struct strv *builds, const struct cache_list *cl, uint64_t freed,
+		    const struct strv *builds, const struct strv *unpacks, const struct cache_list *cl, uint64_t freed,
 		    const struct strv *failed, struct strbuf *out)
 {
 	struct json j;
@@ -112,6 +129,7 @@ static void gc_json(bool dry, const struct strv *vms, size_t reindexed, const st
 	json_uint(&j, reindexed);
 	json_strings(&j, "not_indexed", skipped);
 	json_strings(&j, "image_builds", builds);
+	json_strings(&j, "unpacks", unpacks);
 	if (cl)
 		cache_json(&j, cl, freed, failed);
 	json_object_end(&j);
@@ -138,7 +156,9 @@ const struct lab_option gc_options[] = {
 int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_free_ char *state = paths_state(), *cache = NULL;
-	_cleanup_strv_ struct strv vms = STRV_INIT, builds = STRV_INIT, skipped = STRV_INIT;
+	_cleanup_strv_ struct strv vms = STRV_INIT, builds = STRV_INIT, skipped = STRV_INIT, unpacks = STRV_INIT,
+			      stale = STRV_INIT;
+	_cleanup_free_ char *root = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_spec_ struct spec *s = NULL;
@@ -164,9 +184,9 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		ret = EXIT_FAILED;
 	}
 	stale_image_builds(cache, &builds);
+	root = cmd_results_dir(s);
+	stale_unpacks(root, &stale);
 	if (reindex && !dry) {
-		_cleanup_free_ char *root = cmd_results_dir(s);
-
 		/* runs that do not load are skipped, said, and make the exit 1 */
 		if (index_rebuild(root, &reindexed, &skipped, &d) < 0 || skipped.n) {
 			cmd_report_diags(ctx, &d);
@@ -176,6 +196,16 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < builds.n && !dry; i++)
 		if (fs_remove_tree(builds.v[i]) < 0)
 			ret = EXIT_FAILED;
+	for (size_t i = 0; i < stale.n; i++) {
+		int r = dry ? 0 : tempdir_remove_stale(stale.v[i]);
+
+		if (r == 0)
+			strv_push(&unpacks, stale.v[i]);
+		else if (r != -EBUSY) { /* -EBUSY: a lab took it up meanwhile */
+			cmd_error(ctx, "gc: cannot remove %s: %s", stale.v[i], strerror(-r));
+			ret = EXIT_FAILED;
+		}
+	}
 	if (prune) {
 		cache_list(cache, &cl);
 		freed = cache_prune_plan(&cl, time(NULL), (uint64_t)o.keep_days * 86400, o.max_size);
@@ -191,12 +221,15 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (ctx->json) {
-		gc_json(dry, &vms, reindexed, &skipped, &builds, prune ? &cl : NULL, freed, &failed, &out);
+		gc_json(dry, &vms, reindexed, &skipped, &builds, &unpacks, prune ? &cl : NULL, freed, &failed, &out);
 	} else {
 		for (size_t i = 0; i < vms.n; i++)
 			strbuf_addf(&out, "%s VM %s (its holder or its lab run is gone)\n", dry ? "would remove" : "removed", vms.v[i]);
 		for (size_t i = 0; i < builds.n; i++)
 			strbuf_addf(&out, "%s unfinished image build %s\n", dry ? "would remove" : "removed", builds.v[i]);
+		for (size_t i = 0; i < unpacks.n; i++)
+			strbuf_addf(&out, "%s unfinished unpack %s (its lab was killed)\n", dry ? "would remove" : "removed",
+				    unpacks.v[i]);
 		if (reindex && !dry)
 			strbuf_addf(&out, "reindexed %zu stored runs\n", reindexed);
 		for (size_t i = 0; i < skipped.n; i++)

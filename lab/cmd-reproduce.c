@@ -44,6 +44,7 @@
 #include "util/escape.h"
 #include "util/fs.h"
 #include "util/path.h"
+#include "util/tempdir.h"
 #include "util/banned.h"
 
 #define REPRODUCES_FILE "reproduces"
@@ -93,7 +94,7 @@ static char *fetched(const struct lab_ctx *ctx, const char *file, const char *ro
 		cmd_report_diags(ctx, &d);
 		return NULL;
 	}
-	fs_remove_tree(tmp);
+	tempdir_remove(tmp);
 	if (ctx->verbosity >= 0)
 		fprintf(stderr, "lab: reproduce: run %s is already stored in %s: reproducing the stored copy\n", id,
 			root);

@@ -4,7 +4,9 @@
  * store, for any web server: DIR/index.html lists every stored run (newest
  * first) with its verdicts and a link to its report (DIR/runs/<id>.html),
  * DIR/exp/<experiment>.html charts each declared metric across runs
- * (run/site-build.h writes them, result/site.h draws them).
+ * (run/site-build.h writes them, result/site.h draws them). DIR/.lab-site
+ * lists what lab wrote, the only files a rebuild removes; a DIR in the
+ * result store (the results folder, a run folder) is refused.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -77,7 +79,7 @@ int cmd_site(struct lab_ctx *ctx, int argc, char **argv)
 	so = (struct site_opts){ .all = o.all, .allow_mixed = o.allow_mixed };
 	if ((r = site_build(root, dir, &so, &s, &d)) < 0) {
 		cmd_report_diags(ctx, &d);
-		return r == -ENOTDIR ? EXIT_USAGE : EXIT_FAILED;
+		return r == -ENOTDIR || r == -EINVAL ? EXIT_USAGE : EXIT_FAILED;
 	}
 	if (ctx->json) {
 		summary_json(dir, &s, now_sec() - t0, &out);

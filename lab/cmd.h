@@ -111,6 +111,8 @@ int cmd_bisect(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_ls(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_compare(struct lab_ctx *ctx, int argc, char **argv);
+/* lab compare's temporary folder in $TMPDIR (util/tempdir.h), for lab gc */
+#define COMPARE_TMP_PREFIX "lab-compare-"
 int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_judge(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_site(struct lab_ctx *ctx, int argc, char **argv);

@@ -63,7 +63,7 @@ const struct cli_command commands[] = {
 	  "or the Slurm cluster of lab.yaml's engine: section and its nodes",
 	  doctor_options, NULL },
 	{ "gc", cmd_gc, 0, -1, "[--dry-run] [--reindex] [--keep-days N] [--max-size SIZE]",
-	  "Remove what a killed lab left behind (VMs, unfinished image builds); --reindex rebuilds the result index; "
+	  "Remove what a killed lab left behind (VMs, unfinished image builds and bundle unpacks); --reindex rebuilds the result index; "
 	  "--keep-days and --max-size prune the build cache", gc_options, NULL },
 };
 const size_t ncommands = ELEMENTSOF(commands);

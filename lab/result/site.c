@@ -9,6 +9,7 @@
 #include <string.h>
 #include "../util/alloc.h"
 #include "../util/hash.h"
+#include "../util/strmap.h"
 #include "../util/xml.h"
 #include "report.h"
 #include "site.h"
@@ -128,6 +129,52 @@ char *site_file_name(const char *name)
 	sha256_hex(name, n, hex);
 	strbuf_addf(&sb, "%s%.8s", sb.len ? "-" : "x-", hex);
 	return strbuf_detach(&sb, NULL);
+}
+
+void site_manifest_format(const struct strv *files, struct strbuf *out)
+{
+	strbuf_addstr(out, "# lab site: the files it wrote here; a rebuild removes only these, when it no longer writes them\n");
+	for (size_t i = 0; i < files->n; i++)
+		strbuf_addf(out, "%s\n", files->v[i]);
+}
+
+/* A name site_file_name() can return, with ".html": a page of the site's. */
+static bool page_name(const char *s, size_t n)
+{
+	size_t stem = n - strlen(".html");
+
+	if (n <= strlen(".html") || stem > FILE_NAME_MAX || memcmp(s + stem, ".html", strlen(".html")) != 0 ||
+	    s[0] == '.' || s[0] == '-')
+		return false;
+	for (size_t i = 0; i < stem; i++)
+		if (!file_char(s[i]))
+			return false;
+	return true;
+}
+
+void site_manifest_parse(const char *buf, size_t len, struct strv *ret)
+{
+	_cleanup_strmap_ struct strmap seen = STRMAP_INIT;
+	size_t one;
+
+	for (size_t i = 0; i < ret->n; i++)
+		strmap_put(&seen, ret->v[i], 1);
+	for (const char *l = buf, *end = buf + len; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		size_t n = nl ? (size_t)(nl - l) : (size_t)(end - l);
+		_cleanup_free_ char *line = xstrndup(l, n);
+		const char *name = NULL;
+
+		l += n + 1;
+		if (streq(line, "index.html"))
+			name = line;
+		else if (str_startswith(line, "runs/") || str_startswith(line, "exp/"))
+			name = strchr(line, '/') + 1;
+		if (!name || (name != line && !page_name(name, strlen(name))) || strmap_get(&seen, line, &one))
+			continue;
+		strv_push(ret, line);
+		strmap_put(&seen, ret->v[ret->n - 1], 1);
+	}
 }
 
 char *site_date(const char *id)

@@ -61,6 +61,20 @@ void site_run_release(struct site_run *r);
  * those characters kept, the rest '_', and a hash of the name appended
  * ("..-..-x" -> "x-3f2a81c0"), so two names never share a file. */
 char *site_file_name(const char *name);
+/*
+ * The site's manifest, DIR/.lab-site: the files `lab site` wrote in DIR, a
+ * path a line below DIR ("index.html", "runs/<file>.html",
+ * "exp/<file>.html") after a comment line. A rebuild removes only files
+ * its manifest lists and it no longer writes, so a user's own files in DIR
+ * stay whatever their names.
+ */
+#define SITE_MANIFEST ".lab-site"
+void site_manifest_format(const struct strv *files, struct strbuf *out);
+/* The lines of a manifest that name a page `lab site` could have written,
+ * in order, once each; any other line (a comment, "..", a path of another
+ * shape, a name site_file_name() never makes) is skipped: a manifest from
+ * elsewhere can never get a file outside the site's own removed. */
+void site_manifest_parse(const char *buf, size_t len, struct strv *ret);
 /* "2026-11-30 12:00" from a run id (YYYYMMDD-HHMMSS-xxxx); NULL when it is not one. */
 char *site_date(const char *id);
 /* 15.2k, 23.9M, 0.0012: a value on an axis whose ticks are `step` apart, never in e-notation. */

@@ -16,10 +16,14 @@
 #include "../util/path.h"
 #include "../util/strmap.h"
 #include "../util/strv.h"
+#include "../util/tempdir.h"
 #include "bundle.h"
 #include "index.h"
 #include "store.h"
 #include "../util/banned.h"
+
+/* <into>/.fetch-<pid>-XXXXXX: a dot folder, which the store does not list */
+#define UNPACK_PREFIX ".fetch-"
 
 #define MANIFEST "MANIFEST"
 
@@ -418,7 +422,7 @@ int bundle_unpack(int in_fd, const char *in_name, const char *into, const struct
 	static const struct bundle_limits defaults = BUNDLE_LIMITS_DEFAULT;
 	struct unpack u = { .a = a, .lim = lim ? lim : &defaults, .pos = { .file = in_name }, .in_size = -1, .d = d };
 	struct stat st;
-	_cleanup_free_ char *tmp = xasprintf("%s/.fetch-XXXXXX", into), *id = NULL;
+	_cleanup_free_ char *tmp = NULL, *id = NULL;
 	_cleanup_close_ int dirfd = -1;
 	int r;
 
@@ -430,11 +434,12 @@ int bundle_unpack(int in_fd, const char *in_name, const char *into, const struct
 		diags_add(d, &u.pos, "cannot open the bundle: %s", archive_error_string(a));
 		return -EIO;
 	}
-	if (!mkdtemp(tmp)) {
+	/* removed should lab be stopped: the signal's handler takes it, lab gc if lab was killed */
+	if ((r = tempdir_make(into, UNPACK_PREFIX, &tmp)) < 0) {
 		struct pos ip = { .file = into };
 
-		diags_add(d, &ip, "cannot create a folder to unpack into: %s", strerror(errno));
-		return -errno;
+		diags_add(d, &ip, "cannot create a folder to unpack into: %s", strerror(-r));
+		return r;
 	}
 	dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dirfd < 0) {
@@ -445,12 +450,17 @@ int bundle_unpack(int in_fd, const char *in_name, const char *into, const struct
 	if (r >= 0)
 		r = bundle_verify(tmp, d);
 	if (r < 0) {
-		fs_remove_tree(tmp);
+		tempdir_remove(tmp);
 		return r;
 	}
 	*ret_dir = TAKE_PTR(tmp);
 	*ret_id = TAKE_PTR(id);
 	return 0;
+}
+
+int bundle_list_stale_unpacks(const char *into, time_t now, struct strv *ret)
+{
+	return tempdir_list_stale(into, UNPACK_PREFIX, now, ret);
 }
 
 /* tmp (a checked run) becomes into/id; with replace, the run there is kept
@@ -514,7 +524,8 @@ int bundle_import(int in_fd, const char *in_name, const char *into, bool replace
 	} else if ((r = store_load_as(tmp, id, id, &rs, d)) >= 0) {
 		r = place_and_index(tmp, into, id, replace, rs, d);
 	}
-	fs_remove_tree(tmp);
+	/* gone when the run took its place; else the refused run or the replaced one */
+	tempdir_remove(tmp);
 	if (r < 0)
 		return r;
 	*ret_id = TAKE_PTR(id);

@@ -24,9 +24,11 @@
 
 #include "../util/diag.h"
 #include <stdint.h>
+#include <time.h>
 #include "../util/hash.h"
 #include "../util/strbuf.h"
 #include "../util/strmap.h"
+#include "../util/strv.h"
 
 struct bundle_extra {
 	const char *name; /* path inside <RUN_ID>/ */
@@ -50,11 +52,18 @@ struct bundle_limits {
 int bundle_write(const char *dir, const struct bundle_extra *extra, size_t nextra, const char *out, int out_fd,
 		 struct diags *d);
 /* Unpack the bundle read from in_fd (in_name for messages) into a fresh
- * folder <into>/.fetch-XXXXXX (mode 0700) and check it against its
- * MANIFEST; *ret_dir is that folder, *ret_id the run id. On failure
- * nothing is left behind. lim NULL: BUNDLE_LIMITS_DEFAULT. */
+ * folder <into>/.fetch-<pid>-XXXXXX (mode 0700, util/tempdir.h: removed
+ * should lab die of SIGINT, SIGTERM or SIGHUP, found by lab gc should it
+ * be killed) and check it against its MANIFEST; *ret_dir is that folder,
+ * to be given to tempdir_remove, *ret_id the run id. On failure nothing
+ * is left behind. lim NULL: BUNDLE_LIMITS_DEFAULT. */
 int bundle_unpack(int in_fd, const char *in_name, const char *into, const struct bundle_limits *lim,
 		  char **ret_dir, char **ret_id, struct diags *d);
+/* The unpack folders in `into` that nothing uses any more: a lab killed
+ * mid-unpack left them (SIGKILL; a signal that lets lab clean up removes
+ * its own). tempdir_list_stale's rule: the folder's flock is free and its
+ * process is gone, or it is over an hour old. */
+int bundle_list_stale_unpacks(const char *into, time_t now, struct strv *ret);
 /* Fetch as a transaction: unpack, check, load the run fully (journal, ids,
  * metrics), then put it at <into>/<RUN_ID> (atomically exchanged with the
  * one there when replace) and index it. On any failure, the results

@@ -42,6 +42,7 @@
 #include "../util/fs.h"
 #include "../util/path.h"
 #include "../util/tarball.h"
+#include "../util/tempdir.h"
 #include "bundle.h"
 #include "engine-priv.h"
 #include "shard.h"
@@ -522,8 +523,7 @@ int engine_import_shard(struct engine *x, const char *path, const struct strv *r
 	if (bundle_unpack(fd, path, x->o->root, NULL, &tmp, &id, &d) < 0 || !streq(id, x->rs->id) ||
 	    store_load_as(tmp, id, id, &from, &d) < 0) {
 		*ret_why = xasprintf("its result %s was refused: %s", path, d.n ? d.v[0].msg : "it is of another run");
-		if (tmp)
-			fs_remove_tree(tmp);
+		tempdir_remove(tmp);
 		return -1;
 	}
 	done = xcalloc(from->n + 1, sizeof(*done));
@@ -543,7 +543,7 @@ int engine_import_shard(struct engine *x, const char *path, const struct strv *r
 	 * the journal is the whole run's, and a cluster run is thousands */
 	if (ndone)
 		engine_save_runs(x, done, ndone);
-	fs_remove_tree(tmp);
+	tempdir_remove(tmp);
 	return 1;
 }
 

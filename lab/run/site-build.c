@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "calib-store.h"
 #include "site-build.h"
 #include "store.h"
+#include "store-v1.h"
 #include "../util/banned.h"
 
 void site_summary_release(struct site_summary *s)
@@ -32,8 +32,8 @@ struct site_dir {
 };
 
 /* data as `name` in the folder: a temporary name first, then renamed over
- * the old page, so a reader sees the old page or the new one. */
-static int write_page(struct site_dir *sd, const char *name, const struct strbuf *sb, struct diags *d)
+ * the old file, so a reader sees the old page or the new one. */
+static int write_file(struct site_dir *sd, const char *name, const struct strbuf *sb, struct diags *d)
 {
 	_cleanup_free_ char *tmp = xasprintf(".%s.%ld.tmp", name, (long)getpid());
 	_cleanup_free_ char *shown = xasprintf("%s/%s", sd->shown, name);
@@ -41,7 +41,7 @@ static int write_page(struct site_dir *sd, const char *name, const struct strbuf
 	int fd = openat(sd->fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644), e = 0;
 
 	if (fd < 0) {
-		diags_add(d, &pos, "cannot write the page: %s", strerror(errno));
+		diags_add(d, &pos, "cannot write it: %s", strerror(errno));
 		return -errno;
 	}
 	e = fs_write_all(fd, sb->buf, sb->len);
@@ -51,11 +51,20 @@ static int write_page(struct site_dir *sd, const char *name, const struct strbuf
 		e = -errno;
 	if (e) {
 		unlinkat(sd->fd, tmp, 0);
-		diags_add(d, &pos, "cannot write the page: %s", strerror(-e));
+		diags_add(d, &pos, "cannot write it: %s", strerror(-e));
 		return e;
 	}
-	strv_push(&sd->names, name);
 	return 0;
+}
+
+/* A page: written, and its name kept for the manifest. */
+static int write_page(struct site_dir *sd, const char *name, const struct strbuf *sb, struct diags *d)
+{
+	int r = write_file(sd, name, sb, d);
+
+	if (r == 0)
+		strv_push(&sd->names, name);
+	return r;
 }
 
 static int site_dir_open(int top, const char *dir, const char *sub, struct site_dir *ret, struct diags *d)
@@ -85,37 +94,75 @@ static void site_dir_close(struct site_dir *sd)
 	strv_release(&sd->names);
 }
 
-/* Remove the pages of the folder that this build did not write: runs and
- * experiments no longer stored. Only our own kind of file: *.html, and
- * the temporary files a killed lab site left. */
-static size_t prune(struct site_dir *sd)
+/* The site's folder for a manifest path ("runs/x.html" -> runs, "x.html"). */
+static struct site_dir *manifest_dir(const char *path, struct site_dir *top, struct site_dir *runs,
+				     struct site_dir *exp, const char **ret_name)
 {
-	_cleanup_strmap_ struct strmap keep = STRMAP_INIT;
-	int fd = fcntl(sd->fd, F_DUPFD_CLOEXEC, 3);
-	DIR *dh = fd < 0 ? NULL : fdopendir(fd);
-	struct dirent *e;
+	const char *slash = strchr(path, '/');
+
+	*ret_name = slash ? slash + 1 : path;
+	if (!slash)
+		return top;
+	return str_startswith(path, "runs/") ? runs : exp;
+}
+
+/* The files the last build listed in DIR/.lab-site (none without one). */
+static void manifest_read(struct site_dir *top, struct strv *ret)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_close_ int fd = openat(top->fd, SITE_MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char buf[8192];
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		strbuf_add(&sb, buf, (size_t)n);
+	site_manifest_parse(sb.buf, sb.len, ret);
+}
+
+/* DIR/.lab-site listing `files`, atomically as every page. */
+static int manifest_write(struct site_dir *top, const struct strv *files, struct diags *d)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	site_manifest_format(files, &sb);
+	return write_file(top, SITE_MANIFEST, &sb, d);
+}
+
+/* Remove what the last build wrote (`old`) and this one did not
+ * (`now`): pages of runs and experiments no longer stored. Only files the
+ * manifest lists, and only regular files, not links: nothing else in DIR
+ * is lab's. */
+static size_t prune(const struct strv *old, const struct strmap *now, struct site_dir *top, struct site_dir *runs,
+		    struct site_dir *exp)
+{
 	size_t removed = 0, one;
 
-	if (!dh) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	for (size_t i = 0; i < sd->names.n; i++)
-		strmap_put(&keep, sd->names.v[i], 1);
-	while ((e = readdir(dh))) {
-		bool page = e->d_name[0] != '.' && str_endswith(e->d_name, ".html");
-		bool tmp = e->d_name[0] == '.' && str_endswith(e->d_name, ".tmp") && strstr(e->d_name, ".html.");
+	for (size_t i = 0; i < old->n; i++) {
+		const char *name;
+		struct site_dir *sd = manifest_dir(old->v[i], top, runs, exp, &name);
 		struct stat st;
 
-		if ((!page && !tmp) || strmap_get(&keep, e->d_name, &one) ||
-		    fstatat(sd->fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		if (strmap_get(now, old->v[i], &one) || fstatat(sd->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
 			continue;
-		if (unlinkat(sd->fd, e->d_name, 0) == 0)
-			removed += page;
+		removed += unlinkat(sd->fd, name, 0) == 0;
 	}
-	closedir(dh);
 	return removed;
+}
+
+/* The pages this build wrote, as the manifest names them. */
+static void written(const struct site_dir *top, const struct site_dir *runs, const struct site_dir *exp,
+		    struct strv *ret)
+{
+	for (size_t i = 0; i < top->names.n; i++)
+		strv_push(ret, top->names.v[i]);
+	for (size_t i = 0; i < runs->names.n; i++)
+		strv_pushf(ret, "runs/%s", runs->names.v[i]);
+	for (size_t i = 0; i < exp->names.n; i++)
+		strv_pushf(ret, "exp/%s", exp->names.v[i]);
 }
 
 /* Why a folder does not load, in one line: its first error. */
@@ -246,7 +293,27 @@ static int build_pages(const char *root, const struct site_opts *o, struct site_
 	if ((r = write_page(top, "index.html", &html, d)) < 0)
 		goto cleanup;
 	ret->pages++;
-	ret->removed = prune(runs) + prune(exp);
+	{
+		_cleanup_strv_ struct strv old = STRV_INIT, now = STRV_INIT, both = STRV_INIT;
+		_cleanup_strmap_ struct strmap new = STRMAP_INIT;
+		size_t one;
+
+		/* the manifest lists every file of the old build's until they are gone, then only the new
+		 * build's: a build stopped half-way never leaves a file of lab's unlisted */
+		manifest_read(top, &old);
+		written(top, runs, exp, &now);
+		for (size_t i = 0; i < now.n; i++) {
+			strv_push(&both, now.v[i]);
+			strmap_put(&new, now.v[i], 1);
+		}
+		for (size_t i = 0; i < old.n; i++)
+			if (!strmap_get(&new, old.v[i], &one))
+				strv_push(&both, old.v[i]);
+		if ((r = manifest_write(top, &both, d)) < 0)
+			goto cleanup;
+		ret->removed = prune(&old, &new, top, runs, exp);
+		r = manifest_write(top, &now, d);
+	}
 cleanup:
 	for (size_t i = 0; i < n; i++)
 		site_run_release(&all[i]);
@@ -255,26 +322,90 @@ cleanup:
 	return r;
 }
 
+/* The deepest part of path that exists: path itself, or it without its last components. */
+static char *existing_part(const char *path)
+{
+	char *p = xstrdup(path), *slash;
+	struct stat st;
+
+	while (stat(p, &st) < 0) {
+		if (!(slash = strrchr(p, '/'))) {
+			free(p);
+			return xstrdup(".");
+		}
+		slash[slash == p] = '\0'; /* "/x" -> "/" */
+	}
+	return p;
+}
+
+/* A run folder: run.json, or an older lab's journal (its first line
+ * says so: a "journal" of anything else's is no run). */
+static bool stored_run(const char *dir)
+{
+	_cleanup_free_ char *j = path_join(dir, STORE_FILE), *o = path_join(dir, STORE_V1_JOURNAL);
+	_cleanup_close_ int fd = -1;
+	static const char head[] = "# lab journal ";
+	char buf[sizeof(head) - 1];
+	struct stat st;
+
+	if (stat(j, &st) == 0 && S_ISREG(st.st_mode))
+		return true;
+	fd = open(o, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	return fd >= 0 && read(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf) && memcmp(buf, head, sizeof(buf)) == 0;
+}
+
+/* Refuse a dir in the results store: the results folder or below it, or
+ * in a run folder anywhere (pages there would go into the run's next
+ * bundle). Compared by real path and inode, so neither a link nor ".."
+ * gets around it; dir need not exist yet (its existing part is checked). */
+static int check_place(const char *root, const char *dir, struct diags *d)
+{
+	_cleanup_free_ char *have = existing_part(dir), *real = realpath(have, NULL);
+	struct pos pos = { .file = dir };
+	struct stat rst, st;
+	bool rooted = stat(root, &rst) == 0, self = streq(have, dir);
+
+	for (char *slash; real; self = false) {
+		if (rooted && stat(real, &st) == 0 && st.st_dev == rst.st_dev && st.st_ino == rst.st_ino) {
+			if (self)
+				diags_add(d, &pos, "the results folder itself: the site needs a folder of its own");
+			else
+				diags_add(d, &pos, "inside the results folder %s: the site needs a folder of its own", root);
+			return -EINVAL;
+		}
+		if (stored_run(real)) {
+			if (self)
+				diags_add(d, &pos, "a stored run: the pages would go into its bundle");
+			else
+				diags_add(d, &pos, "inside the stored run %s: the pages would go into its bundle", real);
+			return -EINVAL;
+		}
+		if (streq(real, "/") || !(slash = strrchr(real, '/')))
+			break;
+		slash[slash == real] = '\0';
+	}
+	return 0;
+}
+
 int site_build(const char *root, const char *dir, const struct site_opts *o, struct site_summary *ret,
 	       struct diags *d)
 {
 	_cleanup_(site_dir_close) struct site_dir top = { .fd = -1 }, runs = { .fd = -1 }, exp = { .fd = -1 };
 	struct pos pos = { .file = dir };
-	struct stat a, b;
 	int r;
 
 	*ret = (struct site_summary){ .damaged = STRV_INIT, .why = STRV_INIT };
 	top.shown = xstrdup(dir);
+	/* before anything is made, and again once dir exists (a ".." in its new part) */
+	if ((r = check_place(root, dir, d)) < 0)
+		return r;
 	if ((r = path_mkdir_p(dir, 0755)) < 0 || (top.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		r = r < 0 ? r : -errno;
 		diags_add(d, &pos, "%s", r == -ENOTDIR || r == -EEXIST ? "not a folder" : strerror(-r));
 		return r == -EEXIST ? -ENOTDIR : r;
 	}
-	/* the pages would mix with the run folders */
-	if (stat(root, &a) == 0 && fstat(top.fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-		diags_add(d, &pos, "the results folder itself: the site needs a folder of its own");
-		return -ENOTDIR;
-	}
+	if ((r = check_place(root, dir, d)) < 0)
+		return r;
 	if ((r = site_dir_open(top.fd, dir, "runs", &runs, d)) < 0 || (r = site_dir_open(top.fd, dir, "exp", &exp, d)) < 0)
 		return r;
 	return build_pages(root, o, &top, &runs, &exp, ret, d);

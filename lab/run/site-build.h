@@ -13,8 +13,13 @@
  * page is written to a temporary name in its folder and renamed, so a web
  * server never serves half a page; file names come from site_file_name()
  * and no link on the way is followed, so nothing is written outside DIR.
- * Pages of runs and experiments no longer stored are removed (only *.html
- * files in DIR/runs and DIR/exp). Never prints.
+ * DIR/.lab-site (result/site.h) lists the files lab site wrote there; a
+ * rebuild removes the listed files it no longer writes (pages of runs and
+ * experiments no longer stored) and nothing else, so a user's own files in
+ * DIR stay, and a DIR with files but no manifest is written into without
+ * removing anything. DIR may not be in the result store: not the results
+ * folder or below it, not in a run folder (its pages would go into the
+ * run's bundle). Never prints.
  */
 #pragma once
 
@@ -35,7 +40,8 @@ struct site_summary {
 
 void site_summary_release(struct site_summary *s);
 
-/* -ENOTDIR when dir is not a folder (or is the results root), with the
- * error in d; another negative errno when a page cannot be written. */
+/* -ENOTDIR when dir is not a folder, -EINVAL when it is in the result
+ * store (above), with the error in d; another negative errno when a page
+ * cannot be written. */
 int site_build(const char *root, const char *dir, const struct site_opts *o, struct site_summary *ret,
 	       struct diags *d);

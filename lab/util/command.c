@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "alloc.h"
 #include "command.h"
+#include "sigchain.h"
 #include "diag.h"
 #include "banned.h"
 
@@ -153,38 +154,23 @@ static char **make_env(const struct command *c)
  * PR_SET_PDEATHSIG kills only the direct child, and the compilers of a
  * `make` would go on for minutes. While children run, SIGINT, SIGTERM and
  * SIGHUP, when left at their default action (lab run has handlers of its
- * own), kill the children's process groups first; then lab dies of the
- * signal as it would have.
+ * own), kill the children's process groups first (util/sigchain.h); then
+ * lab dies of the signal as it would have.
  */
 #define MAX_RUNNING 8
 static volatile pid_t running[MAX_RUNNING];
-static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP };
 
-static void on_fatal_signal(int sig)
+static void kill_running(void)
 {
 	for (int i = 0; i < MAX_RUNNING; i++)
 		if (running[i] > 0)
 			kill(-running[i], SIGKILL);
-	signal(sig, SIG_DFL);
-	raise(sig); /* delivered when the handler returns */
 }
 
 /* Track a running child's process group (pid > 0), or forget it (pid < 0). */
 static void track_child(pid_t pid)
 {
-	static bool installed;
-
-	if (!installed) {
-		for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
-			struct sigaction old, sa = { .sa_handler = on_fatal_signal };
-
-			sigemptyset(&sa.sa_mask);
-			if (sigaction(fatal_signals[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-			    old.sa_handler == SIG_DFL)
-				sigaction(fatal_signals[i], &sa, NULL);
-		}
-		installed = true;
-	}
+	sigchain_push(kill_running);
 	for (int i = 0; i < MAX_RUNNING; i++) {
 		if (pid > 0 && running[i] == 0) {
 			running[i] = pid;

@@ -3,7 +3,9 @@
 # experiment, one of an experiment named "../../x <b>", one whose run.json
 # is damaged): every page written, every link to a page that exists, the
 # store's names escaped, nothing written outside DIR, the --json summary,
-# pages of runs no longer stored removed, and a bad DIR refused with exit 2.
+# pages of runs no longer stored removed (only what DIR/.lab-site lists:
+# a user's files in DIR stay), and a bad DIR, or one in the result store,
+# refused with exit 2.
 . "$(dirname "$0")/test-lib.sh"
 
 # mkrun ID EXPERIMENT SHIFT: a stored run as lab run writes it: two
@@ -64,6 +66,8 @@ cat >pages.py <<'PY'
 import os, re, sys
 for dirpath, _, files in os.walk(sys.argv[1]):
     for name in files:
+        if not name.endswith(".html"):
+            continue
         s = open(os.path.join(dirpath, name)).read()
         assert "<script" not in s.lower(), name
         assert not re.search(r"\bsrc=", s), name
@@ -80,7 +84,7 @@ PY
 # the files of the test folder but the site and the test's own
 tree() {
 	find . -path ./out -prune -o -print |
-		grep -v '^\./\(\.out\|before\|after\|stdout\|stderr\|help\|order\|want\|n\)$' | sort
+		grep -v '^\./\(\.out\|before\|after\|stdout\|stderr\|help\|order\|want\|got\|n\)$' | sort
 }
 
 mkdir -p results
@@ -107,7 +111,14 @@ test_expect_success 'lab site writes the index, a report per run that loads and 
 	! test -e out/runs/20261204-090000-dddd.html &&
 	test -f out/exp/tg.html &&
 	test \$(ls out/exp | wc -l) = 2 &&
-	test \$(find out -type f | wc -l) = 6
+	test \$(find out -type f | wc -l) = 7
+"
+
+test_expect_success 'DIR/.lab-site lists the files lab wrote, and nothing else' "
+	(cd out && find . -type f ! -name .lab-site | sed 's,^\\./,,' | sort) >want &&
+	grep -v '^#' out/.lab-site | sort >got &&
+	test_cmp want got &&
+	test_line_count = 7 out/.lab-site
 "
 
 test_expect_success 'the index: newest first, verdicts, the damaged run with why' "
@@ -173,16 +184,61 @@ test_expect_success 'written again, the pages are the same' "
 	diff -r out.1 out
 "
 
-test_expect_success 'a run no longer stored loses its page; files that are not pages stay' "
+test_expect_success 'a run no longer stored loses its page; files lab did not write stay, pages or not' "
 	echo keep >out/runs/notes.txt &&
+	echo '<p>mine</p>' >out/runs/notes.html &&
+	echo '<p>mine</p>' >out/exp/mine.html &&
+	echo '<p>mine</p>' >out/about.html &&
+	echo keep >out/runs/.20261202-090000-bbbb.html.1.tmp &&
 	mv results/20261202-090000-bbbb gone-bbbb &&
 	lab site out --json >j 2>/dev/null &&
 	python3 -c 'import json; d = json.load(open(\"j\")); assert d[\"removed\"] == 1 and d[\"runs\"] == 3, d' &&
 	! test -e out/runs/20261202-090000-bbbb.html &&
-	! grep -q 20261202-090000-bbbb out/index.html out/exp/tg.html &&
-	test -f out/runs/notes.txt &&
-	python3 links.py out >/dev/null &&
-	mv gone-bbbb results/20261202-090000-bbbb
+	! grep -q 20261202-090000-bbbb out/index.html out/exp/tg.html out/.lab-site &&
+	test -f out/runs/notes.txt && test -f out/runs/notes.html && test -f out/exp/mine.html &&
+	test -f out/about.html && test -f out/runs/.20261202-090000-bbbb.html.1.tmp &&
+	! grep -q 'notes\\|mine\\|about' out/.lab-site &&
+	mv gone-bbbb results/20261202-090000-bbbb &&
+	lab site out >/dev/null 2>&1 &&
+	test -f out/runs/20261202-090000-bbbb.html && test -f out/runs/notes.html &&
+	rm out/runs/notes.txt out/runs/notes.html out/exp/mine.html out/about.html out/runs/.*.tmp &&
+	python3 links.py out >/dev/null
+"
+
+test_expect_success 'a DIR with files but no manifest: written into, nothing removed' "
+	mkdir -p old/runs old/exp &&
+	echo '<p>an older site</p>' >old/runs/20261101-090000-zzzz.html &&
+	echo '<p>mine</p>' >old/exp/mine.html &&
+	echo '<p>mine</p>' >old/index.htm &&
+	lab site old --json >j 2>/dev/null &&
+	python3 -c 'import json; d = json.load(open(\"j\")); assert d[\"removed\"] == 0 and d[\"pages\"] == 6, d' &&
+	test -f old/runs/20261101-090000-zzzz.html && test -f old/exp/mine.html && test -f old/index.htm &&
+	test -f old/index.html && test -f old/.lab-site &&
+	! grep -q 'zzzz\\|mine\\|htm\$' old/.lab-site &&
+	lab site old >/dev/null 2>&1 &&
+	test -f old/runs/20261101-090000-zzzz.html && test -f old/exp/mine.html &&
+	rm -r old
+"
+
+test_expect_success 'a manifest naming anything but a page of the site: nothing of it is removed' "
+	lab site hostile >/dev/null 2>&1 &&
+	mkdir -p hostile/runs/sub victim &&
+	echo v >victim/v.html && echo v >hostile/victim.html && echo v >hostile/runs/sub/x.html &&
+	echo v >hostile/runs/.hidden.html && echo v >hostile/runs/-x.html && echo v >hostile/runs/a.txt &&
+	echo v >hostile/exp/a.html && ln -s ../../victim/v.html hostile/exp/link.html &&
+	{
+		echo '../victim/v.html' && echo \\\$PWD/victim/v.html && echo 'runs/../../victim/v.html' &&
+		echo 'exp/../../victim/v.html' && echo 'victim.html' && echo 'runs/sub/x.html' &&
+		echo 'runs/.hidden.html' && echo 'runs/-x.html' && echo 'runs/a.txt' && echo 'exp/link.html' &&
+		echo 'runs//a.html' && echo ' exp/a.html' && echo 'exp/a.html/'
+	} >>hostile/.lab-site &&
+	lab site hostile --json >j 2>/dev/null &&
+	python3 -c 'import json; d = json.load(open(\"j\")); assert d[\"removed\"] == 0, d' &&
+	test -f victim/v.html && test -f hostile/victim.html && test -f hostile/runs/sub/x.html &&
+	test -f hostile/runs/.hidden.html && test -f hostile/runs/-x.html && test -f hostile/runs/a.txt &&
+	test -f hostile/exp/a.html && test -L hostile/exp/link.html &&
+	test_line_count = 7 hostile/.lab-site &&
+	rm -r hostile victim
 "
 
 test_expect_success 'DIR that is a file: a clear error, exit 2, in text and JSON' "
@@ -203,6 +259,41 @@ test_expect_success 'the results folder itself, no DIR or two: exit 2' "
 	test_must_fail_with 2 lab site 2>err &&
 	test_grep -q 'name one folder' err &&
 	test_must_fail_with 2 lab site a b 2>err
+"
+
+test_expect_success 'a DIR in the result store: a stored run, below results/, by a link or ..: exit 2, nothing written' "
+	find results | sort >before.store &&
+	test_must_fail_with 2 lab site results/20261201-090000-aaaa 2>err &&
+	test_grep -q 'results/20261201-090000-aaaa: a stored run: the pages would go into its bundle' err &&
+	test_must_fail_with 2 lab site results/20261201-090000-aaaa/site 2>err &&
+	test_grep -q \"inside the stored run .*/results/20261201-090000-aaaa: the pages would go into its bundle\" err &&
+	test_must_fail_with 2 lab site results/new/site 2>err &&
+	test_grep -q 'results/new/site: inside the results folder' err &&
+	test_must_fail_with 2 lab site out/../results 2>err &&
+	test_grep -q 'the results folder itself' err &&
+	test_must_fail_with 2 lab site out/../results/20261201-090000-aaaa/runs/../x 2>err &&
+	ln -s results/20261201-090000-aaaa runlink && ln -s results storelink &&
+	test_must_fail_with 2 lab site runlink 2>err &&
+	test_grep -q 'runlink: a stored run' err &&
+	test_must_fail_with 2 lab site runlink/site 2>err &&
+	test_grep -q 'inside the stored run' err &&
+	test_must_fail_with 2 lab site storelink 2>err &&
+	test_grep -q 'the results folder itself' err &&
+	test_must_fail_with 2 lab --json site storelink/x >j &&
+	python3 -c 'import json; d = json.load(open(\"j\")); assert \"error\" in d, d' &&
+	find results | sort >after.store &&
+	test_cmp before.store after.store &&
+	rm runlink storelink
+"
+
+test_expect_success 'a run folder outside the results folder (lab fetch -o) is refused too' "
+	mkdir -p fetched && cp -R results/20261201-090000-aaaa fetched/ &&
+	test_must_fail_with 2 lab site fetched/20261201-090000-aaaa/site 2>err &&
+	test_grep -q 'inside the stored run' err &&
+	! test -e fetched/20261201-090000-aaaa/site &&
+	mkdir -p notarun && echo 'my own journal' >notarun/journal &&
+	lab site notarun/site >/dev/null 2>&1 && test -f notarun/site/index.html &&
+	rm -r fetched notarun
 "
 
 test_expect_success 'a link in the way inside DIR is not followed' "

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The results site's formatters (result/site.h): file names that stay in
- * their folder, axis numbers without e-notation, run dates, and the index
+ * their folder, the manifest of the files the site wrote (only pages of
+ * its own read back), axis numbers without e-notation, run dates, and the index
  * and experiment pages against golden files. */
 #include <ctype.h>
 #include <math.h>
@@ -107,6 +108,65 @@ static void test_file_name(void **state)
 	free(plain);
 	for (size_t i = 0; i < sizeof(hostile) / sizeof(*hostile); i++)
 		free(names[i]);
+}
+
+/* The manifest keeps the pages the site could have written, and only
+ * them: every file name site_file_name() makes reads back; a path that
+ * leaves its folder, names a folder of its own or is not a page is
+ * dropped, so it is never removed. */
+static void test_manifest(void **state)
+{
+	static const char *const hostile[] = { "../../x", "tg <b>&</b>/../../x", ".hidden", "-rf", "é" };
+	static const char text[] = "# a comment\n"
+				   "index.html\n"
+				   "runs/20261201-090000-aaaa.html\n"
+				   "exp/tg.html\n"
+				   "exp/tg.html\n"
+				   "../x.html\n"
+				   "/etc/passwd\n"
+				   "runs/../../x.html\n"
+				   "runs/a/b.html\n"
+				   "runs//a.html\n"
+				   "runs/.hidden.html\n"
+				   "runs/-rf.html\n"
+				   "runs/.html\n"
+				   "runs/a.txt\n"
+				   "runs/a.html/\n"
+				   " exp/a.html\n"
+				   "exp/a b.html\n"
+				   "notes.html\n"
+				   "index.html.tmp\n"
+				   "other/a.html\n"
+				   "runs/\n"
+				   "exp/last.html";
+	struct strv files = STRV_INIT, back = STRV_INIT;
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	site_manifest_parse(text, sizeof(text) - 1, &files);
+	assert_int_equal(files.n, 4);
+	assert_string_equal(files.v[0], "index.html");
+	assert_string_equal(files.v[1], "runs/20261201-090000-aaaa.html");
+	assert_string_equal(files.v[2], "exp/tg.html");
+	assert_string_equal(files.v[3], "exp/last.html");
+	strv_release(&files);
+
+	strv_push(&files, "index.html");
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(*hostile); i++) {
+		char *name = site_file_name(hostile[i]);
+
+		strv_pushf(&files, "%s/%s.html", i % 2 ? "runs" : "exp", name);
+		free(name);
+	}
+	site_manifest_format(&files, &sb);
+	assert_true(sb.buf[0] == '#');
+	site_manifest_parse(sb.buf, sb.len, &back);
+	assert_int_equal(back.n, files.n);
+	for (size_t i = 0; i < files.n; i++)
+		assert_string_equal(back.v[i], files.v[i]);
+	strv_release(&files);
+	strv_release(&back);
+	strbuf_release(&sb);
 }
 
 static void number_is(double v, double step, const char *want)
@@ -304,6 +364,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file_name),
+		cmocka_unit_test(test_manifest),
 		cmocka_unit_test(test_number),
 		cmocka_unit_test(test_date),
 		cmocka_unit_test(test_pages_golden),
