@@ -11,7 +11,8 @@
  *      checked out into a private folder under $TMPDIR; a run stored
  *      before snapshots gets the list of what it lacks;
  *   3. lab.yaml from there is validated with the run's --set and
- *      --kernels, and the experiment planned;
+ *      --kernels, naming only the snapshot's files (never the host's),
+ *      and the experiment planned;
  *   4. each kernel's source and merged .config are held to the recorded
  *      ones (run/reproduce.h): a difference refuses, naming the options,
  *      before anything is booted;
@@ -130,13 +131,16 @@ static int manifest_checked(const struct lab_ctx *ctx, const char *dir)
 	return EXIT_OK;
 }
 
-/* Loaded and planned like lab validate: the errors name the checkout's files by their project names. */
-static int load_checked(struct lab_ctx *ctx, const char *spec, struct spec **ret)
+/* Loaded and planned like lab validate: the errors name the checkout's files by their project names;
+ * lab.yaml and its recipes name only the snapshot's files, never the host's. */
+static int load_checked(struct lab_ctx *ctx, const char *spec, const struct snapshot *snap, struct spec **ret)
 {
+	_cleanup_(spec_confine_release) struct spec_confine cf = { 0 };
 	_cleanup_plan_ struct plan *p = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 
-	if (cmd_load_spec(ctx, spec, ret) < 0)
+	cmd_snapshot_confine(snap, &cf);
+	if (cmd_load_spec_confined(ctx, spec, &cf, ret) < 0)
 		return EXIT_USAGE;
 	if (plan_build(*ret, NULL, &p, &d) < 0) {
 		cmd_report_diags(ctx, &d);
@@ -318,7 +322,7 @@ int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
 			rc = EXIT_FAILED;
 			goto out;
 		}
-		rc = load_checked(ctx, spec + strlen(project) + 1, &s);
+		rc = load_checked(ctx, spec + strlen(project) + 1, &snap, &s);
 	}
 	if (rc != EXIT_OK)
 		goto out;
