@@ -165,4 +165,49 @@ test_expect_success "a snapshot whose lab.yaml names the host's files: refused w
 		'    patches: $UP$TRASH/hostpatches' 14 'patch folder'
 "
 
+test_expect_success 'a bundle whose run is stored already, the same run: its stored copy is reproduced' "
+	mkdir -p hproj/results && hostile_run hproj/results/$ID '' 'include: $TRASH/host.yaml' &&
+	(cd hproj && lab bundle $ID -o ../h.tar.zst >/dev/null) &&
+	(cd hproj && XDG_CACHE_HOME=$NOCACHE test_must_fail_with 2 lab reproduce ../h.tar.zst 2>'$PWD/err') &&
+	grep -q \"run $ID is already stored in .*/hproj/results, the same as the bundle's: reproducing the stored copy\" err &&
+	grep -qF \"lab.yaml:\$line:10: refused: include '$TRASH/host.yaml' is not a path inside\" err &&
+	mkdir hfetched && (cd hfetched && lab fetch ../h.tar.zst >/dev/null) && test -f hfetched/results/$ID/report.html &&
+	(cd hfetched && XDG_CACHE_HOME=$NOCACHE test_must_fail_with 2 lab reproduce ../h.tar.zst 2>'$PWD/err') &&
+	grep -q 'the same as the bundle.s: reproducing the stored copy' err && grep -q 'refused: include' err &&
+	! ls -A tmp | grep -q '^lab-reproduce' && ! ls -A hfetched/results | grep -q '^\.fetch'
+"
+
+# stored_differs NAME CHANGE: the run as lab run stored it (no MANIFEST, no
+# reports) copied to NAME/results, then CHANGE (commands, run in
+# NAME/results/$ID); lab reproduce of its bundle there is refused (exit 2)
+# before anything, naming the run and the first difference; the output in err
+stored_differs() {
+	mkdir -p "$1/results" && cp -r proj/results/$ID "$1/results/" && (cd "$1/results/$ID" && eval "$2") &&
+	(cd "$1" && XDG_CACHE_HOME=$NOCACHE test_must_fail_with 2 lab reproduce ../b.tar.zst) 2>err || { cat err; return 1; }
+	grep -q "reproduce: refused: run $ID is already stored in .*/$1/results, and the stored copy differs from the bundle ../b.tar.zst" err &&
+	! grep -q 'reproducing the stored copy' err && ! ls -A tmp | grep -q '^lab-reproduce' &&
+	ls -A "$1/results" | grep -v '^index\.' >ls && echo $ID | test_cmp - ls || { cat err; return 1; }
+}
+
+test_expect_success 'a bundle whose run id is stored with other content: refused, exit 2, the difference named' "
+	stored_differs other-metrics 'printf \"m.tps 1.000\\n\" >runs/e.0001/metrics' &&
+	grep -q '(runs/e.0001/metrics: not the bundle.s (sha256 [0-9a-f]* here, [0-9a-f]* in the bundle))' err &&
+	stored_differs other-extra 'echo x >runs/e.0001/extra' && grep -q '(runs/e.0001/extra: only the stored copy has it)' err &&
+	stored_differs other-less 'rm runs/e.0002/metrics' && grep -q '(runs/e.0002/metrics: only the bundle has it)' err &&
+	stored_differs other-snapshot 'sed -i s/^experiment.*/experiment\\ other/ snapshot/SNAPSHOT' &&
+	grep -q '(snapshot/SNAPSHOT: not the bundle' err
+"
+
+test_expect_success 'another bundle of the same run id fetched before (its MANIFEST agreeing): refused all the same' "
+	mkdir fetched-other && (cd fetched-other && lab fetch ../b.tar.zst >/dev/null) &&
+	r=fetched-other/results/$ID && printf 'm.tps 1.000\\n' >\$r/runs/e.0001/metrics &&
+	sum=\$(sha256sum \$r/runs/e.0001/metrics | cut -d' ' -f1) &&
+	sed -i \"s|^[0-9a-f]*  runs/e.0001/metrics\\\$|\$sum  runs/e.0001/metrics|\" \$r/MANIFEST &&
+	(cd \$r && sha256sum -c --quiet MANIFEST) &&
+	(cd fetched-other && XDG_CACHE_HOME=$NOCACHE test_must_fail_with 2 lab reproduce ../b.tar.zst 2>'$PWD/err') &&
+	grep -q \"refused: run $ID is already stored in .*/fetched-other/results, and the stored copy differs from the bundle\" err &&
+	grep -q 'runs/e.0001/metrics: not the bundle' err && grep -q 'lab fetch --replace ../b.tar.zst' err &&
+	! ls -A fetched-other/results | grep -q '^\\.fetch'
+"
+
 test_done
