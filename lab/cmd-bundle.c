@@ -42,11 +42,12 @@ static int pack(const struct lab_ctx *ctx, const char *dir, const char *out, int
 	report_format_md(c, &all, &md);
 	report_format_json(c, NULL, &js);
 	report_format_html(c, &all, &html);
+	/* in bundle_reports' order: what bundle_same_run leaves out */
 	struct bundle_extra extra[] = {
-		{ "report.html", &html },
-		{ "report.txt", &txt },
-		{ "report.md", &md },
-		{ "report.json", &js },
+		{ bundle_reports[0], &html },
+		{ bundle_reports[1], &txt },
+		{ bundle_reports[2], &md },
+		{ bundle_reports[3], &js },
 	};
 	if (bundle_write(dir, extra, ELEMENTSOF(extra), out, out_fd, &d) < 0) {
 		cmd_report_diags(ctx, &d);

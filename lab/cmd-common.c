@@ -126,6 +126,12 @@ void command_usage(const struct cli_command *cmd, FILE *out)
 
 int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret)
 {
+	return cmd_load_spec_confined(ctx, path, NULL, ret);
+}
+
+int cmd_load_spec_confined(const struct lab_ctx *ctx, const char *path, const struct spec_confine *cf,
+			   struct spec **ret)
+{
 	_cleanup_diags_ struct diags d = { 0 };
 	int r;
 
@@ -137,7 +143,8 @@ int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret
 		return -ENOENT;
 	}
 	{
-		const struct spec_load_opts o = { .set = (const char *const *)ctx->set.v, .nset = ctx->set.n };
+		const struct spec_load_opts o = { .set = (const char *const *)ctx->set.v, .nset = ctx->set.n,
+						  .confine = cf };
 
 		r = spec_load(path, &o, ret, &d);
 	}
@@ -151,7 +158,7 @@ int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret
 		for (size_t i = 0; i < (*ret)->nimages; i++) {
 			struct recipe *rc = NULL;
 
-			if (recipe_load((*ret)->images[i].recipe, (*ret)->images[i].name, &rc, &d) == 0)
+			if (recipe_load_confined((*ret)->images[i].recipe, (*ret)->images[i].name, cf, &rc, &d) == 0)
 				recipe_free(rc);
 		}
 		if (d.n) {

@@ -5,13 +5,16 @@
  * with no checkout of the project it came from:
  *
  *   1. the run: a bundle file is fetched into the results folder (every
- *      checksum checked, as lab fetch), an unpacked bundle's folder is
- *      checked against its MANIFEST, a stored run is found by its id;
+ *      checksum checked, as lab fetch; a run stored under its id already
+ *      must be the bundle's, file for file, else refused), an unpacked
+ *      bundle's folder is checked against its MANIFEST, a stored run is
+ *      found by its id;
  *   2. its snapshot is checked (every object's size and sha256) and
  *      checked out into a private folder under $TMPDIR; a run stored
  *      before snapshots gets the list of what it lacks;
  *   3. lab.yaml from there is validated with the run's --set and
- *      --kernels, and the experiment planned;
+ *      --kernels, naming only the snapshot's files (never the host's),
+ *      and the experiment planned;
  *   4. each kernel's source and merged .config are held to the recorded
  *      ones (run/reproduce.h): a difference refuses, naming the options,
  *      before anything is booted;
@@ -63,58 +66,79 @@ const struct lab_option reproduce_options[] = {
 	{ 0 },
 };
 
-/* A bundle file into the store; the stored run's folder. A run already
- * stored under the bundle's id is checked against the bundle first. */
-static char *fetched(const struct lab_ctx *ctx, const char *file, const char *root)
+/*
+ * A bundle file into the store: *ret the stored run's folder; EXIT_OK or
+ * the exit code after the error was said. A run already stored under the
+ * bundle's id is reproduced only when it is the bundle's run (the same
+ * files, bundle_same_run): another run under that id, or one changed since,
+ * is refused, for the reproduction would be of it, not of the bundle.
+ */
+static int fetched(const struct lab_ctx *ctx, const char *file, const char *root, char **ret)
 {
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC);
-	_cleanup_free_ char *id = NULL, *tmp = NULL;
+	_cleanup_free_ char *id = NULL, *tmp = NULL, *stored = NULL;
 	int r;
 
 	if (fd < 0) {
 		cmd_error(ctx, "reproduce: cannot open %s: %s", file, strerror(errno));
-		return NULL;
+		return EXIT_FAILED;
 	}
 	if ((r = path_mkdir_p(root, 0755)) < 0) {
 		cmd_error(ctx, "cannot create %s: %s", root, strerror(-r));
-		return NULL;
+		return EXIT_FAILED;
 	}
-	if ((r = bundle_import(fd, file, root, false, NULL, &id, &d)) == 0)
-		return path_join(root, id);
+	if ((r = bundle_import(fd, file, root, false, NULL, &id, &d)) == 0) {
+		*ret = path_join(root, id);
+		return EXIT_OK;
+	}
 	if (r != -EEXIST || lseek(fd, 0, SEEK_SET) < 0) {
 		cmd_report_diags(ctx, &d);
-		return NULL;
+		return EXIT_FAILED;
 	}
-	/* already here: the bundle is still checked, then the stored copy used */
+	/* already here: the bundle is checked, then held to the stored copy */
 	diags_release(&d);
 	free(id);
 	id = NULL;
 	if (bundle_unpack(fd, file, root, NULL, &tmp, &id, &d) < 0) {
 		cmd_report_diags(ctx, &d);
-		return NULL;
+		return EXIT_FAILED;
 	}
+	stored = path_join(root, id);
+	r = bundle_same_run(tmp, stored, &d);
 	tempdir_remove(tmp);
+	if (r < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_FAILED;
+	}
+	if (r == 0) {
+		cmd_error(ctx, "reproduce: refused: run %s is already stored in %s, and the stored copy differs from the "
+			       "bundle %s (%s: %s); nothing was reproduced (lab fetch --replace %s puts the bundle's run "
+			       "in its place)",
+			  id, root, file, d.v[0].file, d.v[0].msg, file);
+		return EXIT_USAGE;
+	}
 	if (ctx->verbosity >= 0)
-		fprintf(stderr, "lab: reproduce: run %s is already stored in %s: reproducing the stored copy\n", id,
-			root);
-	return path_join(root, id);
+		fprintf(stderr, "lab: reproduce: run %s is already stored in %s, the same as the bundle's: reproducing "
+				"the stored copy\n",
+			id, root);
+	*ret = TAKE_PTR(stored);
+	return EXIT_OK;
 }
 
-/* The original run's folder: a bundle file, a run folder (an unpacked
- * bundle's checked against its MANIFEST) or a stored run's id. */
-static char *original(const struct lab_ctx *ctx, const char *arg, const char *root)
+/* The original run's folder into *ret: a bundle file, a run folder (an
+ * unpacked bundle's checked against its MANIFEST) or a stored run's id;
+ * EXIT_OK or the exit code after the error was said. */
+static int original(const struct lab_ctx *ctx, const char *arg, const char *root, char **ret)
 {
-	char *dir;
-
 	if (path_is_file(arg))
-		return fetched(ctx, arg, root);
-	if (!(dir = store_find(root, arg))) {
+		return fetched(ctx, arg, root, ret);
+	if (!(*ret = store_find(root, arg))) {
 		cmd_error(ctx, "reproduce: '%s' is neither a bundle file, a run folder nor a stored run under %s", arg,
 			  root);
-		return NULL;
+		return EXIT_FAILED;
 	}
-	return dir;
+	return EXIT_OK;
 }
 
 /* An unpacked bundle's folder against its MANIFEST (after its snapshot's
@@ -131,13 +155,16 @@ static int manifest_checked(const struct lab_ctx *ctx, const char *dir)
 	return EXIT_OK;
 }
 
-/* Loaded and planned like lab validate: the errors name the checkout's files by their project names. */
-static int load_checked(struct lab_ctx *ctx, const char *spec, struct spec **ret)
+/* Loaded and planned like lab validate: the errors name the checkout's files by their project names;
+ * lab.yaml and its recipes name only the snapshot's files, never the host's. */
+static int load_checked(struct lab_ctx *ctx, const char *spec, const struct snapshot *snap, struct spec **ret)
 {
+	_cleanup_(spec_confine_release) struct spec_confine cf = { 0 };
 	_cleanup_plan_ struct plan *p = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 
-	if (cmd_load_spec(ctx, spec, ret) < 0)
+	cmd_snapshot_confine(snap, &cf);
+	if (cmd_load_spec_confined(ctx, spec, &cf, ret) < 0)
 		return EXIT_USAGE;
 	if (plan_build(*ret, NULL, &p, &d) < 0) {
 		cmd_report_diags(ctx, &d);
@@ -294,8 +321,8 @@ int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
 		}
 		root = path_join(cwd, rel);
 	}
-	if (!(dir = original(ctx, argv[first], root)))
-		return EXIT_FAILED;
+	if ((rc = original(ctx, argv[first], root, &dir)) != EXIT_OK)
+		return rc;
 	if ((rc = cmd_snapshot_open(ctx, dir, &snap)) != EXIT_OK || (rc = manifest_checked(ctx, dir)) != EXIT_OK)
 		return rc;
 	if ((rc = path_mkdir_p(root, 0755)) < 0) {
@@ -319,7 +346,7 @@ int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
 			rc = EXIT_FAILED;
 			goto out;
 		}
-		rc = load_checked(ctx, spec + strlen(project) + 1, &s);
+		rc = load_checked(ctx, spec + strlen(project) + 1, &snap, &s);
 	}
 	if (rc != EXIT_OK)
 		goto out;

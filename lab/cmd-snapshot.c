@@ -158,6 +158,15 @@ int cmd_snapshot_project(struct lab_ctx *ctx, const char *dir, const struct snap
 	return EXIT_OK;
 }
 
+void cmd_snapshot_confine(const struct snapshot *snap, struct spec_confine *ret)
+{
+	_cleanup_free_ const char **files = xcalloc(snap->nfiles + 1, sizeof(*files));
+
+	for (size_t i = 0; i < snap->nfiles; i++)
+		files[i] = snap->files[i].path;
+	spec_confine_init(ret, ".", files, snap->nfiles);
+}
+
 static int snap_show(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_(snap_opts_release) struct snap_opts o = { 0 };

@@ -5,8 +5,10 @@
  * one, is checked against the run's snapshot (run/snapshot.h): its files
  * are checked out into a private folder, FILE takes the snapshot's
  * lab.yaml's place there, and the --set and --kernels values the run was
- * made with apply unless others are given. A run folder without a
- * snapshot that fails says what it lacks.
+ * made with apply unless others are given; lab.yaml and its recipes may
+ * name only the snapshot's files (spec.h: struct spec_confine), and an
+ * unpacked bundle without a snapshot none: a bundle never reads the host's
+ * files. A run folder without a snapshot that fails says what it lacks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,14 +25,14 @@
 #include "util/path.h"
 #include "util/banned.h"
 
-/* Load and plan `path`; the spec into *ret. */
-static int check(struct lab_ctx *ctx, const char *path, struct spec **ret)
+/* Load and plan `path` (a snapshot's: naming only what cf lists); the spec into *ret. */
+static int check(struct lab_ctx *ctx, const char *path, const struct spec_confine *cf, struct spec **ret)
 {
 	/* what only the expanded runs show (two jobs that would share a group) */
 	_cleanup_plan_ struct plan *p = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 
-	if (cmd_load_spec(ctx, path, ret) < 0)
+	if (cmd_load_spec_confined(ctx, path, cf, ret) < 0)
 		return EXIT_USAGE;
 	if (plan_build(*ret, NULL, &p, &d) < 0) {
 		cmd_report_diags(ctx, &d);
@@ -53,6 +55,15 @@ static bool is_run_folder(const char *dir)
 	return false;
 }
 
+/* An unpacked bundle (or a fetched run): a MANIFEST beside a run's record. */
+static bool is_bundle_folder(const char *dir)
+{
+	_cleanup_free_ char *m = path_join(dir, "MANIFEST"), *rj = path_join(dir, "run.json");
+	_cleanup_free_ char *j = path_join(dir, "journal");
+
+	return access(m, F_OK) == 0 && (access(rj, F_OK) == 0 || access(j, F_OK) == 0);
+}
+
 /*
  * `path` checked inside a checkout of the run's snapshot (in a private
  * temporary folder, removed after), from there: errors name the files as
@@ -61,6 +72,7 @@ static bool is_run_folder(const char *dir)
 static int check_in_snapshot(struct lab_ctx *ctx, const char *path, const char *dir, struct spec **ret)
 {
 	_cleanup_(snapshot_release) struct snapshot snap = { 0 };
+	_cleanup_(spec_confine_release) struct spec_confine cf = { 0 };
 	_cleanup_free_ char *tmp = NULL, *yaml = NULL, *project = NULL;
 	_cleanup_close_ int here = -1;
 	const char *tmpdir = getenv("TMPDIR");
@@ -78,7 +90,9 @@ static int check_in_snapshot(struct lab_ctx *ctx, const char *path, const char *
 		fs_remove_tree(tmp);
 		return EXIT_FAILED;
 	}
-	r = check(ctx, yaml + strlen(project) + 1, ret);
+	/* the bundle's lab.yaml reads the snapshot's files, never the host's */
+	cmd_snapshot_confine(&snap, &cf);
+	r = check(ctx, yaml + strlen(project) + 1, &cf, ret);
 	if (fchdir(here) < 0)
 		r = EXIT_FAILED;
 	fs_remove_tree(tmp);
@@ -101,7 +115,19 @@ int cmd_validate(struct lab_ctx *ctx, int argc, char **argv)
 	dir = path_dirname(path);
 	listing = path_join(dir, SNAPSHOT_LISTING);
 	snapshot = path_is_file(path) && access(listing, F_OK) == 0;
-	r = snapshot ? check_in_snapshot(ctx, path, dir, &s) : check(ctx, path, &s);
+	if (snapshot) {
+		r = check_in_snapshot(ctx, path, dir, &s);
+	} else if (path_is_file(path) && is_bundle_folder(dir)) {
+		/* a bundle from before snapshots holds lab.yaml alone: it names nothing of the host's either */
+		_cleanup_(spec_confine_release) struct spec_confine cf = { 0 };
+		_cleanup_free_ char *name = path_basename(path);
+		const char *files[] = { name };
+
+		spec_confine_init(&cf, dir, files, 1);
+		r = check(ctx, path, &cf, &s);
+	} else {
+		r = check(ctx, path, NULL, &s);
+	}
 	if (r != EXIT_OK) {
 		if (!snapshot && path_is_file(path) && is_run_folder(dir))
 			cmd_snapshot_missing(ctx, dir);

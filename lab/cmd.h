@@ -130,6 +130,8 @@ int cmd_snapshot_missing(const struct lab_ctx *ctx, const char *dir);
  * EXIT_OK, or the exit code after the error was said. */
 int cmd_snapshot_project(struct lab_ctx *ctx, const char *dir, const struct snapshot *snap, const char *parent,
 			 const char *what, char **ret_tmp, char **ret_spec);
+/* What the lab.yaml of a checkout of snap may name, from inside the checkout's project folder (root "."). */
+void cmd_snapshot_confine(const struct snapshot *snap, struct spec_confine *ret);
 int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv);
 
 /* Shared helpers of the command layer (lab/cmd-common.c). */
@@ -173,6 +175,9 @@ const struct cli_command *command_find(const char *name);
 void command_usage(const struct cli_command *cmd, FILE *out);
 /* Load ctx->file; on failure the errors are already reported. */
 int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret);
+/* cmd_load_spec of a snapshot's lab.yaml: it and its recipes may name only what cf lists (spec.h). */
+int cmd_load_spec_confined(const struct lab_ctx *ctx, const char *path, const struct spec_confine *cf,
+			   struct spec **ret);
 /* Index of `name` among `names`, or -1 after "no WHAT 'name' in FILE; did you mean ...". */
 long cmd_lookup(const struct lab_ctx *ctx, const char *what, const char *name, const char *const *names, size_t n,
 		const char *file);

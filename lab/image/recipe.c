@@ -95,7 +95,7 @@ static int parse_mode(const struct node *n, unsigned *ret, struct diags *d)
 	return 0;
 }
 
-static void load_file(struct recipe *r, const struct node *n, struct diags *d)
+static void load_file(struct recipe *r, const struct node *n, const struct spec_confine *cf, struct diags *d)
 {
 	static const char *const keys[] = { "path", "content", "source", "mode" };
 	const struct node *p = node_map_get(n, "path"), *c = node_map_get(n, "content"),
@@ -124,11 +124,17 @@ static void load_file(struct recipe *r, const struct node *n, struct diags *d)
 		f.content = xstrdup(c->scalar);
 	} else {
 		_cleanup_free_ char *rel = node_get_string(d, s, "source"), *dir = NULL;
+		const char *why;
 
 		if (!rel)
 			goto fail;
 		dir = path_dirname(s->pos.file);
 		f.source = path_join(dir, rel);
+		/* a snapshot's recipe copies in only the snapshot's files, refused before a look at the host's */
+		if (cf && (why = spec_confine_refuses(cf, f.source, false))) {
+			spec_confine_refused(d, s, "source", why);
+			goto fail;
+		}
 		if (!path_is_file(f.source)) {
 			node_err(d, s, "source file '%s' does not exist", f.source);
 			goto fail;
@@ -182,7 +188,7 @@ static void load_services(struct recipe *r, const struct node *n, struct diags *
 	}
 }
 
-static void load_root(struct recipe *r, const struct node *root, struct diags *d)
+static void load_root(struct recipe *r, const struct node *root, const struct spec_confine *cf, struct diags *d)
 {
 	static const char *const keys[] = { "description", "suite", "mirror", "components", "variant",
 					    "size", "packages", "files", "commands", "services" };
@@ -240,19 +246,20 @@ static void load_root(struct recipe *r, const struct node *root, struct diags *d
 		load_names(v, "packages", package_name_ok, "a Debian package name", &r->packages, d);
 	if ((v = node_map_get(root, "files")) && node_want(d, v, NODE_SEQ, "files"))
 		for (size_t i = 0; i < v->n; i++)
-			load_file(r, v->items[i], d);
+			load_file(r, v->items[i], cf, d);
 	if ((v = node_map_get(root, "commands")))
 		node_get_strv(d, v, "commands", true, &r->commands);
 	if ((v = node_map_get(root, "services")))
 		load_services(r, v, d);
 }
 
-static int finish(struct recipe *r, struct node *root, struct diags *d, struct recipe **ret)
+static int finish(struct recipe *r, struct node *root, const struct spec_confine *cf, struct diags *d,
+		  struct recipe **ret)
 {
 	size_t before = d->n;
 
 	if (root)
-		load_root(r, root, d);
+		load_root(r, root, cf, d);
 	node_free(root);
 	if (!root || d->n > before) {
 		recipe_free(r);
@@ -271,11 +278,17 @@ static struct recipe *recipe_new(const char *path, const char *name)
 	return r;
 }
 
-int recipe_load(const char *path, const char *name, struct recipe **ret, struct diags *d)
+int recipe_load_confined(const char *path, const char *name, const struct spec_confine *cf, struct recipe **ret,
+			 struct diags *d)
 {
 	struct recipe *r = recipe_new(path, name);
 
-	return finish(r, node_parse_file(&r->nfiles_names, path, d), d, ret);
+	return finish(r, node_parse_file(&r->nfiles_names, path, d), cf, d, ret);
+}
+
+int recipe_load(const char *path, const char *name, struct recipe **ret, struct diags *d)
+{
+	return recipe_load_confined(path, name, NULL, ret, d);
 }
 
 int recipe_load_buffer(const char *file, const char *data, size_t len, const char *name, struct recipe **ret,
@@ -283,7 +296,7 @@ int recipe_load_buffer(const char *file, const char *data, size_t len, const cha
 {
 	struct recipe *r = recipe_new(file, name);
 
-	return finish(r, node_parse(&r->nfiles_names, file, data, len, d), d, ret);
+	return finish(r, node_parse(&r->nfiles_names, file, data, len, d), NULL, d, ret);
 }
 
 /* ---- the key ---- */

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "../spec/node.h"
+#include "../spec/spec.h"
 #include "../util/diag.h"
 #include "../util/hash.h"
 #include "../util/strv.h"
@@ -56,6 +57,9 @@ struct recipe {
 #define RECIPE_DEFAULT_SIZE (4ULL << 30)
 
 int recipe_load(const char *path, const char *name, struct recipe **ret, struct diags *d);
+/* A snapshot's recipe: each files: source one the snapshot lists (spec.h: struct spec_confine), else refused. */
+int recipe_load_confined(const char *path, const char *name, const struct spec_confine *cf, struct recipe **ret,
+			 struct diags *d);
 int recipe_load_buffer(const char *file, const char *data, size_t len, const char *name, struct recipe **ret,
 		       struct diags *d);
 void recipe_free(struct recipe *r);

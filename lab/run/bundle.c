@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <archive.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <archive_entry.h>
@@ -638,4 +639,82 @@ int bundle_verify(const char *dir, struct diags *d)
 		}
 	}
 	return 0;
+}
+
+const char *const bundle_reports[] = { "report.html", "report.txt", "report.md", "report.json", NULL };
+
+/* MANIFEST or a report: made from the run, not part of it */
+static bool made_from_run(const char *rel)
+{
+	if (streq(rel, MANIFEST))
+		return true;
+	for (size_t i = 0; bundle_reports[i]; i++)
+		if (streq(rel, bundle_reports[i]))
+			return true;
+	return false;
+}
+
+/* The first difference, named by its path in the run; 0 (they differ). */
+_printf_(3, 4) static int differs(struct diags *d, const char *rel, const char *fmt, ...)
+{
+	struct pos pos = { .file = rel };
+	va_list ap;
+
+	va_start(ap, fmt);
+	diags_addv(d, &pos, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+int bundle_same_run(const char *unpacked, const char *stored, struct diags *d)
+{
+	_cleanup_free_ char *mp = path_join(unpacked, MANIFEST);
+	_cleanup_strbuf_ struct strbuf buf = STRBUF_INIT;
+	_cleanup_strv_ struct strv files = STRV_INIT;
+	_cleanup_(bundle_manifest_release) struct bundle_manifest m = { 0 };
+	_cleanup_free_ bool *seen = NULL;
+	_cleanup_close_ int dirfd = -1;
+	struct pos pos = { .file = mp };
+	int r;
+
+	if ((r = strbuf_read_file(&buf, mp, 64 << 20)) < 0) {
+		diags_add(d, &pos, "cannot read: %s", strerror(-r));
+		return r;
+	}
+	if ((r = bundle_manifest_parse(buf.buf ? buf.buf : "", buf.len, mp, &m, d)) < 0)
+		return r;
+	pos.file = stored;
+	if ((dirfd = open(stored, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || (r = walk(stored, NULL, &files)) < 0) {
+		r = dirfd < 0 ? -errno : r;
+		diags_add(d, &pos, "cannot read the run folder: %s", strerror(-r));
+		return r;
+	}
+	if (files.n)
+		qsort(files.v, files.n, sizeof(char *), cmp_str);
+	seen = xcalloc(m.n + 1, sizeof(*seen));
+	for (size_t i = 0; i < files.n; i++) {
+		const char *rel = files.v[i];
+		_cleanup_close_ int fd = -1;
+		char hex[SHA256_HEX_LEN + 1];
+		size_t at;
+
+		if (made_from_run(rel))
+			continue;
+		if (!strmap_get(&m.names, rel, &at))
+			return differs(d, rel, "only the stored copy has it");
+		seen[at] = true;
+		if ((fd = fs_open_beneath(dirfd, rel, O_RDONLY, 0)) < 0 || (r = sha256_fd(fd, hex)) < 0) {
+			r = fd < 0 ? fd : r;
+			pos.file = rel;
+			diags_add(d, &pos, "cannot read it in %s: %s", stored, strerror(-r));
+			return r;
+		}
+		if (!streq(hex, m.v[at].sha256))
+			return differs(d, rel, "not the bundle's (sha256 %.12s here, %.12s in the bundle)", hex,
+				       m.v[at].sha256);
+	}
+	for (size_t i = 0; i < m.n; i++)
+		if (!seen[i] && !made_from_run(m.v[i].name))
+			return differs(d, m.v[i].name, "only the bundle has it");
+	return 1;
 }

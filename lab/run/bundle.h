@@ -88,3 +88,16 @@ int bundle_manifest_parse(const char *buf, size_t len, const char *file, struct 
 void bundle_manifest_release(struct bundle_manifest *m);
 /* Check <dir>/MANIFEST against the files; the first problem goes to d. */
 int bundle_verify(const char *dir, struct diags *d);
+
+/* What `lab bundle` adds beside the run's files: reports made from the run when it is bundled. NULL-terminated. */
+extern const char *const bundle_reports[];
+/*
+ * Whether the run folder `stored` is the run that a checked bundle holds,
+ * unpacked in `unpacked` (bundle_unpack's folder): every file its MANIFEST
+ * lists is there with the same sha256, and no other file is. The MANIFEST
+ * and bundle_reports are left out on both sides: they are made from the
+ * run, not part of it (a run stored by lab run has neither). 1 when the
+ * same; 0 when they differ, the first difference in d (FILE: its path in
+ * the run); a negative errno when one cannot be read (said in d).
+ */
+int bundle_same_run(const char *unpacked, const char *stored, struct diags *d);

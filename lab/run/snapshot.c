@@ -994,7 +994,8 @@ int snapshot_missing(const char *rundir, struct strv *ret, struct diags *d)
 {
 	_cleanup_free_ char *yaml = path_join(rundir, "lab.yaml");
 	_cleanup_spec_ struct spec *s = NULL;
-	const struct spec_load_opts o = { .no_filesystem = true };
+	/* a bundle's lab.yaml: nothing it names is read, an include neither */
+	const struct spec_load_opts o = { .no_include = true, .no_filesystem = true };
 	int r;
 
 	strv_push(ret, SNAPSHOT_LISTING " (the run was stored before lab kept snapshots)");

@@ -233,7 +233,7 @@ static void check_kernels(struct spec *s, const struct spec_load_opts *opts, str
 		for (size_t j = 0; j < k->configs.n; j++)
 			if (!path_is_file(k->configs.v[j]))
 				diags_add(d, &k->configs_pos, "config fragment '%s' does not exist", k->configs.v[j]);
-		if (k->nsweep && k->patches_dir && path_is_dir(k->patches.v[0])) {
+		if (k->nsweep && k->patches.n && k->patches_dir && path_is_dir(k->patches.v[0])) {
 			size_t have = count_patches(k->patches.v[0]);
 
 			if (have && k->sweep[k->nsweep - 1] > have)

@@ -63,6 +63,23 @@ static char *resolve_path(const struct node *n)
 }
 
 /*
+ * A path lab.yaml names (`what`: "include", "patch", ...), resolved; in a
+ * snapshot's lab.yaml (opts->confine), NULL after the refusal of one the
+ * snapshot does not list, before anything opens it.
+ */
+static char *confined_path(struct ctx *c, const struct node *n, const char *what, bool folder)
+{
+	_cleanup_free_ char *path = resolve_path(n);
+	const char *why;
+
+	if (c->opts && c->opts->confine && (why = spec_confine_refuses(c->opts->confine, path, folder))) {
+		spec_confine_refused(c->d, n, what, why);
+		return NULL;
+	}
+	return TAKE_PTR(path);
+}
+
+/*
  * A reference longer than any name (a kernel's "@step" aside) is said to be
  * one, not reported as unknown with all of its text.
  */
@@ -225,11 +242,13 @@ static void load_includes(struct ctx *c, struct node *root, struct strv *stack, 
 			err(c, it, "include must list file names");
 			continue;
 		}
+		/* a snapshot's refusal first: the fuzzer, which reads no include, sees it too */
+		if (!(path = confined_path(c, it, "include", false)))
+			continue;
 		if (c->opts && c->opts->no_include) {
 			err(c, it, "include is not allowed here");
 			continue;
 		}
-		path = resolve_path(it);
 		if (strv_contains(stack, path)) {
 			err(c, it, "include cycle: '%s' includes this file back", it->scalar);
 			continue;
@@ -384,7 +403,8 @@ static void load_settings(struct ctx *c, const struct node *n)
 		what = xasprintf("settings.%s", k);
 		val = get_string(c, v, what);
 		if (val)
-			*dst = resolve_path(v);
+			/* the catalogue is the snapshot's own; the cache and results are this machine's */
+			*dst = dst == &c->s->settings.catalogue ? confined_path(c, v, what, true) : resolve_path(v);
 	}
 }
 
@@ -646,20 +666,30 @@ static void load_require(struct ctx *c, struct spec_kernel *k, const struct node
 	}
 }
 
-static void load_paths(struct ctx *c, const struct node *n, const char *what, struct strv *ret,
-		       struct pos *ret_pos)
+/*
+ * patches: or config: (`what`), a file each of `item`; a scalar is one
+ * file, or with `folder` a folder ("patch folder"). False when a snapshot's
+ * lab.yaml named one the snapshot does not list (refused, not kept).
+ */
+static bool load_paths(struct ctx *c, const struct node *n, const char *what, const char *item, const char *folder,
+		       struct strv *ret, struct pos *ret_pos)
 {
+	bool ok = true;
+	char *p;
+
 	*ret_pos = n->pos;
 	if (n->kind == NODE_SCALAR) {
 		if (node_is_null(n)) {
 			err(c, n, "%s must not be empty", what);
-			return;
+			return true;
 		}
-		strv_push_take(ret, resolve_path(n));
-		return;
+		if (!(p = confined_path(c, n, folder ? folder : item, folder)))
+			return false;
+		strv_push_take(ret, p);
+		return true;
 	}
 	if (!want_kind(c, n, NODE_SEQ, what))
-		return;
+		return true;
 	if (!n->n)
 		err(c, n, "%s lists no files", what);
 	for (size_t i = 0; i < n->n; i++) {
@@ -667,14 +697,19 @@ static void load_paths(struct ctx *c, const struct node *n, const char *what, st
 			err(c, n->items[i], "%s must list file names", what);
 			continue;
 		}
-		strv_push_take(ret, resolve_path(n->items[i]));
+		if ((p = confined_path(c, n->items[i], item, false)))
+			strv_push_take(ret, p);
+		else
+			ok = false;
 	}
+	return ok;
 }
 
 static void load_kernel(struct ctx *c, struct spec_kernel *k, const struct node *key, const struct node *n)
 {
 	static const char *const keys[] = { "source", "from", "start", "patches", "config", "require", "cmdline", "sweep" };
 	_cleanup_free_ char *what = xasprintf("kernel '%s'", key->scalar);
+	bool patches_ok = true;
 
 	k->name = xstrdup(key->scalar);
 	k->pos = key->pos;
@@ -691,10 +726,10 @@ static void load_kernel(struct ctx *c, struct spec_kernel *k, const struct node 
 			if (s)
 				ref_set(c, streq(kk, "source") ? &k->source : &k->from, v);
 		} else if (streq(kk, "patches")) {
-			load_paths(c, v, "patches", &k->patches, &k->patches_pos);
+			patches_ok = load_paths(c, v, "patches", "patch", "patch folder", &k->patches, &k->patches_pos);
 			k->patches_dir = v->kind == NODE_SCALAR;
 		} else if (streq(kk, "config")) {
-			load_paths(c, v, "config", &k->configs, &k->configs_pos);
+			load_paths(c, v, "config", "config fragment", NULL, &k->configs, &k->configs_pos);
 		} else if (streq(kk, "start")) {
 			_cleanup_free_ char *st = get_string(c, v, "start");
 
@@ -730,7 +765,7 @@ static void load_kernel(struct ctx *c, struct spec_kernel *k, const struct node 
 	}
 	if (k->source.name && k->from.name)
 		err(c, key, "%s has both 'source' and 'from'; a variant starts from one of them", what);
-	if (k->nsweep && !k->patches.n)
+	if (k->nsweep && !k->patches.n && patches_ok)
 		err(c, node_map_get(n, "sweep"), "%s sweeps a patch series but has no 'patches'", what);
 }
 
@@ -907,7 +942,7 @@ static void load_image(struct ctx *c, struct spec_image *im, const struct node *
 		_cleanup_free_ char *s = get_string(c, v, "recipe");
 
 		if (s)
-			im->recipe = resolve_path(v);
+			im->recipe = confined_path(c, v, "image recipe", false);
 	}
 }
 

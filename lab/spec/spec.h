@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "../util/diag.h"
+#include "../util/strmap.h"
 #include "../util/strv.h"
 #include "node.h"
 
@@ -336,7 +337,42 @@ struct spec {
 	size_t ncatalogue;
 };
 
+/*
+ * A snapshot's lab.yaml (lab reproduce, lab validate of a stored run or an
+ * unpacked bundle) is read from a checkout of the files its snapshot lists
+ * and must name nothing else: each include, patch, patch folder, config
+ * fragment, image recipe (and each file a recipe copies in) and
+ * settings.workloads is a listed file, or a folder of listed files, below
+ * `root` by its name alone (no absolute path, no "..", "~" or "." part).
+ * Anything else is refused at the line and column that names it before it
+ * is opened: a bundle's lab.yaml never reads the host's files. Names only:
+ * the checkout holds regular files, no links. Sources (held to their
+ * recorded identities), settings.cache and .results and a host's ssh key
+ * are the machine's own, not the snapshot's, and stay unconfined.
+ */
+struct spec_confine {
+	char *root;          /* where the listed paths are, as lab.yaml's own path is written ("." for "lab.yaml") */
+	struct strv names;   /* the listed paths, owned */
+	struct strv folders; /* each folder of one, owned */
+	struct strmap files, dirs;
+};
+/* A confinement to the `n` files (paths relative to root) a snapshot lists. */
+void spec_confine_init(struct spec_confine *cf, const char *root, const char *const *files, size_t n);
+void spec_confine_release(struct spec_confine *cf);
+/*
+ * NULL when `path` (as the loader resolved it: the including file's folder
+ * joined with what was written) is a listed file, or with `folder` a folder
+ * of listed files; else why not, as a phrase ("not a path inside the run's
+ * snapshot"). Never touches the file system.
+ */
+const char *spec_confine_refuses(const struct spec_confine *cf, const char *path, bool folder);
+/* The error for a refused path lab.yaml or a recipe names, at n. */
+void spec_confine_refused(struct diags *d, const struct node *n, const char *what, const char *why);
+
 struct spec_load_opts {
+	/* a snapshot's lab.yaml: only the snapshot's files (above); NULL: a
+	 * user's own project, whose lab.yaml may name any file */
+	const struct spec_confine *confine;
 	bool no_include;    /* fuzzing: never read other files */
 	bool no_filesystem; /* fuzzing: skip existence checks and the catalogue */
 	/* a cluster node (lab shard): the build inputs (sources, patches, image

@@ -4,7 +4,9 @@
  * errors out, never a crash, a leak or undefined behaviour. Includes are
  * off and no path is checked, so the input alone decides what runs.
  * Also formats the errors and, for valid input, the plan, so the
- * formatters see whatever the loader accepts.
+ * formatters see whatever the loader accepts. Each input is loaded a
+ * second time as a snapshot's lab.yaml, confined to a few listed files,
+ * so that every path it names goes through the confinement's checks.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -39,5 +41,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	diags_format(&d, &sb);
 	strbuf_release(&sb);
 	diags_release(&d);
+	{
+		static const char *const files[] = { "fuzz.yaml", "inc.yaml", "kernels/patches/a/0001-a.patch",
+						     "kernels/configs/guest.config", "images/minimal.yaml",
+						     "workloads/stress-ng/workload.yaml" };
+		struct spec_confine cf;
+		struct spec_load_opts confined = opts;
+
+		spec_confine_init(&cf, ".", files, sizeof(files) / sizeof(files[0]));
+		confined.confine = &cf;
+		if (spec_load_buffer("fuzz.yaml", (const char *)data, size, &confined, &s, &d) == 0)
+			spec_free(s);
+		diags_format(&d, &sb);
+		strbuf_release(&sb);
+		diags_release(&d);
+		spec_confine_release(&cf);
+	}
 	return 0;
 }

@@ -137,4 +137,71 @@ test_expect_success 'a run without a snapshot opens, and says what it lacks' "
 	python3 -c 'import json; d = json.load(open(\"j\")); assert d[\"snapshot\"] is False and \"workload stress-ng\" in d[\"missing\"], d'
 "
 
+# Host files a bundle's lab.yaml might name, for lab validate in the
+# unpacked bundle to read; one that was read would be named by an error of
+# its own (host.yaml:1:1: unknown key 'bogus').
+printf 'bogus: 1\n' >host.yaml && printf 'host patch\n' >host.patch && printf 'CONFIG_HOST=y\n' >host.config &&
+mkdir hostpatches && cp host.patch hostpatches/0001-host.patch || exit 1
+# from a checkout folder under any TMPDIR up to /, then down to this test's folder
+UP=../../../../../../../../../../../../../..
+
+# validate_refuses LINE-PATTERN NEW COL WHAT: the unpacked bundle's lab.yaml
+# with the one line matching LINE-PATTERN replaced by NEW (appended when
+# LINE-PATTERN is empty), checked there with `lab validate FILE`: refused
+# (exit 2) at that line and column COL, naming WHAT and NEW's value, and no
+# host file read
+validate_refuses() {
+	y="$OUT/$ID/lab.yaml"
+	if [ -n "$1" ]; then
+		line=$(grep -n -- "$1" "$y" | cut -d: -f1)
+		test "$(echo $line | wc -w)" = 1 || { echo "'$1' is not one line of lab.yaml"; return 1; }
+		awk -v n="$line" -v s="$2" 'NR == n { print s; next } { print }' "$y" >"$OUT/$ID/hostile.yaml"
+	else
+		line=$(($(wc -l <"$y") + 1))
+		{ cat "$y"; printf '%s\n' "$2"; } >"$OUT/$ID/hostile.yaml"
+	fi
+	value=${2#*: } && value=${value#[} && value=${value%]}
+	(cd "$OUT/$ID" && test_must_fail_with 2 lab validate hostile.yaml) 2>err || { cat err; return 1; }
+	rm "$OUT/$ID/hostile.yaml"
+	grep -qF "lab.yaml:$line:$3: refused: $4 '$value' is not " err || { echo "not refused at $line:$3:"; cat err; return 1; }
+	! grep -q 'host[a-z.]*:[0-9]' err || { echo 'a host file was read:'; cat err; return 1; }
+}
+
+test_expect_success "lab validate in an unpacked bundle: lab.yaml naming the host's files is refused where it names them" "
+	validate_refuses '' 'include: $TRASH/host.yaml' 10 include &&
+	validate_refuses '' 'include: $UP$TRASH/host.yaml' 10 include &&
+	(HOME='$TRASH' && export HOME && validate_refuses '' 'include: ~/host.yaml' 10 include) &&
+	validate_refuses 'patches: kernels/patches/sched-fair-ratelimit-tg-load-avg\$' \
+		'    patches: [$TRASH/host.patch]' 15 patch &&
+	validate_refuses 'patches: kernels/patches/sched-fair-ratelimit-tg-load-avg\$' \
+		'    patches: [$UP$TRASH/host.patch]' 15 patch &&
+	validate_refuses 'patches: kernels/patches/sched-fair-ratelimit-tg-load-avg\$' \
+		'    patches: $TRASH/hostpatches' 14 'patch folder' &&
+	validate_refuses 'patches: kernels/patches/sched-fair-ratelimit-tg-load-avg\$' \
+		'    patches: $UP$TRASH/hostpatches' 14 'patch folder' &&
+	validate_refuses 'patches: kernels/patches/sched-fair-ratelimit-tg-load-avg\$' \
+		'    patches: [kernels/patches/not-in-the-snapshot.patch]' 15 patch &&
+	validate_refuses 'config: \[kernels/configs/lockstat.config\]\$' \
+		'    config: [$TRASH/host.config]' 14 'config fragment' &&
+	validate_refuses 'recipe: images/minimal.yaml\$' '    recipe: $TRASH/host.yaml' 13 'image recipe' &&
+	(cd '$OUT/$ID' && lab validate)
+"
+
+test_expect_success "a project's own lab.yaml still names any file, outside the project too" "
+	mkdir own && cp -r '$SRC_DIR/kernels' '$SRC_DIR/images' '$SRC_DIR/workloads' own/ &&
+	sed 's|^    patches: kernels/patches/sched-fair-ratelimit-tg-load-avg\$|    patches: [$TRASH/host.patch]|' \
+		'$SRC_DIR/lab.yaml' >own/lab.yaml && grep -q '$TRASH/host.patch' own/lab.yaml &&
+	printf 'vars: {host_var: 1}\n' >hostvars.yaml && echo 'include: $TRASH/hostvars.yaml' >>own/lab.yaml &&
+	lab -C own validate
+"
+
+test_expect_success 'an unpacked bundle from before snapshots: its lab.yaml reads no host file either' "
+	cp old/$OLD/lab.yaml old.yaml && echo 'include: $TRASH/host.yaml' >>old/$OLD/lab.yaml &&
+	n=\$(wc -l <old/$OLD/lab.yaml) &&
+	(cd old/$OLD && test_must_fail_with 2 lab validate 2>'$PWD/err') &&
+	grep -qF \"lab.yaml:\$n:10: refused: include '$TRASH/host.yaml' is not a path inside the run's snapshot\" err &&
+	! grep -q 'host.yaml:[0-9]' err && grep -q 'has no snapshot' err &&
+	cp old.yaml old/$OLD/lab.yaml
+"
+
 test_done

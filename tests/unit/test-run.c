@@ -911,6 +911,87 @@ static void test_bundle_limits(void **state)
 	fs_remove_tree(tmpl);
 }
 
+static void write_text(const char *dir, const char *rel, const char *text)
+{
+	_cleanup_free_ char *p = path_join(dir, rel), *parent = path_dirname(p);
+
+	assert_int_equal(path_mkdir_p(parent, 0755), 0);
+	assert_int_equal(fs_write_atomic(p, text, strlen(text), 0644), 0);
+}
+
+/* bundle_same_run: 1, or 0 with the first difference said */
+static int same_run(const char *unpacked, const char *stored, char **ret_first)
+{
+	struct diags d = { 0 };
+	int r = bundle_same_run(unpacked, stored, &d);
+
+	*ret_first = r == 0 ? xasprintf("%s: %s", d.v[0].file, d.v[0].msg) : NULL;
+	assert_true(r == 1 || d.n == 1);
+	diags_release(&d);
+	return r;
+}
+
+/*
+ * A bundle held to the run stored under its id: the same run whether stored
+ * by lab run (no MANIFEST, no reports) or fetched (both, reports of another
+ * lab's making too); a changed, added or missing file is the first
+ * difference, named by its path in the run.
+ */
+static void test_bundle_same_run(void **state)
+{
+	char tmpl[] = "/tmp/lab-unit-same.XXXXXX";
+	_cleanup_free_ char *run = NULL, *into = NULL, *out = NULL, *dir = NULL, *id = NULL, *first = NULL;
+	_cleanup_free_ char *extra_run = NULL, *listing = NULL;
+	static const struct strbuf report = { .buf = (char *)"a report\n", .len = 9 };
+	const struct bundle_extra extra[] = { { "report.txt", &report }, { "report.html", &report } };
+	struct diags d = { 0 };
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmpl));
+	run = path_join(tmpl, "20261201-000000-abcd");
+	into = path_join(tmpl, "into");
+	out = path_join(tmpl, "b.tar.zst");
+	extra_run = path_join(run, "runs/e.0002");
+	listing = path_join(run, "snapshot/SNAPSHOT");
+	assert_int_equal(path_mkdir_p(into, 0755), 0);
+	write_text(run, "journal", "# lab journal 1 experiment=e\n");
+	write_text(run, "runs/e.0001/metrics", "m.tps 100\n");
+	write_text(run, "snapshot/SNAPSHOT", "lab-snapshot 1\n");
+	assert_int_equal(bundle_write(run, extra, ELEMENTSOF(extra), out, -1, &d), 0);
+	assert_true((fd = open(out, O_RDONLY | O_CLOEXEC)) >= 0);
+	assert_int_equal(bundle_unpack(fd, out, into, NULL, &dir, &id, &d), 0);
+	close(fd);
+	assert_int_equal(d.n, 0);
+
+	/* as lab run stored it, then as lab fetch did: a MANIFEST and reports, one of them not the bundle's */
+	assert_int_equal(same_run(dir, run, &first), 1);
+	write_text(run, "MANIFEST", "not checked here\n");
+	write_text(run, "report.txt", "an older lab's report\n");
+	assert_int_equal(same_run(dir, run, &first), 1);
+
+	write_text(run, "runs/e.0001/metrics", "m.tps 120\n");
+	assert_int_equal(same_run(dir, run, &first), 0);
+	assert_non_null(strstr(first, "runs/e.0001/metrics: not the bundle's (sha256 "));
+	free(first);
+	write_text(run, "runs/e.0001/metrics", "m.tps 100\n");
+	assert_int_equal(same_run(dir, run, &first), 1);
+
+	write_text(run, "runs/e.0002/metrics", "m.tps 1\n");
+	assert_int_equal(same_run(dir, run, &first), 0);
+	assert_string_equal(first, "runs/e.0002/metrics: only the stored copy has it");
+	free(first);
+	assert_int_equal(fs_remove_tree(extra_run), 0);
+
+	assert_int_equal(unlink(listing), 0);
+	assert_int_equal(same_run(dir, run, &first), 0);
+	assert_string_equal(first, "snapshot/SNAPSHOT: only the bundle has it");
+	free(first);
+	first = NULL;
+	diags_release(&d);
+	fs_remove_tree(tmpl);
+}
+
 /* /proc/stat and /proc/PID/stat as this machine's kernel writes them */
 static void test_host_load(void **state)
 {
@@ -1122,6 +1203,7 @@ int main(void)
 		cmocka_unit_test(test_safe_relative),
 		cmocka_unit_test(test_manifest_parse),
 		cmocka_unit_test(test_bundle_limits),
+		cmocka_unit_test(test_bundle_same_run),
 		cmocka_unit_test(test_snapshot_parse),
 		cmocka_unit_test(test_host_load),
 		cmocka_unit_test(test_package_diff),

@@ -775,6 +775,110 @@ static void test_spec_engine_spool(void **state)
 	free(cwd);
 }
 
+/* What a snapshot's lab.yaml may name: the listed files, and the folders of them, by name alone. */
+static void test_spec_confine_names(void **state)
+{
+	static const char *const files[] = { "lab.yaml", "kernels/p/0001.patch", "kernels/c.config" };
+	static const char *const outside[] = { "/etc/passwd", "../x", "kernels/../lab.yaml", "../../../../etc/passwd",
+					       "kernels/./c.config", "~/x", "kernels//c.config", "" };
+	struct spec_confine cf, sub;
+
+	(void)state;
+	spec_confine_init(&cf, ".", files, ELEMENTSOF(files));
+	assert_null(spec_confine_refuses(&cf, "lab.yaml", false));
+	assert_null(spec_confine_refuses(&cf, "kernels/p/0001.patch", false));
+	assert_null(spec_confine_refuses(&cf, "./kernels/p/0001.patch", false));
+	assert_null(spec_confine_refuses(&cf, "kernels/p", true));
+	assert_null(spec_confine_refuses(&cf, "kernels/p/", true));
+	assert_null(spec_confine_refuses(&cf, "kernels", true));
+	assert_string_equal(spec_confine_refuses(&cf, "kernels/p/0002.patch", false), "not a file of the run's snapshot");
+	assert_string_equal(spec_confine_refuses(&cf, "kernels/q", true), "not a folder of the run's snapshot");
+	assert_string_equal(spec_confine_refuses(&cf, "kernels/p", false), "not a file of the run's snapshot");
+	assert_string_equal(spec_confine_refuses(&cf, "lab.yaml", true), "not a folder of the run's snapshot");
+	for (size_t i = 0; i < ELEMENTSOF(outside); i++)
+		if (!spec_confine_refuses(&cf, outside[i], false) || !spec_confine_refuses(&cf, outside[i], true))
+			fail_msg("'%s' taken as inside the snapshot", outside[i]);
+	assert_string_equal(spec_confine_refuses(&cf, "/etc", true), "not a path inside the run's snapshot");
+	spec_confine_release(&cf);
+
+	/* a root other than "." (lab.yaml read as proj/lab.yaml) */
+	spec_confine_init(&sub, "proj/", files, ELEMENTSOF(files));
+	assert_null(spec_confine_refuses(&sub, "proj/kernels/c.config", false));
+	assert_non_null(spec_confine_refuses(&sub, "kernels/c.config", false));
+	assert_non_null(spec_confine_refuses(&sub, "projx/kernels/c.config", false));
+	assert_non_null(spec_confine_refuses(&sub, "proj/../proj/kernels/c.config", false));
+	spec_confine_release(&sub);
+}
+
+/* A snapshot's lab.yaml naming the host's files: each refused where it is written; a project's: as before. */
+static void test_spec_confine_refused(void **state)
+{
+	static const char *const files[] = { "lab.yaml", "kernels/p/0001.patch", "kernels/c.config", "inc.yaml" };
+	static const char *const yaml = "version: 1\n"
+					"include: /etc/lab-host.yaml\n"
+					"settings: {workloads: ../workloads}\n"
+					"sources: {s: {type: debian, package: linux-source-6.1}}\n"
+					"kernels:\n"
+					"  a:\n"
+					"    source: s\n"
+					"    patches: [kernels/p/0001.patch, /abs/x.patch, ../y.patch]\n"
+					"  b:\n"
+					"    from: a\n"
+					"    patches: /abs/series\n"
+					"    sweep: [1]\n"
+					"  c:\n"
+					"    from: a\n"
+					"    patches: kernels/p\n"
+					"    config: [kernels/c.config, ~/.config]\n"
+					"images:\n"
+					"  i:\n"
+					"    recipe: /etc/recipe.yaml\n";
+	static const char *const want[] = {
+		"lab.yaml:2:10: refused: include '/etc/lab-host.yaml' is not a path inside the run's snapshot",
+		"lab.yaml:3:23: refused: settings.workloads '../workloads' is not a path inside the run's snapshot",
+		"lab.yaml:8:37: refused: patch '/abs/x.patch' is not a path inside the run's snapshot",
+		"lab.yaml:8:51: refused: patch '../y.patch' is not a path inside the run's snapshot",
+		"lab.yaml:11:14: refused: patch folder '/abs/series' is not a path inside the run's snapshot",
+		"lab.yaml:16:32: refused: config fragment '~/.config' is not a path inside the run's snapshot",
+		"lab.yaml:19:13: refused: image recipe '/etc/recipe.yaml' is not a path inside the run's snapshot",
+	};
+	struct spec_confine cf;
+	struct spec_load_opts o = { .no_include = true, .no_filesystem = true, .confine = &cf };
+	struct diags d = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	struct spec *s = NULL;
+	size_t refused = 0;
+
+	(void)state;
+	setenv("HOME", "/home/u", 1);
+	spec_confine_init(&cf, ".", files, ELEMENTSOF(files));
+	assert_true(spec_load_buffer("lab.yaml", yaml, strlen(yaml), &o, &s, &d) < 0);
+	diags_sort(&d);
+	diags_format(&d, &sb);
+	for (size_t i = 0; i < ELEMENTSOF(want); i++)
+		if (!strstr(sb.buf, want[i]))
+			fail_msg("expected\n  %s\ngot:\n%s", want[i], sb.buf);
+	for (const char *p = sb.buf; (p = strstr(p, "refused: ")); p++)
+		refused++;
+	assert_int_equal(refused, ELEMENTSOF(want));
+	/* a refused series is not also "no patches" for its sweep; what is listed is not refused */
+	assert_null(strstr(sb.buf, "sweeps a patch series"));
+	assert_null(strstr(sb.buf, "kernels/p/0001.patch"));
+	assert_null(strstr(sb.buf, "kernels/c.config"));
+	strbuf_release(&sb);
+	diags_release(&d);
+	spec_confine_release(&cf);
+
+	/* a user's own project names what it likes */
+	o.confine = NULL;
+	assert_true(spec_load_buffer("lab.yaml", yaml, strlen(yaml), &o, &s, &d) < 0); /* include is off here */
+	diags_format(&d, &sb);
+	assert_null(strstr(sb.buf, "refused"));
+	assert_non_null(strstr(sb.buf, "lab.yaml:2:10: include is not allowed here"));
+	strbuf_release(&sb);
+	diags_release(&d);
+}
+
 /* Every error alone, at its FILE:LINE:COL: an engine section from line 2. */
 #define ENGINE(body) "version: 1\nengine:\n" body
 
@@ -863,6 +967,8 @@ int main(void)
 		cmocka_unit_test(test_spec_engine),
 		cmocka_unit_test(test_spec_engine_spool),
 		cmocka_unit_test(test_spec_engine_errors),
+		cmocka_unit_test(test_spec_confine_names),
+		cmocka_unit_test(test_spec_confine_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
