@@ -243,7 +243,8 @@ struct unpack {
 	struct archive *a;
 	const struct bundle_limits *lim;
 	struct pos pos;
-	uint64_t bytes, members;
+	uint64_t bytes, members; /* bytes: the sizes the members declare, so far */
+	uint64_t seen;           /* what the reader has unpacked so far: the ratio's numerator */
 	int64_t in_size; /* the bundle file's size; -1: a pipe */
 	struct diags *d;
 };
@@ -252,15 +253,15 @@ static int over_ratio(struct unpack *u)
 {
 	int64_t in = archive_filter_bytes(u->a, -1);
 
-	if (u->bytes <= u->lim->ratio_floor || in <= 0 || u->bytes / (uint64_t)in <= u->lim->max_ratio)
+	if (u->seen <= u->lim->ratio_floor || in <= 0 || u->seen / (uint64_t)in <= u->lim->max_ratio)
 		return 0;
 	/* in: what the reader has taken of the bundle so far, not its size */
 	if (u->in_size >= 0)
 		diags_add(u->d, &u->pos, "refused: the bundle unpacks to more than %u times its size (its first %" PRId64
-			  " bytes of %" PRId64 " unpack to %" PRIu64 " bytes)", u->lim->max_ratio, in, u->in_size, u->bytes);
+			  " bytes of %" PRId64 " unpack to %" PRIu64 " bytes)", u->lim->max_ratio, in, u->in_size, u->seen);
 	else
 		diags_add(u->d, &u->pos, "refused: the bundle unpacks to more than %u times its size (its first %" PRId64
-			  " bytes read unpack to %" PRIu64 " bytes)", u->lim->max_ratio, in, u->bytes);
+			  " bytes read unpack to %" PRIu64 " bytes)", u->lim->max_ratio, in, u->seen);
 	return -EFBIG;
 }
 
@@ -278,6 +279,14 @@ static int unpack_data(struct unpack *u, struct archive_entry *e, const char *na
 			  u->lim->max_bytes, name, size);
 		return -EFBIG;
 	}
+	/*
+	 * The ratio counts what has come out, not what the member declares: a
+	 * large file's declared size against the first block read made any
+	 * member past 64 MiB a "bomb" (200 MB from 131,072 bytes). Holes of a
+	 * sparse member count for max_bytes only.
+	 */
+	const uint64_t before = u->seen;
+
 	u->bytes += (uint64_t)size;
 	while ((r = archive_read_data_block(u->a, &buf, &len, &off)) == ARCHIVE_OK) {
 		const char *p = buf;
@@ -299,6 +308,7 @@ static int unpack_data(struct unpack *u, struct archive_entry *e, const char *na
 			off += w;
 			len -= (size_t)w;
 		}
+		u->seen = before + (uint64_t)off;
 		if ((r = over_ratio(u)) < 0)
 			return r;
 	}

@@ -12,8 +12,7 @@ mkdir -p tmp state cache
 export TMPDIR=$TRASH/tmp XDG_STATE_HOME=$TRASH/state LAB_CACHE_DIR=$TRASH/cache
 
 # a stored run grown by 300 MB that do not compress: unpacking it and
-# checking its sha256 takes a while (in files of 25 MB: a member over the
-# bundle limits' ratio floor, 64 MiB, is refused as a bomb before its data)
+# checking its sha256 takes a while (in files of 25 MB)
 python3 "$SRC_DIR/tests/tools/fabricate-run" src/results $ID
 for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
 	head -c 25000000 /dev/urandom >src/results/$ID/runs/e.0001/big-$i

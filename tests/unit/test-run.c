@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "unit.h"
+#include "result/stats.h"
 #include "result/result.h"
 #include "run/bundle.h"
 #include "run/snapshot.h"
@@ -906,6 +907,34 @@ static void test_bundle_limits(void **state)
 			fail_msg("case %zu: '%s' lacks '%s'", i, d.v[d.n - 1].msg, cases[i].msg);
 		assert_int_equal(rmdir(into), 0); /* empty: nothing left behind */
 		assert_int_equal(mkdir(into, 0755), 0);
+	}
+	{
+		/* a large member that does not compress is no bomb: the ratio counts what came out, not the
+		 * member's declared size against the first block read (2 MiB of noise at max_ratio 2) */
+		const struct bundle_limits lim = { .max_bytes = 1 << 30, .max_members = 1000, .ratio_floor = 1024,
+						   .max_ratio = 2 };
+		_cleanup_free_ char *run2 = path_join(tmpl, "20261201-000000-beef"), *f = NULL, *noise = NULL;
+		_cleanup_free_ char *out2 = path_join(tmpl, "noise.tar.zst"), *dir = NULL, *id = NULL, *fdir = NULL;
+		uint64_t seed = 37;
+		size_t n = 2 << 20;
+		_cleanup_close_ int fd = -1;
+
+		noise = xmalloc(n);
+		for (size_t i = 0; i < n; i += 8) {
+			uint64_t x = stats_rand(&seed);
+
+			memcpy(noise + i, &x, 8);
+		}
+		f = xasprintf("%s/runs/r.0001/raw/big", run2);
+		fdir = path_dirname(f);
+		assert_int_equal(path_mkdir_p(fdir, 0755), 0);
+		assert_int_equal(fs_write_atomic(f, noise, n, 0644), 0);
+		assert_int_equal(bundle_write(run2, NULL, 0, out2, -1, &d), 0);
+		fd = open(out2, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		if (bundle_unpack(fd, out2, into, &lim, &dir, &id, &d) < 0)
+			fail_msg("2 MiB of noise refused: %s", d.v[d.n - 1].msg);
+		assert_string_equal(id, "20261201-000000-beef");
 	}
 	diags_release(&d);
 	fs_remove_tree(tmpl);
