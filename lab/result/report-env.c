@@ -141,6 +141,11 @@ void report_environments_md(const struct comparison *c, struct strbuf *out)
 {
 	const struct result_set *rs = c->rs;
 
+	/* a heading after a blank line, whatever ends the report before it */
+	if (out->len && out->buf[out->len - 1] != '\n')
+		strbuf_addch(out, '\n');
+	if (out->len >= 2 && out->buf[out->len - 2] != '\n')
+		strbuf_addch(out, '\n');
 	strbuf_addstr(out, "## Environment\n\n");
 	if (!rs->nfps) {
 		strbuf_addstr(out, "The runs carry no environment fingerprint (stored before lab recorded them).\n\n");
