@@ -261,9 +261,9 @@ int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	if ((r = fetch_source(ctx, src, root, into, &fd)) != EXIT_OK)
 		return r;
-	if (bundle_import(fd, src, into, o.replace, &lim, &id, &d) < 0) {
+	if ((r = bundle_import(fd, src, into, o.replace, &lim, &id, &d)) < 0) {
 		cmd_report_diags(ctx, &d);
-		return EXIT_FAILED;
+		return cmd_exit_of(r);
 	}
 	{
 		_cleanup_free_ char *dir = path_join(into, id);

@@ -298,6 +298,20 @@ char *cmd_results_root(const struct lab_ctx *ctx)
 	return root;
 }
 
+int cmd_exit_of(int r)
+{
+	switch (-r) {
+	case ENOSPC:
+	case EDQUOT:
+	case EIO:
+	case ENOMEM:
+	case EROFS:
+		return EXIT_FAILED;
+	default:
+		return EXIT_USAGE;
+	}
+}
+
 char *cmd_stored_run(const struct lab_ctx *ctx, const char *noun, int nargs, char **args)
 {
 	_cleanup_free_ char *root = NULL;

@@ -61,7 +61,7 @@ static int load_bundle(const char *path, const char *tmp, struct result_set **re
 	return r;
 }
 
-/* Each argument as a result set: a regular file is a bundle, anything else a stored run. */
+/* Each argument as a result set: a regular file is a bundle, anything else a stored run; an exit code. */
 static int load_input(struct lab_ctx *ctx, const char *root, const char *arg, const char *tmp,
 		      struct result_set **ret)
 {
@@ -69,22 +69,24 @@ static int load_input(struct lab_ctx *ctx, const char *root, const char *arg, co
 	_cleanup_free_ char *dir = NULL;
 	struct stat st;
 
+	int r;
+
 	if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
-		if (load_bundle(arg, tmp, ret, &d) < 0) {
+		if ((r = load_bundle(arg, tmp, ret, &d)) < 0) {
 			cmd_report_diags(ctx, &d);
-			return -1;
+			return cmd_exit_of(r);
 		}
-		return 0;
+		return EXIT_OK;
 	}
 	if (!(dir = store_find(root, arg))) {
 		cmd_error(ctx, "compare: '%s' is neither a stored run under %s nor a bundle file", arg, root);
-		return -1;
+		return EXIT_USAGE;
 	}
-	if (store_load(dir, ret, &d) < 0) {
+	if ((r = store_load(dir, ret, &d)) < 0) {
 		cmd_report_diags(ctx, &d);
-		return -1;
+		return cmd_exit_of(r);
 	}
-	return 0;
+	return EXIT_OK;
 }
 
 int cmd_compare(struct lab_ctx *ctx, int argc, char **argv)
@@ -118,8 +120,8 @@ int cmd_compare(struct lab_ctx *ctx, int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (load_input(ctx, root, argv[first + (int)i], tmp, &sets[i]) < 0) {
-			rc = EXIT_FAILED;
+		if ((r = load_input(ctx, root, argv[first + (int)i], tmp, &sets[i])) != EXIT_OK) {
+			rc = r;
 			goto cleanup;
 		}
 	xcmp_labels((const struct result_set *const *)sets, n, labels);

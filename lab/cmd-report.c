@@ -124,15 +124,15 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 	struct calib_record rec = { 0 };
 	const char *format;
 	bool allow_mixed = false;
-	int first = parse_report_options(ctx, "report", argc, argv, &format, &ro, &allow_mixed);
+	int first = parse_report_options(ctx, "report", argc, argv, &format, &ro, &allow_mixed), r;
 
 	if (first < 0)
 		return first == -2 ? EXIT_OK : EXIT_USAGE;
 	if (!(dir = cmd_stored_run(ctx, "report", argc - first, argv + first)))
 		return EXIT_USAGE;
-	if (store_load(dir, &rs, &d) < 0) {
+	if ((r = store_load(dir, &rs, &d)) < 0) {
 		cmd_report_diags(ctx, &d);
-		return EXIT_FAILED;
+		return cmd_exit_of(r);
 	}
 	cmp = compare_build(rs);
 	if (cmd_refuse_mixed(ctx, "report", cmp, allow_mixed))

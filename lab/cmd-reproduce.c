@@ -94,15 +94,15 @@ static int fetched(const struct lab_ctx *ctx, const char *file, const char *root
 	}
 	if (r != -EEXIST || lseek(fd, 0, SEEK_SET) < 0) {
 		cmd_report_diags(ctx, &d);
-		return EXIT_FAILED;
+		return cmd_exit_of(r);
 	}
 	/* already here: the bundle is checked, then held to the stored copy */
 	diags_release(&d);
 	free(id);
 	id = NULL;
-	if (bundle_unpack(fd, file, root, NULL, &tmp, &id, &d) < 0) {
+	if ((r = bundle_unpack(fd, file, root, NULL, &tmp, &id, &d)) < 0) {
 		cmd_report_diags(ctx, &d);
-		return EXIT_FAILED;
+		return cmd_exit_of(r);
 	}
 	stored = path_join(root, id);
 	r = bundle_same_run(tmp, stored, &d);
@@ -136,7 +136,7 @@ static int original(const struct lab_ctx *ctx, const char *arg, const char *root
 	if (!(*ret = store_find(root, arg))) {
 		cmd_error(ctx, "reproduce: '%s' is neither a bundle file, a run folder nor a stored run under %s", arg,
 			  root);
-		return EXIT_FAILED;
+		return EXIT_USAGE;
 	}
 	return EXIT_OK;
 }

@@ -100,7 +100,8 @@ int cmd_snapshot_missing(const struct lab_ctx *ctx, const char *dir)
 		}
 		cmd_error(ctx, "%s", out.buf);
 	}
-	return EXIT_FAILED;
+	/* the run lacks what its lab.yaml names: the input's fault */
+	return EXIT_USAGE;
 }
 
 int cmd_snapshot_open(const struct lab_ctx *ctx, const char *dir, struct snapshot *ret)

@@ -121,7 +121,7 @@ struct snapshot;
 /* A run folder's snapshot, read and every object checked: EXIT_OK, or the
  * exit code after the error (or, for a run without one, what it lacks) was said. */
 int cmd_snapshot_open(const struct lab_ctx *ctx, const char *dir, struct snapshot *ret);
-/* What a run folder without a snapshot lacks, said; EXIT_FAILED. */
+/* What a run folder without a snapshot lacks, said; EXIT_USAGE (the input lacks it). */
 int cmd_snapshot_missing(const struct lab_ctx *ctx, const char *dir);
 /* The run's snapshot (opened: cmd_snapshot_open) checked out into a fresh
  * private folder *ret_tmp = <parent>/lab-<what>-XXXXXX (remove it after),
@@ -202,6 +202,15 @@ int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const
 char *cmd_results_root(const struct lab_ctx *ctx);
 /* The folder of the one stored run named in args (an id or a path), or NULL after an error. */
 char *cmd_stored_run(const struct lab_ctx *ctx, const char *noun, int nargs, char **args);
+/*
+ * The exit status of a library call that failed with r (a negative errno)
+ * reading data lab was given: EXIT_FAILED when the machine failed (no
+ * space, an I/O error, no memory, a read-only disk), EXIT_USAGE for the
+ * data itself (malformed, hostile, too large, missing, already there). The
+ * rule (lab(1) EXIT STATUS): 2 for bad input, 1 for a verdict, a refused
+ * comparison, a failed run or a failure of the machine.
+ */
+int cmd_exit_of(int r);
 /* lab's guest layer (images/layer) in the shipped data. */
 char *lab_layer_dir(void);
 /* Where lab's shipped data (lab.yaml, workloads/, kernels/, images/) lives. */

@@ -443,7 +443,7 @@ int bundle_unpack(int in_fd, const char *in_name, const char *into, const struct
 	archive_read_support_filter_all(a);
 	if (archive_read_open_fd(a, in_fd, 1 << 16) != ARCHIVE_OK) {
 		diags_add(d, &u.pos, "cannot open the bundle: %s", archive_error_string(a));
-		return -EIO;
+		return -EBADMSG; /* not a bundle lab can read: the input's fault */
 	}
 	/* removed should lab be stopped: the signal's handler takes it, lab gc if lab was killed */
 	if ((r = tempdir_make(into, UNPACK_PREFIX, &tmp)) < 0) {

@@ -77,7 +77,7 @@ test_expect_success 'lab report shows every stored string escaped' "
 test_expect_success 'a kernel name that is not a name is refused, the error escaped' "
 	mkdir -p badk && cp -r $R badk/$ID &&
 	printf 'base\\033[31m\\n\\302\\233patched\\377\\n' >badk/$ID/variants &&
-	test_must_fail_with 1 lab report badk/$ID 2>err &&
+	test_must_fail_with 2 lab report badk/$ID 2>err &&
 	python3 terminal-safe.py err &&
 	grep -q \"variants:1: 'base\\\\\\\\x1b\\\\[31m' is not a kernel name\" err
 "
@@ -129,7 +129,7 @@ test_expect_success 'the HTML report escapes markup and drops controls' "
 test_expect_success 'an error quoting a stored metrics line shows it escaped' "
 	mkdir -p bad && cp -r $R bad/$ID &&
 	printf 'evil\\033[2J line 1\\n' >bad/$ID/runs/e.0001/metrics &&
-	test_must_fail_with 1 lab report bad/$ID 2>err &&
+	test_must_fail_with 2 lab report bad/$ID 2>err &&
 	python3 terminal-safe.py err &&
 	grep -q \"metrics: line 1: not a 'metric value' line: 'evil\\\\\\\\x1b\\\\[2J line 1'\" err
 "
@@ -141,7 +141,7 @@ ti = tarfile.TarInfo(\"x\\x1b[2J\\x07/journal\"); ti.size = 1
 t.addfile(ti, io.BytesIO(b\"x\"))
 t.close()' &&
 	mkdir -p into &&
-	test_must_fail_with 1 lab fetch -o into evil.tar 2>err &&
+	test_must_fail_with 2 lab fetch -o into evil.tar 2>err &&
 	python3 terminal-safe.py err &&
 	grep -q \"refused: 'x\\\\\\\\x1b\\\\[2J\\\\\\\\x07' is not a run id\" err
 "

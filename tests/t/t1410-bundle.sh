@@ -49,7 +49,7 @@ test_expect_success 'the global --json makes report and compare print JSON; --fo
 "
 
 test_expect_success 'a second fetch of the same run is refused unless --replace' "
-	(cd dst && test_must_fail_with 1 lab fetch ../b.tar.gz 2>err) &&
+	(cd dst && test_must_fail_with 2 lab fetch ../b.tar.gz 2>err) &&
 	grep -q 'already in' dst/err &&
 	(cd dst && lab fetch --replace ../b.tar.gz >/dev/null)
 "
@@ -133,7 +133,7 @@ for c in abs:'absolute path' dotdot:"has '..'" symlink:'symbolic link' outside:'
 	test "$name" = garbage && f=bad-garbage.tar.zst
 	test_expect_success "a bundle with $name is refused ($why) and leaves nothing" "
 		mkdir -p into-$name &&
-		HOME=\$PWD/home test_must_fail_with 1 lab fetch -o into-$name $f 2>err &&
+		HOME=\$PWD/home test_must_fail_with 2 lab fetch -o into-$name $f 2>err &&
 		grep -q \"$why\" err &&
 		test -z \"\$(ls -A into-$name)\" &&
 		test -z \"\$(ls -A home)\" &&
@@ -145,7 +145,7 @@ test_expect_success 'a truncated bundle is refused as damaged and leaves nothing
 	size=\$(stat -c %s b.tar.gz) &&
 	head -c \$((size / 2)) b.tar.gz >half.tar.gz &&
 	mkdir -p into-half &&
-	test_must_fail_with 1 lab fetch -o into-half half.tar.gz 2>err &&
+	test_must_fail_with 2 lab fetch -o into-half half.tar.gz 2>err &&
 	grep -q 'damaged bundle\|truncated' err &&
 	test -z \"\$(ls -A into-half)\"
 "
@@ -170,7 +170,7 @@ PY
 test_expect_success 'a decompression bomb stops at the ratio limit and leaves nothing' "
 	test \$(stat -c %s bomb.tar.zst) -lt 1048576 &&
 	mkdir -p into-bomb &&
-	test_must_fail_with 1 lab fetch -o into-bomb bomb.tar.zst 2>err &&
+	test_must_fail_with 2 lab fetch -o into-bomb bomb.tar.zst 2>err &&
 	grep -q 'more than 1000 times its size' err &&
 	# the message names the bundle's size, and what of it was read
 	grep -q \"its first [0-9]* bytes of \$(stat -c %s bomb.tar.zst) unpack to [0-9]* bytes\" err &&
@@ -179,7 +179,7 @@ test_expect_success 'a decompression bomb stops at the ratio limit and leaves no
 
 test_expect_success 'fetch --max-size stops a bundle that unpacks to more' "
 	mkdir -p into-max &&
-	test_must_fail_with 1 lab fetch --max-size 1k -o into-max b.tar.zst 2>err &&
+	test_must_fail_with 2 lab fetch --max-size 1k -o into-max b.tar.zst 2>err &&
 	grep -q 'unpacks to more than 1024 bytes' err &&
 	test -z \"\$(ls -A into-max)\" &&
 	test_must_fail_with 2 lab fetch --max-size lots b.tar.zst 2>err && grep -q 'not a size' err
@@ -222,7 +222,7 @@ PY
 
 test_expect_success 'fetch --replace with a damaged journal keeps the stored run and its index entry' "
 	cp dst/results/$ID/journal journal.before &&
-	(cd dst && test_must_fail_with 1 lab fetch --replace ../badjournal.tar 2>../err) &&
+	(cd dst && test_must_fail_with 2 lab fetch --replace ../badjournal.tar 2>../err) &&
 	grep -q \"^$ID/journal:2: '../../etc' is not a run id\" err &&
 	cmp journal.before dst/results/$ID/journal &&
 	test -f dst/results/$ID/runs/e.0002/metrics &&
@@ -233,7 +233,7 @@ test_expect_success 'fetch --replace with a damaged journal keeps the stored run
 
 test_expect_success 'fetch without --replace leaves no unindexed run behind when the run is bad' "
 	mkdir -p into-badj &&
-	test_must_fail_with 1 lab fetch -o into-badj badjournal.tar 2>err &&
+	test_must_fail_with 2 lab fetch -o into-badj badjournal.tar 2>err &&
 	test -z \"\$(ls -A into-badj)\" &&
 	lab fetch -o into-badj b.tar.zst >/dev/null
 "
@@ -248,7 +248,7 @@ test_expect_success 'lab compare: two stored runs side by side, each kernel agai
 	(cd src && lab compare --format json $ID \$ID2) >cmp.json &&
 	python3 -c 'import json; d = json.load(open(\"cmp.json\")); assert len(d[\"columns\"]) == 4, d' &&
 	(cd src && test_must_fail_with 2 lab compare 2>err) && grep -q 'name 1 to 16 stored runs or bundles' src/err &&
-	(cd src && test_must_fail_with 1 lab compare $ID nosuchrun 2>err) && grep -q \"'nosuchrun' is neither\" src/err
+	(cd src && test_must_fail_with 2 lab compare $ID nosuchrun 2>err) && grep -q \"'nosuchrun' is neither\" src/err
 "
 
 # a bundle made by lab at 480d661, before run.json: the run in the old
@@ -288,7 +288,7 @@ test_expect_success 'a run stored as run.json bundles, fetches and reports' "
 
 test_expect_success 'a damaged run.json is refused, naming the file, line and column' "
 	mkdir -p bad/$NID/runs && printf '{\"format\": 2,\n \"experiment\": }\n' >bad/$NID/run.json &&
-	test_must_fail_with 1 lab report bad/$NID 2>err &&
+	test_must_fail_with 2 lab report bad/$NID 2>err &&
 	grep -q '^bad/$NID/run.json:2:16: ' err
 "
 
@@ -317,7 +317,7 @@ test_expect_success 'fetch ssh://HOST/RUN_ID takes the remote lab bundle output,
 test_expect_success 'a remote host that sends a hostile bundle gets it refused, nothing left' "
 	mkdir -p viassh2 home2 &&
 	(cd viassh2 && HOME=\$TRASH/home2 FAKE_SSH_BUNDLE=\$TRASH/bad-tilde.tar PATH=\$TRASH/fakebin:\$PATH \
-		test_must_fail_with 1 lab fetch ssh://lab-box/$ID 2>err) &&
+		test_must_fail_with 2 lab fetch ssh://lab-box/$ID 2>err) &&
 	grep -q \"'~'\" viassh2/err &&
 	test -z \"\$(ls -A home2)\" &&
 	test -z \"\$(ls -A viassh2/results)\"

@@ -132,7 +132,7 @@ test_expect_success 'lab compare reads a bundle in a temporary folder and leaves
 test_expect_success 'a hostile bundle is refused, nothing left behind' "
 	mkdir -p evil/x && printf 'x\\n' >evil/x/f &&
 	tar -C evil -cf evil.tar --transform 's,^x,../../escape,' x/f &&
-	TMPDIR=\$PWD/tmp test_must_fail_with 1 lab compare $A evil.tar 2>err &&
+	TMPDIR=\$PWD/tmp test_must_fail_with 2 lab compare $A evil.tar 2>err &&
 	test -z \"\$(ls -A tmp)\" && ! test -e ../escape && ! test -e escape &&
 	ls results >after2 && test_cmp before after2
 "

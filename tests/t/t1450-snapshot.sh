@@ -133,7 +133,7 @@ test_expect_success 'a run without a snapshot opens, and says what it lacks' "
 	grep -q 'has no snapshot' err &&
 	grep -q '^  snapshot/SNAPSHOT' err && grep -q '^  config fragment kernels/configs/guest.config\$' err &&
 	grep -q '^  workload stress-ng\$' err && grep -q '^  image recipe images/minimal.yaml\$' err &&
-	test_must_fail_with 1 lab --json snapshot show old/$OLD >j &&
+	test_must_fail_with 2 lab --json snapshot show old/$OLD >j &&
 	python3 -c 'import json; d = json.load(open(\"j\")); assert d[\"snapshot\"] is False and \"workload stress-ng\" in d[\"missing\"], d'
 "
 

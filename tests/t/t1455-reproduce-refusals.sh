@@ -36,14 +36,14 @@ test_expect_success 'usage: one bundle, run folder or stored run; --repeat is a 
 	(cd empty && test_must_fail_with 2 lab reproduce --repeat 0 x 2>'$PWD/err') && grep -q 'repeat' err &&
 	(cd empty && test_must_fail_with 2 lab --set repeat=1 reproduce x 2>'$PWD/err') &&
 	grep -q 'with the --set and --kernels values it was made with; give none' err &&
-	(cd empty && test_must_fail_with 1 lab reproduce no-such-run 2>'$PWD/err') &&
+	(cd empty && test_must_fail_with 2 lab reproduce no-such-run 2>'$PWD/err') &&
 	grep -q \"'no-such-run' is neither a bundle file, a run folder nor a stored run\" err &&
 	lab reproduce --help | grep -q -- '--repeat N' &&
 	lab --help | grep -q '^ *reproduce '
 "
 
 test_expect_success 'a bundle of a run stored before snapshots: the list of what it lacks' "
-	(cd empty && test_must_fail_with 1 lab reproduce ../old.tar.zst 2>'$PWD/err') &&
+	(cd empty && test_must_fail_with 2 lab reproduce ../old.tar.zst 2>'$PWD/err') &&
 	grep -q 'has no snapshot of what its lab.yaml names; missing:' err &&
 	grep -q '^  config fragment kernels/configs/guest.config\$' err &&
 	grep -q '^  workload stress-ng\$' err &&
