@@ -1034,6 +1034,12 @@ static void load_host_dir(struct ctx *c, struct spec_host *h, const struct node 
 
 static void load_power_cycle(struct ctx *c, struct spec_host *h, const struct node *v)
 {
+	/* a command lab runs on this machine: never one a bundle or snapshot brought */
+	if (c->opts && c->opts->confine) {
+		err(c, v, "refused: a snapshot's lab.yaml runs no command on this machine (power-cycle); "
+			  "declare the host in a lab.yaml of your own");
+		return;
+	}
 	if (v->kind == NODE_SEQ && v->n) {
 		for (size_t i = 0; i < v->n; i++) {
 			_cleanup_free_ char *s = get_string(c, v->items[i], "a power-cycle argument");

@@ -187,6 +187,17 @@ test_expect_success "lab validate in an unpacked bundle: lab.yaml naming the hos
 	(cd '$OUT/$ID' && lab validate)
 "
 
+test_expect_success "a bundle's lab.yaml runs no command here: a host's power-cycle is refused where it is" "
+	y='$OUT/$ID/lab.yaml' &&
+	n=\$(grep -n '^hosts:\$' \"\$y\" | cut -d: -f1) &&
+	awk -v n=\"\$n\" '{ print } NR == n { print \"  box:\"; print \"    ssh: root@127.0.0.1:22\"; print \"    power-cycle: [touch, $TRASH/pwned]\" }' \
+		\"\$y\" >'$OUT/$ID/hostile.yaml' &&
+	(cd '$OUT/$ID' && test_must_fail_with 2 lab validate hostile.yaml) 2>err &&
+	rm '$OUT/$ID/hostile.yaml' &&
+	grep -qF \"lab.yaml:\$((n + 3)):18: refused: a snapshot's lab.yaml runs no command on this machine (power-cycle)\" err &&
+	test ! -e '$TRASH/pwned'
+"
+
 test_expect_success "a project's own lab.yaml still names any file, outside the project too" "
 	mkdir own && cp -r '$SRC_DIR/kernels' '$SRC_DIR/images' '$SRC_DIR/workloads' own/ &&
 	sed 's|^    patches: kernels/patches/sched-fair-ratelimit-tg-load-avg\$|    patches: [$TRASH/host.patch]|' \
