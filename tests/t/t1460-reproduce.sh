@@ -12,7 +12,7 @@
 # run a kernel cannot decide: inconclusive, exit 0). A run whose recorded
 # .config is not what this machine builds is refused, the differing
 # option named, with nothing booted.
-# lab-test-seconds: 400 (make test here on 2026-12-05: 395 s, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 420 (make test here on 2026-12-06: 415 s, with the other lane busy: tests/run-all balances its two lanes by it)
 # lab-test-boots: 14
 . "$(dirname "$0")/test-lib.sh"
 
