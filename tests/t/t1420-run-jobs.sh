@@ -49,16 +49,21 @@ cat >proj/workloads/count/parse <<'EOF'
 sed -n 's/^n \([0-9][0-9]*\)$/count.n \1/p' "$1" | grep . || { echo "count: no count in $1" >&2; exit 1; }
 EOF
 chmod +x proj/workloads/count/run proj/workloads/count/parse
-# a figure that depends on the kernel: 100 on base, 150 on tg-ratelimit, plus 0-4 of noise
+# a figure that depends on the kernel: 100 on base, 300 on tg-ratelimit, plus 0-4 of noise.
+# 300, not 150: seq's first look (2 boots of 2 runs a side, Welch on logs,
+# alpha 0.05/3, df as low as 1: t must pass 38.2) decides for every draw of
+# this bounded noise (t >= 51; at 150 the worst draws give 15.5, and about
+# 2.4% of runs went on to a third boot), so its counts of boots and looks
+# are the design's, not the noise's
 mkdir proj/workloads/kernelmark
 cat >proj/workloads/kernelmark/workload.yaml <<'EOF'
 name: kernelmark
-description: 100 on base, 150 on tg-ratelimit, and a little noise
+description: 100 on base, 300 on tg-ratelimit, and a little noise
 timeout: 2m
 metrics: [kernelmark.x]
 EOF
 cat >proj/workloads/kernelmark/run <<'EOF'
-case $(uname -r) in *tg-ratelimit*) b=150 ;; *) b=100 ;; esac
+case $(uname -r) in *tg-ratelimit*) b=300 ;; *) b=100 ;; esac
 # the monitor "slow" costs it a fifth
 [ ! -e /run/lab-slow ] || b=$(( b * 4 / 5 ))
 # continuous noise: with whole numbers two boots' means tie often enough
@@ -302,7 +307,8 @@ test_expect_success FULL 'boot: side-by-side: a guest per variant, both up, two 
 test_expect_success 'repeat: auto: decided after the two boots every kernel gets, the other boots of the budget skipped' "
 	lab -C proj plan seq >plan &&
 	grep '^seq\.' plan >plan.seq && test_line_count = 16 plan.seq &&
-	{ lab -C proj run seq >report 2>err || { cat err report; false; }; } &&
+	# --jobs 1: the boot order asserted below is the plan order on any host
+	{ lab -C proj run seq --jobs 1 >report 2>err || { cat err report; false; }; } &&
 	test_grep -q 'repeat: auto: stopped before boot 3 of each variant after 1 look: every declared expectation is decided; 8 planned runs not needed' err &&
 	test_grep -A2 '^  improved     tg-ratelimit kernelmark.x: increase 10%' report >verdict &&
 	test_grep -q 'welch-log, alpha 0.0167 (look 1 of 3); baseline 2 boots x 2 runs' verdict &&
@@ -355,10 +361,11 @@ test_expect_success FULL 'lab calibrate --monitors: each monitor off in turn in 
 	s, i = ov['slow'], ov['idle']
 	assert s['metric'] == 'kernelmark.x' and s['group'] == 'kernelmark', s
 	assert s['boots'] == 4 and s['runs_with'] == 4 and s['runs_without'] == 4, s
-	assert -22 < s['change_pct'] < -18 and s['hi_pct'] < 0 and s['decided'] and s['over_budget'], s
+	# the bounds the noise allows (80 of 80-84 against 100-104), not one draw: -23.08% and -16%
+	assert -23.1 < s['change_pct'] < -16.0 and s['hi_pct'] < 0 and s['decided'] and s['over_budget'], s
 	assert s['budget_pct'] == 5 and i['budget_pct'] == 3, (s, i)
-	# the same kernel either way: within its noise of 0-3 on 100, never over budget
-	assert abs(i['change_pct']) < 3.1 and not i['over_budget'], i
+	# the same kernel either way: within what its noise of 0-4 on 100 allows (-3.85% to +4%)
+	assert abs(i['change_pct']) < 4.0 and not i['over_budget'], i
 	EOF
 	id=\$(ls -t proj/results | grep -v -e index -e calibration | head -1) &&
 	python3 - proj/results/\$id/run.json <<-'EOF' &&

@@ -7,13 +7,17 @@
 # one (the cached build's, by its content key), runs the same plan with
 # the same --set values, stores a new run that names the original, and
 # says "reproduced"; lab report of the new run shows both side by side
-# (text, JSON, HTML in Chromium when installed). A run's reproduce.sh,
-# from an unpacked bundle, is lab reproduce on its folder (--repeat 1: one
-# run a kernel cannot decide: inconclusive, exit 0). A run whose recorded
+# (text, JSON, HTML in Chromium when installed). A run whose recorded
 # .config is not what this machine builds is refused, the differing
 # option named, with nothing booted.
-# lab-test-seconds: 420 (make test here on 2026-12-06: 415 s, with the other lane busy: tests/run-all balances its two lanes by it)
-# lab-test-boots: 14
+#   make test-full: also a run's reproduce.sh, from an unpacked bundle, is
+#   lab reproduce on its folder (--repeat 1: one run a kernel cannot
+#   decide: inconclusive, exit 0): the same reproduction by another door,
+#   two boots more.
+# lab-test-seconds: 380 (make test here on 2026-12-06: 415 s with reproduce.sh, which took 2 of its boots)
+# lab-test-seconds-full: 420
+# lab-test-boots: 12
+# lab-test-boots-full: 14
 . "$(dirname "$0")/test-lib.sh"
 
 test_require_libvirt_vm
@@ -101,7 +105,7 @@ test_expect_success 'lab report of the reproduction shows original and reproduct
 	fi
 "
 
-test_expect_success 'reproduce.sh of an unpacked bundle is lab reproduce on its folder' "
+test_expect_success FULL 'reproduce.sh of an unpacked bundle is lab reproduce on its folder' "
 	tar -C '$OUT/unpacked' --zstd -xf '$OUT/b.tar.zst' &&
 	test_grep 'exec lab reproduce' '$OUT/unpacked/'\$ID/runs/rep.0001/reproduce.sh &&
 	(cd '$OUT/again' && PATH=\"\$(dirname \"\$LAB\"):\$PATH\" sh '$OUT/unpacked/'\$ID/runs/rep.0001/reproduce.sh --repeat 1 \
