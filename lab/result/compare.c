@@ -381,11 +381,11 @@ static void judge(struct comparison *c, const struct cmp_group *g, const struct 
 
 const char *obs_state_name(enum obs_state s)
 {
-	return s == OBS_HOLDS ? "holds" : s == OBS_FAILS ? "FAILS" : "missing";
+	return s == OBS_HOLDS ? "holds" : s == OBS_FAILS ? "FAILS" : s == OBS_INCONCLUSIVE ? "inconclusive" : "missing";
 }
 
-/* A mechanism must show in every run: the comparisons look at the runs' range. */
-static bool obs_holds(const struct result_observe *o, const struct sample_stats *s, const struct sample_stats *b)
+/* An `is:` check: an invariant of every run, so the runs' range decides it. */
+static bool obs_every_run(const struct result_observe *o, const struct sample_stats *s)
 {
 	switch (o->rel) {
 	case OBS_EQ: return s->min == o->value && s->max == o->value;
@@ -393,12 +393,40 @@ static bool obs_holds(const struct result_observe *o, const struct sample_stats 
 	case OBS_LE: return s->max <= o->value;
 	case OBS_GT: return s->min > o->value;
 	case OBS_GE: return s->min >= o->value;
-	case OBS_HIGHER: return s->min > b->max;
-	case OBS_LOWER: return s->max < b->min;
-	case OBS_DIFFERS: return s->min > b->max || s->max < b->min;
-	case OBS_SAME: return !(s->min > b->max || s->max < b->min);
+	default: return false;
 	}
-	return false;
+}
+
+/* The robot's rule, kept as a column: the runs' ranges do not overlap. */
+static bool obs_apart(const struct sample_stats *s, const struct sample_stats *b)
+{
+	return s->min > b->max || s->max < b->min;
+}
+
+/* A vs-baseline check decided as an expectation would be: the kernel's runs
+ * against the baseline's, boots as the unit, the experiment's statistic, at
+ * the alpha of the look its data is at. "same" without a margin takes the
+ * 1% (or 1 point) an "unchanged" expectation takes. */
+static void obs_decide(struct comparison *c, struct cmp_observation *x, const struct cmp_row *row, size_t v)
+{
+	static const enum check_rel rels[] = {
+		[OBS_HIGHER] = CHECK_HIGHER, [OBS_LOWER] = CHECK_LOWER,
+		[OBS_DIFFERS] = CHECK_DIFFERS, [OBS_SAME] = CHECK_SAME,
+	};
+	const struct decide_params *dp = &c->rs->decide;
+	const struct values *raw = row->raw;
+	struct side a = { raw[0].v, raw[0].boot, raw[0].n }, b = { raw[v].v, raw[v].boot, raw[v].n };
+	unsigned look, looks;
+	enum check_outcome out;
+
+	look_of(dp, &row->d[v].e, &look, &looks);
+	x->alpha = decide_look_alpha(dp->alpha, look, looks);
+	decide_effect(&a, &b, row->d[v].e.points, dp->method, x->alpha, dp->power, cmp_seed(x->o->metric), &x->e);
+	x->decided = true;
+	x->margin = x->o->margin > 0 ? x->o->margin * 100 : x->o->rel == OBS_SAME ? 1.0 : 0;
+	x->apart = obs_apart(&x->s, &x->base);
+	out = decide_check(&x->e, rels[x->o->rel], x->margin, x->alpha, &x->why);
+	x->state = out == CHECK_HOLDS ? OBS_HOLDS : out == CHECK_FAILS ? OBS_FAILS : OBS_INCONCLUSIVE;
 }
 
 static void add_obs(struct comparison *c, const struct result_observe *o, const char *group, size_t v,
@@ -419,8 +447,12 @@ static void add_obs(struct comparison *c, const struct result_observe *o, const 
 	x->s = row->s[v];
 	if (vs)
 		x->base = row->s[0];
-	if (x->s.n && (!vs || x->base.n))
-		x->state = obs_holds(o, &x->s, &x->base) ? OBS_HOLDS : OBS_FAILS;
+	if (!x->s.n || (vs && !x->base.n))
+		return;
+	if (vs)
+		obs_decide(c, x, row, v);
+	else
+		x->state = obs_every_run(o, &x->s) ? OBS_HOLDS : OBS_FAILS;
 }
 
 /* "pcp-auto" names every step of its sweep (pcp-auto@1, @3 ...). */
@@ -519,6 +551,8 @@ void comparison_free(struct comparison *c)
 	for (size_t v = 0; v < c->nverdicts; v++)
 		free(c->verdicts[v].why);
 	free(c->verdicts);
+	for (size_t i = 0; i < c->nobs; i++)
+		free(c->obs[i].why);
 	free(c->obs);
 	free(c->groups);
 	free(c);

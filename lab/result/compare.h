@@ -54,14 +54,27 @@ struct cmp_verdict {
 	char *why;
 };
 
-/* A mechanism check of one kernel in one group: it holds, it fails, or the metric is missing. */
-enum obs_state { OBS_HOLDS, OBS_FAILS, OBS_MISSING };
+/* A mechanism check of one kernel in one group: it holds, it fails, it is
+ * inconclusive, or the metric is missing. An `is:` check is an invariant of
+ * every run (one run against it fails it; no run is inconclusive: holds or
+ * fails). A vs-baseline check is decided like an expectation, boots as the
+ * unit, at the alpha of the look the data is at (decide_check): holds,
+ * fails (decided the other way, or equivalent within its margin), or
+ * inconclusive; the robot's rule (the runs' ranges apart) is a column
+ * beside it, never the verdict. */
+enum obs_state { OBS_HOLDS, OBS_FAILS, OBS_INCONCLUSIVE, OBS_MISSING };
 
 struct cmp_observation {
 	const struct result_observe *o; /* borrowed */
 	const char *group, *variant;     /* borrowed; group NULL: no group has the metric */
 	enum obs_state state;
 	struct sample_stats s, base;     /* the kernel's runs; the baseline's (vs-baseline) */
+	/* vs-baseline, when both sides have runs: */
+	bool decided;                    /* e below is the decision's (false: an is: check, or missing) */
+	struct effect e;                 /* the kernel against the baseline, at alpha */
+	double alpha, margin;            /* margin in e's unit; 0: none */
+	bool apart;                      /* the robot's rule: the runs' ranges do not overlap */
+	char *why;                       /* allocated: how it was decided (vs-baseline) */
 };
 
 struct comparison {
@@ -93,7 +106,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct comparison *, comparison_free)
 void cmp_row_side(const struct cmp_row *r, size_t v, struct side *ret);
 /* The decision engine's seed for a metric: the same figures every time. */
 uint64_t cmp_seed(const char *metric);
-const char *obs_state_name(enum obs_state s); /* "holds", "FAILS", "missing" */
+const char *obs_state_name(enum obs_state s); /* "holds", "FAILS", "inconclusive", "missing" */
 /* Whether an expectation names metric in group g. */
 bool cmp_is_expected(const struct comparison *c, const struct cmp_group *g, const char *metric);
 /* Metrics that are themselves percentages: names ending in % or _pct, and

@@ -81,6 +81,21 @@ void decide_effect(const struct side *a, const struct side *b, bool points, enum
  * equivalence can be claimed). *why: allocated. */
 enum verdict decide_verdict(const struct effect *e, enum expect_direction dir, double mde, double alpha, char **why);
 
+/* A mechanism check against the baseline (lab.yaml observe: vs-baseline):
+ * the compared kernel higher, lower, different, or the same. Three
+ * outcomes, never two: HOLDS, decided the declared way (the interval at
+ * 1 - alpha beyond 0, or for SAME inside ±margin by two one-sided tests);
+ * FAILS, decided against it (the other way, or equivalent within ±margin,
+ * or for SAME a change beyond the margin); INCONCLUSIVE, neither, with the
+ * smallest change the data could have shown. "Not shown" is not "shown
+ * not to happen": overlapping ranges alone never fail a check. */
+enum check_rel { CHECK_HIGHER, CHECK_LOWER, CHECK_DIFFERS, CHECK_SAME };
+enum check_outcome { CHECK_HOLDS, CHECK_FAILS, CHECK_INCONCLUSIVE };
+
+/* margin in the effect's unit (% or points); 0: none declared, so no
+ * equivalence can be claimed (SAME then holds never). *why: allocated. */
+enum check_outcome decide_check(const struct effect *e, enum check_rel rel, double margin, double alpha, char **why);
+
 /* The alpha of look `look` (1-based) of `looks`: alpha / looks each. */
 double decide_look_alpha(double alpha, unsigned look, unsigned looks);
 

@@ -92,7 +92,7 @@ void report_headline(const struct comparison *c, struct strv *ret)
 	for (size_t k = 1; k < c->nvariants; k++) {
 		const char *var = rs->variants.v[k];
 		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-		size_t parts = 0, held = 0, judged = 0, failed = 0, flagged = 0;
+		size_t parts = 0, held = 0, judged = 0, open = 0, failed = 0, flagged = 0;
 
 		strbuf_addf(&sb, "%s: ", var);
 		/* decided first, each with its figures; then the undecided, named */
@@ -127,9 +127,12 @@ void report_headline(const struct comparison *c, struct strv *ret)
 			if (c->obs[i].variant && streq(c->obs[i].variant, var) && c->obs[i].state != OBS_MISSING) {
 				judged++;
 				held += c->obs[i].state == OBS_HOLDS;
+				open += c->obs[i].state == OBS_INCONCLUSIVE;
 			}
 		if (judged)
 			strbuf_addf(&sb, "%smechanism checks %zu/%zu hold", parts++ ? "; " : "", held, judged);
+		if (open)
+			strbuf_addf(&sb, ", %zu inconclusive", open);
 		if (!c->nverdicts) {
 			for (size_t g = 0; g < c->ngroups; g++)
 				for (size_t r = 0; r < c->groups[g].nrows; r++)

@@ -300,6 +300,8 @@ void report_observation_evidence(const struct cmp_observation *x, struct strbuf 
 		else
 			strbuf_addstr(out, "has no value");
 	}
+	if (x->decided)
+		strbuf_addf(out, "; %s; ranges %s", x->why, x->apart ? "apart" : "overlap");
 }
 
 void report_observation_seen(const struct cmp_observation *x, struct strbuf *out)
@@ -319,7 +321,7 @@ static void observations_text(const struct comparison *c, struct strbuf *out)
 		_cleanup_free_ char *rel = observe_describe(x->o);
 		_cleanup_strbuf_ struct strbuf seen = STRBUF_INIT;
 
-		strbuf_addf(out, "  %-8s ", obs_state_name(x->state));
+		strbuf_addf(out, "  %-12s ", obs_state_name(x->state));
 		term_escape(out, x->variant);
 		strbuf_addch(out, ' ');
 		term_escape(out, x->o->metric);
@@ -882,7 +884,10 @@ static void json_observation(struct json *j, const struct cmp_observation *x)
 
 	report_observation_evidence(x, &ev);
 	json_object_begin(j);
-	json_kv_string(j, "state", x->state == OBS_HOLDS ? "holds" : x->state == OBS_FAILS ? "fails" : "missing");
+	json_kv_string(j, "state", x->state == OBS_HOLDS	       ? "holds"
+				   : x->state == OBS_FAILS	       ? "fails"
+				   : x->state == OBS_INCONCLUSIVE ? "inconclusive"
+								   : "missing");
 	json_kv_string(j, "variant", x->variant);
 	json_kv_string(j, "metric", x->o->metric);
 	json_kv_string(j, "check", observe_rel_name(x->o->rel));
@@ -897,6 +902,20 @@ static void json_observation(struct json *j, const struct cmp_observation *x)
 	if (x->base.n) {
 		json_kv_double_or_null(j, "baseline_min", true, x->base.min);
 		json_kv_double_or_null(j, "baseline_max", true, x->base.max);
+	}
+	if (x->decided) {
+		/* the decision, boots as the unit; the robot's rule beside it */
+		json_kv_double_or_null(j, x->e.points ? "change_points" : "change_pct", isfinite(x->e.change), x->e.change);
+		json_kv_double_or_null(j, "lo", isfinite(x->e.lo), x->e.lo);
+		json_kv_double_or_null(j, "hi", isfinite(x->e.hi), x->e.hi);
+		json_kv_double_or_null(j, "p", isfinite(x->e.p), x->e.p);
+		json_kv_double_or_null(j, "mde", isfinite(x->e.mde), x->e.mde);
+		json_kv_double(j, "alpha", x->alpha);
+		json_kv_double_or_null(j, "margin", x->margin > 0, x->margin);
+		json_kv_string(j, "method", x->e.method);
+		json_key(j, "ranges_apart");
+		json_bool(j, x->apart);
+		json_kv_string(j, "why", x->why);
 	}
 	json_kv_string(j, "seen", ev.buf ? ev.buf : "");
 	json_object_end(j);

@@ -86,6 +86,7 @@ static bool same_check(const struct cmp_observation *a, const struct cmp_observa
 {
 	return streq(a->o->metric, b->o->metric) && a->o->rel == b->o->rel &&
 	       (a->o->value == b->o->value || (isnan(a->o->value) && isnan(b->o->value))) &&
+	       a->o->margin == b->o->margin &&
 	       streq(a->variant, b->variant) && (a->group ? b->group && streq(a->group, b->group) : !b->group);
 }
 
@@ -99,6 +100,13 @@ static enum repro_state judge_check(const struct cmp_observation *o, const struc
 		*why = xstrdup(o->state == r->state ? "missing in both runs"
 			       : o->state == OBS_MISSING ? "missing in the original"
 							 : "missing in the reproduction");
+		return REPRO_INCONCLUSIVE;
+	}
+	if (o->state == OBS_INCONCLUSIVE || r->state == OBS_INCONCLUSIVE) {
+		/* what was not decided on one side is neither reproduced nor contradicted */
+		*why = o->state == r->state ? xstrdup("inconclusive in both runs")
+					    : xasprintf("%s in the original, %s in the reproduction",
+							obs_state_name(o->state), obs_state_name(r->state));
 		return REPRO_INCONCLUSIVE;
 	}
 	if (o->state == r->state) {

@@ -16,10 +16,11 @@
  *                                  not in the reproduction, or a decided
  *                                  effect without an interval.
  *  checks        each mechanism check of the original (observe:) matched by
- *                metric, relation, value, kernel and group: the same state
- *                (holds and holds, FAILS and FAILS) is reproduced, holds
- *                against FAILS is not, missing on either side or not checked
- *                in the reproduction is inconclusive.
+ *                metric, relation, value, margin, kernel and group: the
+ *                same state (holds and holds, FAILS and FAILS) is
+ *                reproduced, holds against FAILS is not; inconclusive or
+ *                missing on either side, or not checked in the
+ *                reproduction, is inconclusive.
  *  moved         the A/A part: each kernel against itself, the original's
  *                runs against the reproduction's, through lab compare's
  *                cross-run model (xcompare.h: inputs "original" and

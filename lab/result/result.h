@@ -63,6 +63,8 @@ struct result_observe {
 	double value;
 	struct strv kernels; /* empty: every kernel (against the baseline: every other one) */
 	char *says;
+	double margin; /* vs-baseline: the change within which the kernels count as the same, a
+			* fraction (0.05: 5%, or 5 points on a percentage); 0: none declared */
 };
 
 /* A patch series swept over its prefixes (lab.yaml sweep:), as the run

@@ -96,6 +96,7 @@ static void pending_expectations(struct result_set *rs, const struct spec_experi
 		for (size_t k = 0; k < o->kernels.n; k++)
 			strv_push(&ks, o->kernels.v[k].name);
 		result_add_observe(rs, o->metric, (enum observe_rel)o->op, o->value, &ks, o->says);
+		rs->observe[rs->nobserve - 1].margin = o->margin;
 	}
 }
 

@@ -180,6 +180,8 @@ static void observe_json(struct json *j, const struct result_set *rs)
 		json_kv_double(j, "value", x->value);
 		json_strv(j, "kernels", &x->kernels);
 		json_kv_string(j, "says", x->says);
+		if (x->margin > 0)
+			json_kv_double(j, "margin", x->margin);
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -610,26 +612,32 @@ static int read_expect(struct rd *x, struct result_set *rs, const struct json_do
 
 static int read_observe(struct rd *x, struct result_set *rs, const struct json_doc *o)
 {
-	static const char *const known[] = { "metric", "rel", "value", "kernels", "says", NULL };
+	static const char *const known[] = { "metric", "rel", "value", "kernels", "says", "margin", NULL };
 	static const char *const rels[] = { "==", "<", "<=", ">", ">=", "higher", "lower", "differs", "same" };
 	_cleanup_strv_ struct strv ks = STRV_INIT;
 	const char *metric = NULL, *says = NULL;
 	unsigned rel = 0;
-	bool set = false;
-	double value = 0;
+	bool set = false, has_margin = false;
+	double value = 0, margin = 0;
 
 	if (object(x, o, known) < 0 || member_string(x, o, "metric", false, &metric) < 0 ||
 	    member_enum(x, o, "rel", rels, ELEMENTSOF(rels), "==, <, <=, >, >=, higher, lower, differs or same",
 			&rel) < 0 ||
 	    member_number(x, o, "value", false, &set, &value) < 0 || strings(x, o, "kernels", false, false, &ks) < 0 ||
-	    member_string(x, o, "says", true, &says) < 0)
+	    member_string(x, o, "says", true, &says) < 0 ||
+	    (json_doc_get(o, "margin") && member_number(x, o, "margin", false, &has_margin, &margin) < 0))
 		return -EINVAL;
 	if (!*metric)
 		return bad(x, "an empty metric name");
 	for (size_t i = 0; i < ks.n; i++)
 		if (!*ks.v[i])
 			return bad(x, "kernels[%zu] is empty", i);
+	if (has_margin && !(margin > 0 && margin <= 1e6))
+		return bad(x, "margin %g is not a positive fraction", margin);
+	if (has_margin && rel < OBS_HIGHER)
+		return bad(x, "margin given to a check against a value (%s)", rels[rel]);
 	result_add_observe(rs, metric, (enum observe_rel)rel, value, &ks, says);
+	rs->observe[rs->nobserve - 1].margin = margin;
 	return 0;
 }
 

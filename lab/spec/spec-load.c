@@ -1270,11 +1270,12 @@ static void load_expect(struct ctx *c, struct spec_job *job, const struct node *
  *     is: "== 0"                    # every run of the variant: == < <= > >= NUMBER
  *     says: pcp high stays fixed on the base
  *   - metric: perf-profile.self.cycles-pp.update_cfs_group
- *     vs-baseline: lower            # higher, lower, differs, same (the runs' ranges)
+ *     vs-baseline: lower            # higher, lower, differs, same: decided, boots as the unit
+ *     margin: 5%                    # optional: within it the kernels count as the same
  */
 static void load_observe(struct ctx *c, struct spec_experiment *e, const struct node *n)
 {
-	static const char *const keys[] = { "metric", "kernels", "is", "vs-baseline", "says" };
+	static const char *const keys[] = { "metric", "kernels", "is", "vs-baseline", "margin", "says" };
 	static const char *const ops[] = { "==", "<", "<=", ">", ">=" };
 	static const char *const rel[] = { "higher", "lower", "differs", "same" };
 
@@ -1282,7 +1283,7 @@ static void load_observe(struct ctx *c, struct spec_experiment *e, const struct 
 		return;
 	e->observe = xcalloc(n->n + 1, sizeof(*e->observe));
 	for (size_t i = 0; i < n->n; i++) {
-		const struct node *v = n->items[i], *m, *is, *vs, *k, *says;
+		const struct node *v = n->items[i], *m, *is, *vs, *k, *says, *mg;
 		struct spec_observe *o = &e->observe[e->nobserve];
 
 		if (!want_kind(c, v, NODE_MAP, "an observe entry"))
@@ -1334,6 +1335,16 @@ static void load_observe(struct ctx *c, struct spec_experiment *e, const struct 
 				continue;
 			}
 			o->op = (enum observe_op)(OBSERVE_HIGHER + d);
+		}
+		if ((mg = node_map_get(v, "margin"))) {
+			if (is) {
+				err(c, mg, "'margin' goes with 'vs-baseline': an 'is' check holds in every run or fails");
+				continue;
+			}
+			if (mg->kind != NODE_SCALAR || parse_percent(mg->scalar, &o->margin) < 0 || !(o->margin > 0)) {
+				err(c, mg, "'margin' is a positive percentage, such as 5%%");
+				continue;
+			}
 		}
 		if ((k = node_map_get(v, "kernels")))
 			get_refs(c, k, "kernels", &o->kernels);

@@ -221,6 +221,7 @@ struct spec_observe {
 	struct spec_refs kernels; /* empty: every variant (vs-baseline: every one but the baseline) */
 	enum observe_op op;
 	double value; /* is: */
+	double margin; /* vs-baseline: equivalence margin, a fraction; 0: none */
 	char *says;
 };
 

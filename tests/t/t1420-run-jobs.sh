@@ -208,7 +208,7 @@ test_expect_success TWO_CPUS,FULL 'lab run --jobs 2: two guests at once, each on
 	lab -C '$P' -q image build minimal &&
 	lab -C proj run --jobs 2 par >report 2>err &&
 	grep -q '2 runs on 2 guests at a time, each pinned to its own host CPUs' err &&
-	grep -A1 'holds    base stress-ng.switch.ops_per_sec > 0' report | grep -q 'the stressor switched; 2 runs: ' &&
+	grep -A1 'holds        base stress-ng.switch.ops_per_sec > 0' report | grep -q 'the stressor switched; 2 runs: ' &&
 	id=\$(ls proj/results | grep -v index) && echo \"\$id\" >id &&
 	d=proj/results/\$id/runs &&
 	run_journal proj/results/\$id | grep -q '^par.0001	ok' &&
@@ -266,7 +266,7 @@ test_expect_success FULL 'boot: once: runs of a variant share a boot; a failed r
 	EOF
 	test \$(grep -c ': boot\$' err) = 2 &&
 	# the failed run left no metrics: the two that count saw 1 each
-	grep -A1 'FAILS    base count.n >= 2' report | grep -q '2 runs: 1\$'
+	grep -A1 'FAILS        base count.n >= 2' report | grep -q '2 runs: 1\$'
 "
 
 test_expect_success FULL 'boot: side-by-side: a guest per variant, both up, two boots, the order reversed in the second' "

@@ -330,6 +330,87 @@ static void test_parse_metrics(void **state)
 	result_set_free(rs);
 }
 
+/* Mechanism checks against the baseline have three outcomes, decided with
+ * boots as the unit, never by the runs' ranges: the issue's tg-ratelimit
+ * case (patched 760..1532 against base 1461..3908, ranges overlapping, the
+ * patched kernel clearly lower) holds; the other way fails; truly equal
+ * data fails "lower" with a declared margin (shown equivalent) and is
+ * inconclusive without one; "same" holds within its margin. */
+static void test_observe_three_outcomes(void **state)
+{
+	struct result_set *rs = result_set_new("20261206-080000-0b5e", "tg");
+	static const double base[] = { 1461, 3908, 2100, 2500, 1800, 2900, 2300, 2050 };
+	static const double tg[] = { 760, 1532, 1000, 1200, 900, 1400, 1100, 950 };
+	static const double eq[] = { 100, 104, 97, 101, 99, 103, 98, 102 };
+	static const struct {
+		const char *metric;
+		enum observe_rel rel;
+		double margin;
+		enum obs_state want;
+	} cases[] = {
+		{ "w.writes", OBS_LOWER, 0, OBS_HOLDS },
+		{ "w.writes", OBS_HIGHER, 0, OBS_FAILS },
+		{ "w.writes", OBS_DIFFERS, 0, OBS_HOLDS },
+		{ "w.writes", OBS_SAME, 0.10, OBS_FAILS },
+		{ "w.equal", OBS_LOWER, 0.10, OBS_FAILS },
+		{ "w.equal", OBS_LOWER, 0, OBS_INCONCLUSIVE },
+		{ "w.equal", OBS_DIFFERS, 0, OBS_INCONCLUSIVE },
+		{ "w.equal", OBS_SAME, 0.10, OBS_HOLDS },
+	};
+	struct report_opts o = { .all = false };
+	struct strbuf t = STRBUF_INIT;
+	struct comparison *c;
+	int seq = 0;
+
+	(void)state;
+	for (size_t b = 0; b < ELEMENTSOF(base); b++)
+		for (int v = 0; v < 2; v++) {
+			char id[32], boot[32];
+			struct result_run *r;
+
+			snprintf(id, sizeof(id), "tg.%04d", ++seq);
+			snprintf(boot, sizeof(boot), "tg.b%d", seq);
+			r = result_add_run(rs, id, v ? "tg-ratelimit" : "base", "hackbench", 0, (unsigned)b + 1);
+			r->status = RUN_OK;
+			r->boot = xstrdup(boot);
+			result_add_metric(r, "w.writes", v ? tg[b] : base[b]);
+			result_add_metric(r, "w.equal", eq[b]);
+		}
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		result_add_observe(rs, cases[i].metric, cases[i].rel, 0, NULL, NULL);
+		rs->observe[rs->nobserve - 1].margin = cases[i].margin;
+	}
+	c = compare_build(rs);
+	assert_int_equal(c->nobs, ELEMENTSOF(cases));
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		const struct cmp_observation *x = &c->obs[i];
+
+		if (x->state != cases[i].want)
+			fail_msg("case %zu (%s %s): %s, want %s: %s", i, cases[i].metric, observe_rel_name(cases[i].rel),
+				 obs_state_name(x->state), obs_state_name(cases[i].want), x->why ? x->why : "-");
+		assert_true(x->decided);
+		assert_int_equal(x->e.boots[0], 8);
+		assert_int_equal(x->e.boots[1], 8);
+	}
+	/* the ranges overlap, and the robot's rule says so beside the verdict */
+	assert_false(c->obs[0].apart);
+	assert_true(c->obs[0].e.hi < 0);
+	assert_non_null(strstr(c->obs[1].why, "the other way"));
+	assert_non_null(strstr(c->obs[4].why, "within ±10%"));
+	assert_non_null(strstr(c->obs[5].why, "smallest detectable change"));
+	report_format_text(c, &o, &t);
+	assert_non_null(strstr(t.buf, "  holds        tg-ratelimit w.writes lower than the baseline [hackbench]"));
+	assert_non_null(strstr(t.buf, "  inconclusive tg-ratelimit w.equal lower than the baseline"));
+	assert_non_null(strstr(t.buf, "ranges overlap"));
+	strbuf_reset(&t);
+	report_format_json(c, NULL, &t);
+	assert_non_null(strstr(t.buf, "\"state\": \"inconclusive\""));
+	assert_non_null(strstr(t.buf, "\"ranges_apart\": false"));
+	strbuf_release(&t);
+	comparison_free(c);
+	result_set_free(rs);
+}
+
 /* pcp-auto like: base and three sweep steps, build time down, contention down;
  * the guests ran with timing: icount and counted instructions (insn), which
  * every report says. */
@@ -920,6 +1001,7 @@ int main(void)
 		cmocka_unit_test(test_monitor_overheads),
 		cmocka_unit_test(test_report_disturbed_goldens),
 		cmocka_unit_test(test_sweep_golden),
+		cmocka_unit_test(test_observe_three_outcomes),
 		cmocka_unit_test(test_attrib_golden),
 		cmocka_unit_test(test_attrib_absent),
 	};

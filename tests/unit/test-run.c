@@ -122,6 +122,7 @@ static struct result_set *sample(void)
 		strv_push(&k, "pcp-auto@7");
 		result_add_observe(rs, "zoneinfo-pcp.high_spread_max", OBS_GE, 1.5, &k, "pcp high moves; tabs\there");
 		result_add_observe(rs, "perf-profile.self.cycles-pp.update_cfs_group", OBS_LOWER, 0, NULL, NULL);
+		rs->observe[1].margin = 0.05;
 		strv_release(&k);
 	}
 	return rs;
@@ -189,6 +190,7 @@ static void test_store_round_trip(void **state)
 	assert_int_equal(back->observe[1].rel, OBS_LOWER);
 	assert_int_equal(back->observe[1].kernels.n, 0);
 	assert_null(back->observe[1].says);
+	assert_true(back->observe[0].margin == 0 && back->observe[1].margin == 0.05);
 	assert_int_equal(store_list(root, &ids), 0);
 	assert_int_equal(ids.n, 1);
 	{
