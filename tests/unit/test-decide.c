@@ -444,6 +444,60 @@ static void test_aa_fixed(void **state)
 	assert_true((double)fp_runs / N > 0.10);
 }
 
+/* A vs-baseline check's outcome on the first n runs a side, boots as units. */
+static enum check_outcome sim_check(const struct sim *s, enum check_rel rel, double margin_pct)
+{
+	struct side a = { s->a, s->boot, s->n }, b = { s->b, s->boot, s->n };
+	struct effect e;
+	char *why = NULL;
+	enum check_outcome o;
+
+	decide_effect(&a, &b, false, STAT_WELCH_LOG, ALPHA, POWER, 1, &e);
+	o = decide_check(&e, rel, margin_pct, ALPHA, &why);
+	free(why);
+	return o;
+}
+
+/* The three-outcome mechanism checks' error rates, by seeded simulation
+ * (4 boots x 3 runs a side, CV 5% between and within boots): with no
+ * change, "lower" holds (a false mechanism) and FAILS the other way each at
+ * most alpha/2; with a real 20% fall it FAILS (a wrong verdict) next to
+ * never, with or without a margin, and holds nearly always; "same" within
+ * ±5% holds under a real 20% change at most alpha. */
+static void test_check_error_rates(void **state)
+{
+	const unsigned N = 2000;
+	unsigned aa_holds = 0, aa_fails = 0, fall_holds = 0, fall_fails = 0, fall_fails_m = 0, same_holds = 0;
+	uint64_t st = 0x5eed00c4;
+	struct sim s;
+
+	(void)state;
+	for (unsigned i = 0; i < N; i++) {
+		enum check_outcome o;
+
+		sim_draw(&s, 4, 3, 0.05, 0.05, 0, &st);
+		o = sim_check(&s, CHECK_LOWER, 0);
+		aa_holds += o == CHECK_HOLDS;
+		aa_fails += o == CHECK_FAILS;
+		sim_draw(&s, 4, 3, 0.05, 0.05, -0.20, &st);
+		o = sim_check(&s, CHECK_LOWER, 0);
+		fall_holds += o == CHECK_HOLDS;
+		fall_fails += o == CHECK_FAILS;
+		fall_fails_m += sim_check(&s, CHECK_LOWER, 5) == CHECK_FAILS;
+		same_holds += sim_check(&s, CHECK_SAME, 5) == CHECK_HOLDS;
+	}
+	print_message("rate check lower, no change: holds %.4f, FAILS %.4f of %u, limit %.4f each\n", (double)aa_holds / N,
+		      (double)aa_fails / N, N, ALPHA / 2 + margin(ALPHA / 2, N));
+	print_message("rate check lower, a 20%% fall: holds %.4f, FAILS %.4f (margin 5%%: %.4f); same within 5%% holds "
+		      "%.4f\n", (double)fall_holds / N, (double)fall_fails / N, (double)fall_fails_m / N,
+		      (double)same_holds / N);
+	assert_true((double)aa_holds / N <= ALPHA / 2 + margin(ALPHA / 2, N));
+	assert_true((double)aa_fails / N <= ALPHA / 2 + margin(ALPHA / 2, N));
+	assert_true((double)fall_holds / N >= 0.95);
+	assert_true(fall_fails == 0 && fall_fails_m == 0);
+	assert_true((double)same_holds / N <= ALPHA + margin(ALPHA, N));
+}
+
 /* A sequential A/A experiment: boots 2..8 a side, stopping at the first decided verdict. */
 static enum verdict sequential(const struct sim *s, bool spend, unsigned *stopped)
 {
@@ -869,6 +923,7 @@ int main(void)
 		cmocka_unit_test(test_reference_bh),
 		cmocka_unit_test(test_reference_variance_parts),
 		cmocka_unit_test(test_aa_fixed),
+		cmocka_unit_test(test_check_error_rates),
 		cmocka_unit_test(test_aa_sequential),
 		cmocka_unit_test(test_equivalence_error),
 		cmocka_unit_test(test_fdr),
