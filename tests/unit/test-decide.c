@@ -394,15 +394,22 @@ static void sim_draw(struct sim *s, unsigned boots, unsigned runs, double sd_b, 
 	}
 }
 
+/* The effect on the first n runs a side: by boot or by run. */
+static void sim_effect(const struct sim *s, size_t n, bool by_boot, double alpha, struct effect *e)
+{
+	struct side a = { s->a, by_boot ? s->boot : NULL, n }, b = { s->b, by_boot ? s->boot : NULL, n };
+
+	decide_effect(&a, &b, false, STAT_WELCH_LOG, alpha, POWER, 1, e);
+}
+
 /* The verdict on the first n runs a side: by boot or by run. */
 static enum verdict sim_verdict(const struct sim *s, size_t n, bool by_boot, double mde, double alpha)
 {
-	struct side a = { s->a, by_boot ? s->boot : NULL, n }, b = { s->b, by_boot ? s->boot : NULL, n };
 	struct effect e;
 	char *why = NULL;
 	enum verdict v;
 
-	decide_effect(&a, &b, false, STAT_WELCH_LOG, alpha, POWER, 1, &e);
+	sim_effect(s, n, by_boot, alpha, &e);
 	v = decide_verdict(&e, DIR_INCREASE, mde, alpha, &why);
 	free(why);
 	return v;
@@ -447,12 +454,11 @@ static void test_aa_fixed(void **state)
 /* A vs-baseline check's outcome on the first n runs a side, boots as units. */
 static enum check_outcome sim_check(const struct sim *s, enum check_rel rel, double margin_pct)
 {
-	struct side a = { s->a, s->boot, s->n }, b = { s->b, s->boot, s->n };
 	struct effect e;
 	char *why = NULL;
 	enum check_outcome o;
 
-	decide_effect(&a, &b, false, STAT_WELCH_LOG, ALPHA, POWER, 1, &e);
+	sim_effect(s, s->n, true, ALPHA, &e);
 	o = decide_check(&e, rel, margin_pct, ALPHA, &why);
 	free(why);
 	return o;
