@@ -387,7 +387,7 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_free_ char *resume = NULL, *state = paths_state();
 	struct run_opts o = { 0 };
-	int first = cmd_options_parse(ctx, "run", NULL, OPTS_FIRST, argc, argv, &o);
+	int first = cmd_options_parse(ctx, "run", NULL, OPTS_ANYWHERE, argc, argv, &o);
 	struct jobs_opts jo = { .jobs = o.jobs, .oversubscribe = o.oversubscribe };
 	bool failed = false;
 	int rc;

@@ -63,6 +63,12 @@ test_expect_success 'run, report and ls refuse bad usage with exit 2 and a reaso
 	test_grep -q "no-such-experiment" err &&
 	test_must_fail_with 2 lab run --bogus 2>err &&
 	test_grep -q "unknown option" err &&
+	# options after the experiments too, as git takes them
+	test_must_fail_with 2 lab run quick --jobs 0 2>err &&
+	test_grep -q "is not a number of guests" err &&
+	! test_grep -q "no experiment" err &&
+	test_must_fail_with 2 lab run quick --bogus 2>err &&
+	test_grep -q "unknown option" err &&
 	test_must_fail_with 2 lab report 2>err &&
 	test_grep -q "name one stored run" err &&
 	test_must_fail_with 2 lab report --format pdf x 2>err &&
