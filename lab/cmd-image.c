@@ -50,7 +50,7 @@ const char *const image_subs[] = { "build", "list", "show", "instance", NULL };
 
 static int parse(struct lab_ctx *ctx, int argc, char **argv, struct iopts *o, const char *sub)
 {
-	return cmd_options_parse(ctx, "image", sub, OPTS_FIRST, argc, argv, o);
+	return cmd_options_parse(ctx, "image", sub, OPTS_ANYWHERE, argc, argv, o);
 }
 
 static void json_image(struct json *j, const struct image_artifact *a)

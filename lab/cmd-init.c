@@ -72,7 +72,7 @@ int cmd_init(struct lab_ctx *ctx, int argc, char **argv)
 	struct init_opts o = { 0 };
 	const char *dir = ".";
 	size_t copied = 0;
-	int r, first = cmd_options_parse(ctx, "init", NULL, OPTS_FIRST, argc, argv, &o);
+	int r, first = cmd_options_parse(ctx, "init", NULL, OPTS_ANYWHERE, argc, argv, &o);
 
 	if (first < 0)
 		return first == -2 ? EXIT_OK : EXIT_USAGE;

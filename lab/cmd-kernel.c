@@ -69,7 +69,7 @@ const char *const kernel_subs[] = { "build", "check", "config", "list", "show", 
 
 static int parse(struct lab_ctx *ctx, int argc, char **argv, struct kopts *o, const char *sub)
 {
-	return cmd_options_parse(ctx, "kernel", sub, OPTS_FIRST, argc, argv, o);
+	return cmd_options_parse(ctx, "kernel", sub, OPTS_ANYWHERE, argc, argv, o);
 }
 
 /* The variants named on the command line, or those of -e EXPERIMENT. */

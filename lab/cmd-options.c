@@ -402,7 +402,7 @@ int cmd_options_parse(struct lab_ctx *ctx, const char *noun, const char *sub, un
 
 int cmd_parse_options(struct lab_ctx *ctx, const struct cli_command *cmd, int argc, char **argv)
 {
-	int npos, i = cmd_options_parse(ctx, cmd->name, NULL, OPTS_FIRST, argc, argv, NULL);
+	int npos, i = cmd_options_parse(ctx, cmd->name, NULL, OPTS_ANYWHERE, argc, argv, NULL);
 
 	if (i < 0)
 		return i;

@@ -69,6 +69,10 @@ test_expect_success 'run, report and ls refuse bad usage with exit 2 and a reaso
 	! test_grep -q "no experiment" err &&
 	test_must_fail_with 2 lab run quick --bogus 2>err &&
 	test_grep -q "unknown option" err &&
+	lab plan quick --json >plan.json && lab --json plan quick >plan2.json &&
+	test_cmp plan.json plan2.json &&
+	lab kernel show base --json >k.json &&
+	python3 -c "import json; assert json.load(open(\"k.json\"))[\"variant\"] == \"base\"" &&
 	test_must_fail_with 2 lab report 2>err &&
 	test_grep -q "name one stored run" err &&
 	test_must_fail_with 2 lab report --format pdf x 2>err &&
