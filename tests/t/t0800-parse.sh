@@ -67,6 +67,17 @@ test_expect_success 'insn: insn.per_work is insn.total over the unit of work lab
 	test_grep -q \"LAB_WORK 'lots' is not a number\" err
 "
 
+test_expect_success 'tg-load-writes: per_work is the writes over the unit of work lab passes, per function too, and only with one' "
+	LAB_WORK=160000 LAB_WORK_METRIC=hackbench.messages '$W/monitors/tg-load-writes/parse' '$DATA/tw-hackbench.raw' >pw &&
+	test_grep -q '^tg-load-writes.per_work 0.0255312\$' pw &&
+	test_grep -q '^tg-load-writes.update_load_avg.per_work 0.0238562\$' pw &&
+	test_grep -q '^tg-load-writes.total 4085\$' pw &&
+	LAB_WORK=0 '$W/monitors/tg-load-writes/parse' '$DATA/tw-hackbench.raw' >pw0 &&
+	! grep -q per_work pw0 &&
+	test_must_fail_with 1 env LAB_WORK=lots '$W/monitors/tg-load-writes/parse' '$DATA/tw-hackbench.raw' 2>err &&
+	test_grep -q \"LAB_WORK 'lots' is not a number\" err
+"
+
 test_expect_success 'every parser has a recorded output and a refused one' "
 	for p in \$PARSERS; do
 		ls '$DATA'/\${p%%:*}-*.raw >/dev/null && ls '$DATA'/bad-\${p%%:*}-*.raw >/dev/null || exit 1

@@ -1,4 +1,5 @@
 """Shared helpers of lab's parse scripts (run on the controller)."""
+import os
 import signal
 import sys
 
@@ -47,6 +48,21 @@ def number(name, path, lineno, text):
     if v != v or v in (float("inf"), float("-inf")):
         fail(name, path, "line %d: '%s' is not a finite number" % (lineno, text))
     return v
+
+
+def work_units(name, path):
+    """The workload's units of work in the window, as lab passes them to a
+    monitor's parse (LAB_WORK; its metric in LAB_WORK_METRIC), or None:
+    no unit declared, or none done (never a made-up figure). A value that
+    is not a number is an error."""
+    work = os.environ.get("LAB_WORK")
+    if not work:
+        return None
+    try:
+        w = float(work)
+    except ValueError:
+        fail(name, path, "LAB_WORK %r is not a number" % work)
+    return w if 0 < w < float("inf") else None
 
 
 def emit(pairs):
