@@ -15,6 +15,7 @@
 #include "util/json.h"
 #include "util/path.h"
 #include "util/paths.h"
+#include "vm/machine.h"
 #include "util/banned.h"
 
 #ifndef LAB_DATADIR
@@ -344,4 +345,34 @@ bool cmd_refuse_mixed(const struct lab_ctx *ctx, const char *noun, const struct 
 		  "(--allow-mixed compares them anyway and lists the differences):%s",
 		  noun, c->rs->id, sb.buf);
 	return true;
+}
+
+void cmd_stand_ins(const struct lab_ctx *ctx, const struct spec *s, int n, char **names, bool as_declared,
+		   struct strv *ret)
+{
+	const char *why = NULL;
+	bool asked = false, kvm = true;
+
+	for (int i = 0; i < n; i++) {
+		const struct spec_experiment *e = spec_find_experiment(s, names[i]);
+
+		if (!e || !e->without_kvm.name || as_declared) {
+			strv_push(ret, names[i]);
+			continue;
+		}
+		if (!asked) {
+			kvm = vm_kvm_usable(&why);
+			asked = true;
+		}
+		if (kvm) {
+			strv_push(ret, names[i]);
+			continue;
+		}
+		strv_push(ret, e->without_kvm.name);
+		if (ctx->verbosity >= 0)
+			fprintf(stderr,
+				"lab: %s: KVM does not work here (%s): running '%s' in its place, its stand-in "
+				"without KVM (lab.yaml: without-kvm); --as-declared runs '%s' itself\n",
+				e->name, why, e->without_kvm.name, e->name);
+	}
 }

@@ -80,6 +80,16 @@ static void estimates(const struct lab_ctx *ctx, const struct spec *s, const str
 	calib_host_release(&here);
 }
 
+struct plan_opts {
+	bool as_declared;
+};
+
+const struct lab_option plan_options[] = {
+	OPT(struct plan_opts, as_declared, OPT_FLAG, 0, "as-declared", NULL,
+	    "plan the experiments named, even where KVM does not work and one names a stand-in (without-kvm)"),
+	{ 0 },
+};
+
 int cmd_plan(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
@@ -87,14 +97,14 @@ int cmd_plan(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strv_ struct strv only = STRV_INIT;
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
-	int i = cmd_parse_options(ctx, command_find("plan"), argc, argv);
+	struct plan_opts o = { 0 };
+	int i = cmd_options_parse(ctx, "plan", NULL, OPTS_ANYWHERE, argc, argv, &o);
 
 	if (i < 0)
 		return i == -2 ? EXIT_OK : EXIT_USAGE;
-	for (; i < argc; i++)
-		strv_push(&only, argv[i]);
 	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
 		return EXIT_USAGE;
+	cmd_stand_ins(ctx, s, argc - i, argv + i, o.as_declared, &only);
 	if (plan_build(s, &only, &p, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		return EXIT_USAGE;

@@ -331,20 +331,21 @@ static int run_resumed(struct lab_ctx *ctx, struct spec **s, const char *id, cha
 
 /* The experiments named, each checked first (unknown names are reported
  * by the planner, with suggestions), then each run. */
-static int run_named(const struct lab_ctx *ctx, const struct spec *s, int n, char **names,
+static int run_named(const struct lab_ctx *ctx, const struct spec *s, int n, char **given, bool as_declared,
 		     struct jobs_opts *jo, bool *failed)
 {
 	_cleanup_strv_ struct strv only = STRV_INIT;
 	_cleanup_plan_ struct plan *p = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
+	char **names;
 	int rc = EXIT_OK;
 
 	if (!n) {
 		cmd_error(ctx, "run: name the experiments to run (lab plan lists them)");
 		return EXIT_USAGE;
 	}
-	for (int i = 0; i < n; i++)
-		strv_push(&only, names[i]);
+	cmd_stand_ins(ctx, s, n, given, as_declared, &only);
+	names = only.v;
 	if (plan_build(s, &only, &p, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		return EXIT_USAGE;
@@ -370,6 +371,7 @@ struct run_opts {
 	const char *engine;
 	unsigned jobs;
 	bool oversubscribe;
+	bool as_declared;
 };
 
 const struct lab_option run_options[] = {
@@ -379,6 +381,8 @@ const struct lab_option run_options[] = {
 	OPT(struct run_opts, resume, OPT_STRING, 0, "resume", "RUN_ID", "run the runs a stored run still has pending"),
 	OPT(struct run_opts, engine, OPT_CHOICE, 0, "engine", "ENGINE",
 	    "where the boots run: local, or slurm (the cluster of lab.yaml's engine: section)", .choices = "local|slurm"),
+	OPT(struct run_opts, as_declared, OPT_FLAG, 0, "as-declared", NULL,
+	    "run the experiments named, even where KVM does not work and one names a stand-in (without-kvm)"),
 	{ 0 },
 };
 
@@ -414,7 +418,7 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 		}
 		rc = run_resumed(ctx, &s, o.resume, &resume, &jo, &failed);
 	} else {
-		rc = run_named(ctx, s, argc - first, argv + first, &jo, &failed);
+		rc = run_named(ctx, s, argc - first, argv + first, o.as_declared, &jo, &failed);
 	}
 	return rc != EXIT_OK ? rc : failed ? EXIT_FAILED : EXIT_OK;
 }

@@ -89,7 +89,7 @@ extern const struct lab_option global_options[];
 
 /* The options tables of the commands (lab/cmd-*.c). */
 extern const struct lab_option init_options[], kernel_options[], image_options[], vm_options[], host_options[],
-	run_options[], calibrate_options[], bisect_options[], report_options[], compare_options[], bundle_options[], fetch_options[],
+	run_options[], plan_options[], calibrate_options[], bisect_options[], report_options[], compare_options[], bundle_options[], fetch_options[],
 	gc_options[], judge_options[], doctor_options[], site_options[], snapshot_options[],
 	reproduce_options[];
 extern const char *const kernel_subs[], *const image_subs[], *const vm_subs[], *const host_subs[], *const snapshot_subs[];
@@ -184,6 +184,12 @@ long cmd_lookup(const struct lab_ctx *ctx, const char *what, const char *name, c
 const struct spec_image *cmd_find_image(const struct lab_ctx *ctx, const struct spec *s, const char *name);
 /* The results folder: lab.yaml's settings.results, else <its folder>/results; ./results without a spec. */
 char *cmd_results_dir(const struct spec *s);
+/* The experiments to run for the names given, into ret: one with a
+ * without-kvm stand-in is replaced by it where KVM does not work here
+ * (unless as_declared), and stderr says so and why. Unknown names are
+ * kept for the planner to report. */
+void cmd_stand_ins(const struct lab_ctx *ctx, const struct spec *s, int n, char **names, bool as_declared,
+		   struct strv *ret);
 struct result_set;
 /* lab run's engine call with its progress line and events on stderr:
  * experiment e, a new run or the one in resume_dir; 0 with *ret_rs. */

@@ -23,7 +23,8 @@
 const struct cli_command commands[] = {
 	{ "init", cmd_init, 0, 1, "[--force] [DIR]", "Write a commented lab.yaml and the folders it uses into DIR", init_options, NULL },
 	{ "validate", cmd_validate, 0, 1, "[FILE]", "Check lab.yaml: prints nothing and exits 0 when valid" },
-	{ "plan", cmd_plan, 0, -1, "[EXPERIMENT...]", "List the runs experiments expand to, in execution order" },
+	{ "plan", cmd_plan, 0, -1, "[--as-declared] [EXPERIMENT...]", "List the runs experiments expand to, in execution "
+	  "order (an experiment's without-kvm stand-in where KVM does not work here)", plan_options, NULL },
 	{ "kernel", cmd_kernel, 0, -1, "build|check|config|list|show [-e EXPERIMENT] [--jobs N] [--force] [VARIANT...]",
 	  "Build, check and inspect kernel variants", kernel_options, kernel_subs },
 	{ "image", cmd_image, 0, -1, "build|list|show|instance [--refresh] [--packages] [NAME...] [DIR]",
@@ -32,7 +33,7 @@ const struct cli_command commands[] = {
 	  "Boot a kernel variant on a topology and drive it (libvirt)", vm_options, vm_subs },
 	{ "host", cmd_host, 0, -1, "trust|check|facts|restore HOST, boot HOST VARIANT [--via kexec|grub] [--cmdline ARGS] [--timeout T]",
 	  "Bare-metal hosts over SSH: pin the key, check what lab needs, read CPUs and NUMA nodes, kexec a variant", host_options, host_subs },
-	{ "run", cmd_run, 0, -1, "[-j N] [--oversubscribe] [--resume RUN_ID] [--engine local|slurm] [EXPERIMENT...]",
+	{ "run", cmd_run, 0, -1, "[-j N] [--oversubscribe] [--resume RUN_ID] [--engine local|slurm] [--as-declared] [EXPERIMENT...]",
 	  "Run experiments (N guests at a time, each on its own host CPUs) and store results", run_options, NULL },
 	{ "reproduce", cmd_reproduce, 0, -1, "BUNDLE|RUN_DIR|RUN_ID [--repeat N] [--keep-checkout]",
 	  "Make a stored run again from its snapshot alone (in any folder): kernels held to the recorded sources and "

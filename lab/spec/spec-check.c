@@ -599,6 +599,44 @@ static void check_job(const struct spec *s, const struct spec_experiment *e, con
 	}
 }
 
+/* without-kvm names another experiment that answers the same question
+ * where KVM does not work: the same kernels, in the same order, on the
+ * local host, and no stand-in of its own. */
+static void check_without_kvm(const struct spec *s, const struct spec_experiment *e, struct diags *d)
+{
+	const struct spec_experiment *w;
+	const struct spec_ref *r = &e->without_kvm;
+	bool same = true;
+
+	if (!r->name)
+		return;
+	if (!(w = spec_find_experiment(s, r->name))) {
+		_cleanup_free_ const char **names = NAMES(s->experiments, s->nexperiments, name);
+
+		suggest_ref(d, r, "experiment", names, s->nexperiments);
+		return;
+	}
+	if (w == e) {
+		diags_add(d, &r->pos, "without-kvm names experiment '%s' itself: name the experiment lab runs in its "
+			  "place where KVM does not work", e->name);
+		return;
+	}
+	if (w->without_kvm.name) {
+		diags_add(d, &r->pos, "without-kvm: experiment '%s' has a without-kvm of its own ('%s'): a stand-in "
+			  "must run as declared", w->name, w->without_kvm.name);
+		return;
+	}
+	if (e->hosts.n || w->hosts.n)
+		diags_add(d, &r->pos, "without-kvm: experiment '%s' runs on hosts: a stand-in is for guests on "
+			  "this machine, where lab knows whether KVM works", e->hosts.n ? e->name : w->name);
+	same = w->kernels.n == e->kernels.n;
+	for (size_t i = 0; same && i < e->kernels.n; i++)
+		same = streq(w->kernels.v[i].name, e->kernels.v[i].name);
+	if (!same)
+		diags_add(d, &r->pos, "without-kvm: experiment '%s' compares other kernels than '%s': a stand-in "
+			  "compares the same ones, baseline first", w->name, e->name);
+}
+
 static void check_experiment(const struct spec *s, const struct spec_experiment *e,
 			     const struct spec_load_opts *opts, struct diags *d)
 {
@@ -631,6 +669,7 @@ static void check_experiment(const struct spec *s, const struct spec_experiment 
 
 		suggest_ref(d, &e->topology, "topology", names, s->ntopologies);
 	}
+	check_without_kvm(s, e, d);
 	if (e->image.name && !has_image(s, e->image.name)) {
 		_cleanup_free_ const char **names = NAMES(s->images, s->nimages, name);
 
@@ -942,6 +981,7 @@ static void experiment_release(struct spec_experiment *e)
 	refs_release(&e->kernels);
 	free(e->topology.name);
 	free(e->image.name);
+	free(e->without_kvm.name);
 	refs_release(&e->hosts);
 	refs_release(&e->monitors);
 	for (size_t j = 0; j < e->nsysctl; j++) {

@@ -1601,7 +1601,7 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 {
 	static const char *const keys[] = { "description", "kernels", "topology", "image", "hosts",
 					    "repeat", "warmup", "quiesce", "timeout", "boot", "monitors", "sysctl",
-					    "workloads", "observe", "decide", "overhead-budget" };
+					    "workloads", "observe", "decide", "overhead-budget", "without-kvm" };
 	_cleanup_free_ char *what = xasprintf("experiment '%s'", key->scalar);
 	const struct node *v;
 
@@ -1641,6 +1641,12 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 	}
 	if ((v = node_map_get(n, "hosts")))
 		get_refs(c, v, "hosts", &e->hosts);
+	if ((v = node_map_get(n, "without-kvm"))) {
+		_cleanup_free_ char *s = get_string(c, v, "without-kvm");
+
+		if (s)
+			ref_set(c, &e->without_kvm, v);
+	}
 	if ((v = node_map_get(n, "repeat")))
 		load_repeat(c, e, v);
 	load_decide(c, e, node_map_get(n, "decide"));

@@ -254,6 +254,9 @@ struct spec_experiment {
 	struct spec_ref topology;
 	struct spec_ref image;
 	struct spec_refs hosts; /* empty: the implicit "local" host */
+	/* without-kvm: the experiment lab runs in this one's place where KVM
+	 * does not work here (its instruction-timed twin); none: name NULL */
+	struct spec_ref without_kvm;
 	unsigned repeat;  /* runs per boot of a fixed design; 0 with repeat: auto */
 	bool repeat_auto; /* repeat: auto: boots added until decided (decide.runs_per_boot a boot) */
 	struct pos repeat_pos;

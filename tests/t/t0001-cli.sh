@@ -86,7 +86,7 @@ test_expect_success 'help COMMAND and COMMAND --help print its usage' '
 	lab help plan >a &&
 	lab plan --help >b &&
 	test_cmp a b &&
-	test_grep -q "usage: lab \[global options\] plan \[EXPERIMENT...\]" a
+	test_grep -q "usage: lab \[global options\] plan \[--as-declared\] \[EXPERIMENT...\]" a
 '
 
 test_expect_success 'no lab.yaml: a clear error, exit 2' '
@@ -122,15 +122,37 @@ test_expect_success 'init refuses to overwrite, --force replaces' '
 '
 
 test_expect_success 'plan of the initialised project interleaves base and patched, the other way round in the second boot' '
-	lab -C proj plan quick >plan &&
+	lab -C proj plan --as-declared quick >plan &&
 	awk "NR > 1 && \$7 == 1 {print \$2}" plan | head -2 >kernels &&
 	awk "NR > 1 && \$7 == 2 {print \$2}" plan | head -2 >>kernels &&
 	printf "base\ntg-ratelimit\ntg-ratelimit\nbase\n" >expect &&
 	test_cmp expect kernels
 '
 
+test_expect_success 'where KVM does not work, plan quick plans its stand-in quick-insn and says why; with KVM or --as-declared, quick' '
+	LAB_ACCEL=tcg lab -C proj plan quick >plan 2>err &&
+	test_line_count = 1 err &&
+	test_grep -q "^lab: quick: KVM does not work here (LAB_ACCEL=tcg): running .quick-insn. in its place, its stand-in without KVM (lab.yaml: without-kvm); --as-declared runs .quick. itself\$" err &&
+	awk "NR > 1 {print \$1 > \"ids\"; print \$3}" plan | sort -u >topologies &&
+	echo quick-icount >expect &&
+	test_cmp expect topologies &&
+	! grep -v "^quick-insn\.[0-9]*\$" ids &&
+	LAB_ACCEL=tcg lab -C proj plan quick-insn >direct 2>err &&
+	test_line_count = 0 err &&
+	test_cmp direct plan &&
+	LAB_ACCEL=kvm lab -C proj plan quick >kvm 2>err &&
+	test_line_count = 0 err &&
+	grep -q "^quick.0001  base  *quick-2x1 " kvm &&
+	LAB_ACCEL=tcg lab -C proj plan quick --as-declared >declared 2>err &&
+	test_line_count = 0 err &&
+	test_cmp kvm declared &&
+	LAB_ACCEL=tcg lab -C proj -q plan quick >quiet 2>err &&
+	test_line_count = 0 err &&
+	test_cmp plan quiet
+'
+
 test_expect_success 'plan --json and -f with a path' '
-	lab -f proj/lab.yaml plan --json quick >plan.json &&
+	lab -f proj/lab.yaml plan --json --as-declared quick >plan.json &&
 	python3 -c "import json,sys; d=json.load(open(\"plan.json\")); assert len(d)==48, len(d); assert d[0][\"kernel\"]==\"base\" and d[1][\"kernel\"]==\"tg-ratelimit\"; assert d[0][\"params\"][\"stressor\"]==\"switch\""
 '
 
@@ -161,7 +183,7 @@ test_expect_success '--kernels cuts experiments down to some variants and sweep 
 	lab -C proj plan pcp-auto >all &&
 	grep -q "pcp-auto@5" all &&
 	lab -C proj --kernels pcp-auto@9,base plan pcp-auto | sed -n 2p | grep -q "^pcp-auto.0001  base " &&
-	lab -C proj --kernels base,pcp-auto@9 plan quick >quick &&
+	lab -C proj --kernels base,pcp-auto@9 plan --as-declared quick >quick &&
 	grep -q "^quick.0002  base " quick && ! grep -q tg-ratelimit quick &&
 	test_must_fail_with 2 lab -C proj --kernels base,pcp-auto@4 plan 2>err &&
 	test_grep -q "^--kernels: no experiment of lab.yaml compares .pcp-auto@4." err

@@ -19,7 +19,7 @@ test_expect_success MAKE 'make install DESTDIR=... PREFIX=/opt/lab installs bina
 test_expect_success MAKE 'the installed lab initialises and validates a project' '
 	root/opt/lab/bin/lab init p >/dev/null &&
 	root/opt/lab/bin/lab -C p validate &&
-	root/opt/lab/bin/lab -C p plan quick >plan &&
+	root/opt/lab/bin/lab -C p plan --as-declared quick >plan &&
 	test_line_count = 49 plan
 '
 
