@@ -50,16 +50,6 @@ struct run_ui {
 	const struct cmd_engine_hook *hook;
 };
 
-static void fmt_secs(struct strbuf *sb, double s)
-{
-	if (s < 60)
-		strbuf_addf(sb, "%.0fs", s);
-	else if (s < 3600)
-		strbuf_addf(sb, "%dm%02ds", (int)s / 60, (int)s % 60);
-	else
-		strbuf_addf(sb, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
-}
-
 static void ui_counts(const struct run_ui *u, struct strbuf *sb)
 {
 	const struct engine_progress *p = u->prog;
@@ -71,11 +61,8 @@ static void ui_counts(const struct run_ui *u, struct strbuf *sb)
 	if (p->running > 1)
 		strbuf_addf(sb, ", %u running", p->running);
 	strbuf_addstr(sb, ", ");
-	fmt_secs(sb, el);
-	if (p->done && p->done < p->total) {
-		strbuf_addstr(sb, ", ETA ");
-		fmt_secs(sb, el / (double)p->done * (double)(p->total - p->done));
-	}
+	engine_format_secs(sb, el);
+	engine_format_eta(p, el, now_sec(), sb);
 	strbuf_addch(sb, ']');
 }
 

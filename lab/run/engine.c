@@ -422,6 +422,7 @@ static void run_ended(struct engine *x, struct result_run *r)
 	}
 	x->prog.done++;
 	x->prog.failed += r->status == RUN_FAILED;
+	engine_progress_looks(x);
 	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r });
 }
 
@@ -458,6 +459,7 @@ void engine_fail_run(struct engine *x, size_t i, char *why)
 	r->error = why;
 	x->prog.done++;
 	x->prog.failed++;
+	engine_progress_looks(x);
 	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r, .lost = true });
 	engine_save_run(x, i);
 }
@@ -589,6 +591,7 @@ static void on_ended(void *userdata, size_t task, unsigned slot, pid_t pid, int 
 				      : xasprintf("its worker ended (status %d) before the run did", status);
 		x->prog.done++;
 		x->prog.failed++;
+		engine_progress_looks(x);
 		engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r, .lost = true });
 		engine_save_run(x, g->runs[j]);
 	}
@@ -798,6 +801,7 @@ static int execute(struct engine *x)
 	engine_make_groups(x);
 	for (size_t i = 0; i < x->rs->n; i++)
 		x->prog.total += x->rs->runs[i].status == RUN_PENDING;
+	engine_progress_looks(x);
 	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUNS_BEGIN });
 	r = ex->execute(x);
 	if (seq)

@@ -27,7 +27,23 @@
 struct engine_progress {
 	size_t done, failed, total; /* runs of this lab run: ended, failed, to do */
 	unsigned running;           /* workers at work */
+	/* repeat: auto: runs still to end before the next look (it may stop
+	 * there), -1 when no look is ahead; the budget's max-time end
+	 * (now_sec), 0 when it has none */
+	long to_look;
+	double budget_end;
 };
+
+/* A duration as progress lines say it: 42s, 3m05s, 1h31m. */
+void engine_format_secs(struct strbuf *sb, double s);
+/*
+ * ", ETA T" from the mean time a run took so far (elapsed over done).
+ * With repeat: auto the plan holds the whole budget and a look may end
+ * the run well before it: ", next look in T1, budget ends in T2" (the
+ * budget's max-time end if sooner). Nothing before the first run ends or
+ * after the last.
+ */
+void engine_format_eta(const struct engine_progress *p, double elapsed, double now, struct strbuf *sb);
 
 enum engine_event_type {
 	ENGINE_EV_STARTED,    /* id, experiment, dir, nruns: the run folder is ready */

@@ -166,6 +166,33 @@ static bool skipped(const struct seq_policy *p, size_t run)
 	return run < p->nskip && p->skip[run];
 }
 
+long seq_policy_runs_to_look(const struct seq_policy *p, const struct engine_view *v)
+{
+	unsigned next = 0;
+	long n = 0;
+
+	if (p->stop != SEQ_RUNNING)
+		return -1;
+	for (size_t g = 0; g < v->ngroups; g++) {
+		unsigned b = v->groups[g].boot;
+
+		if (b > p->min_boots && !boot_started((struct seq_policy *)p, b) && (!next || b < next))
+			next = b;
+	}
+	if (!next)
+		return -1;
+	for (size_t g = 0; g < v->ngroups; g++) {
+		if (v->groups[g].boot >= next)
+			continue;
+		for (size_t j = 0; j < v->groups[g].n; j++) {
+			size_t i = v->groups[g].runs[j];
+
+			n += v->rs->runs[i].status == RUN_PENDING && !skipped(p, i);
+		}
+	}
+	return n;
+}
+
 /* The group's next run: the first open one, passing (and marking) those a
  * boot of one run a variant and workload no longer needs. */
 static size_t seq_first_open(struct seq_policy *p, const struct engine_view *v, size_t group)

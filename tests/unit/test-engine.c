@@ -266,6 +266,88 @@ static void seqfix_release(struct seqfix *f)
 	result_set_free(f->rs);
 }
 
+/* Serves group g: base and patched both 100, +-50 run to run (nothing decides). */
+static void seqfix_serve_group(struct seqfix *f, size_t g)
+{
+	size_t i, k = 0;
+
+	while (engine_next(&f->x, g, &i) == 0) {
+		struct result_run *r = &f->rs->runs[i];
+
+		r->status = RUN_OK;
+		r->boot = xasprintf("exp.b%zu", g + 1);
+		result_add_metric(r, "m", 100 + (k++ % 2 ? 50 : -50));
+	}
+}
+
+static double clock_zero(void)
+{
+	return 0;
+}
+
+/* The progress counts the runs to the next look (before boot 3, then 4)
+ * and carries the budget's end; none once every boot has started. */
+static void test_progress_to_the_next_look(void **state)
+{
+	struct seqfix f;
+	size_t g3 = SIZE_MAX, g4 = SIZE_MAX, i;
+
+	(void)state;
+	seqfix_init(&f, 0);
+	f.sp.deadline = 5000;
+	f.sp.clock = clock_zero;
+	engine_progress_looks(&f.x);
+	assert_int_equal(f.x.prog.to_look, 8); /* boots 1 and 2 of both kernels */
+	assert_true(f.x.prog.budget_end == 5000);
+	for (size_t g = 0; g < f.x.ngroups; g++) {
+		if (f.x.groups[g].boot <= 2) {
+			seqfix_serve_group(&f, g);
+			engine_progress_looks(&f.x);
+		}
+		if (f.x.groups[g].boot == 3 && g3 == SIZE_MAX)
+			g3 = g;
+		if (f.x.groups[g].boot == 4 && g4 == SIZE_MAX)
+			g4 = g;
+	}
+	assert_true(g3 != SIZE_MAX && g4 != SIZE_MAX);
+	assert_int_equal(f.x.prog.to_look, 0); /* the look before boot 3 is next */
+	assert_int_equal(engine_next(&f.x, g3, &i), 0); /* it looked, undecided: boot 3 starts */
+	assert_int_equal(f.sp.looks, 1);
+	assert_int_equal(f.x.prog.to_look, 4); /* boot 3's runs, the one issued still running */
+	for (size_t g = 0; g < f.x.ngroups; g++)
+		if (f.x.groups[g].boot == 3)
+			seqfix_serve_group(&f, g);
+	assert_int_equal(engine_next(&f.x, g4, &i), 0);
+	assert_int_equal(f.x.prog.to_look, -1); /* the last boot started: no look ahead */
+	seqfix_release(&f);
+}
+
+/* What the progress line says of the time left. */
+static void test_progress_eta(void **state)
+{
+	struct {
+		struct engine_progress p;
+		double now;
+		const char *want;
+	} cases[] = {
+		{ { .done = 10, .total = 40, .to_look = -1 }, 0, ", ETA 5m00s" },
+		{ { .done = 10, .total = 40, .to_look = 6 }, 0, ", next look in 1m00s, budget ends in 5m00s" },
+		{ { .done = 10, .total = 40, .to_look = 6, .budget_end = 220 }, 100, ", next look in 1m00s, budget ends in 2m00s" },
+		{ { .done = 10, .total = 40, .to_look = 0, .budget_end = 90 }, 100, ", budget ends in 0s" },
+		{ { .done = 10, .total = 400, .to_look = -1, .budget_end = 99999 }, 0, ", budget ends in 1h05m" },
+		{ { .done = 0, .total = 40, .to_look = 6 }, 0, "" },
+		{ { .done = 40, .total = 40, .to_look = -1 }, 0, "" },
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+		engine_format_eta(&cases[k].p, 100, cases[k].now, &sb);
+		assert_string_equal(sb.buf ? sb.buf : "", cases[k].want);
+	}
+}
+
 static void test_sequential_stops_when_decided(void **state)
 {
 	struct seqfix f;
@@ -750,6 +832,8 @@ int main(void)
 		cmocka_unit_test(test_fixed_order),
 		cmocka_unit_test(test_fixed_skips_ended),
 		cmocka_unit_test(test_policy_adds_a_repeat),
+		cmocka_unit_test(test_progress_to_the_next_look),
+		cmocka_unit_test(test_progress_eta),
 		cmocka_unit_test(test_sequential_stops_when_decided),
 		cmocka_unit_test(test_sequential_runs_the_budget),
 		cmocka_unit_test(test_sequential_prefers_boots),
