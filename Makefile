@@ -190,7 +190,13 @@ clean:
 
 # The README's first command: validate the shipped lab.yaml, then run the
 # quick experiment end to end (its kernels and image built when missing)
-# and print its report. Exit 1 when an expectation or a check fails.
+# and print its report. Exit 1 only when a verdict contradicts an
+# expectation (lab.1, EXIT STATUS). Its kernels are the test kernel
+# (tinyconfig + kernels/configs/test.config: every require: of base and
+# what quick's workloads and monitors use, 18.5 minutes cold here instead
+# of 25-32), the same builds make test uses; where KVM does not work it
+# runs as quick-insn (lab.yaml: without-kvm).
+QUICK_KERNEL := --set kernel_start=tinyconfig --set kernel_config=kernels/configs/test.config
 quick: $(LAB_BIN)
-	$(LAB_BIN) validate
-	$(LAB_BIN) run quick
+	$(LAB_BIN) $(QUICK_KERNEL) validate
+	$(LAB_BIN) $(QUICK_KERNEL) run quick

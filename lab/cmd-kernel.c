@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd.h"
+#include "util/clock.h"
 #include "kernel/build.h"
 #include "kernel/kconfig.h"
 #include "kernel/patch.h"
@@ -38,23 +39,28 @@ static void on_step(void *userdata, const char *variant, const char *what)
 	fprintf(stderr, "lab: %s: %s\n", variant, what);
 }
 
-static void on_objects(void *userdata, size_t done, size_t expected)
+/* A bar and "812/1948 objects, 3m10s, ETA 4m26s", rewritten in place. */
+static void on_objects(void *userdata, const char *variant, size_t done, size_t expected)
 {
 	const struct lab_ctx *ctx = userdata;
+	static double t0;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
+	(void)variant;
+	if (done == 1)
+		t0 = now_sec();
 	if (!tty(ctx) || done % 10)
 		return;
 	if (expected && done <= expected) {
 		size_t w = 40, fill = done * w / expected;
-		char bar[41];
 
-		memset(bar, '#', fill);
-		memset(bar + fill, '.', w - fill);
-		bar[w] = '\0';
-		fprintf(stderr, "\r[%s] %zu/%zu objects", bar, done, expected);
-	} else {
-		fprintf(stderr, "\r%zu objects compiled", done);
+		strbuf_addch(&sb, '[');
+		for (size_t i = 0; i < w; i++)
+			strbuf_addch(&sb, i < fill ? '#' : '.');
+		strbuf_addstr(&sb, "] ");
 	}
+	kbuild_format_progress(done, expected, now_sec() - t0, &sb);
+	fprintf(stderr, "\r\033[K%s", sb.buf);
 }
 
 const struct lab_option kernel_options[] = {

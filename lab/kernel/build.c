@@ -12,6 +12,7 @@
 #include "../util/alloc.h"
 #include "../util/command.h"
 #include "../util/clock.h"
+#include "../util/units.h"
 #include "../util/fs.h"
 #include "../util/json.h"
 #include "../util/json-read.h"
@@ -525,8 +526,26 @@ void kernel_patch_symbols(const struct strv *patches, struct strv *ret)
 
 struct counter {
 	const struct kbuild_progress *p;
+	const char *variant;
 	size_t done, expected;
 };
+
+void kbuild_format_progress(size_t done, size_t expected, double elapsed, struct strbuf *out)
+{
+	bool known = expected && done <= expected;
+
+	if (known)
+		strbuf_addf(out, "%zu/%zu objects, ", done, expected);
+	else
+		strbuf_addf(out, "%zu object%s, ", done, done == 1 ? "" : "s");
+	_cleanup_free_ char *el = format_elapsed(elapsed), *eta = NULL;
+
+	strbuf_addstr(out, el);
+	if (known && done >= 20 && done < expected) {
+		eta = format_elapsed(elapsed / (double)done * (double)(expected - done));
+		strbuf_addf(out, ", ETA %s", eta);
+	}
+}
 
 static void count_object(void *userdata, const char *line, size_t len)
 {
@@ -536,7 +555,7 @@ static void count_object(void *userdata, const char *line, size_t len)
 	if (len > 4 && line[0] == ' ' && line[1] == ' ' && line[2] == 'C' && line[3] == 'C' && line[4] == ' ') {
 		c->done++;
 		if (c->p && c->p->objects)
-			c->p->objects(c->p->userdata, c->done, c->expected);
+			c->p->objects(c->p->userdata, c->variant, c->done, c->expected);
 	}
 }
 
@@ -761,7 +780,7 @@ static int kb_make(struct kbuild *b, struct diags *d)
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, rel = STRBUF_INIT;
 	_cleanup_free_ char *count_file = path_join(b->work, "objects-estimate");
 	_cleanup_free_ char *relf = path_join(b->obj, "include/config/kernel.release");
-	struct counter counter = { .p = b->p, .expected = read_count(count_file) };
+	struct counter counter = { .p = b->p, .variant = b->v->name, .expected = read_count(count_file) };
 	int r;
 
 	b->a.modules = has_modules(&b->final);

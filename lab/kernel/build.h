@@ -24,9 +24,16 @@
 
 struct kbuild_progress {
 	void (*step)(void *userdata, const char *variant, const char *step);
-	void (*objects)(void *userdata, size_t done, size_t expected);
+	/* each object compiled: done so far, expected (a full build of this
+	 * work tree compiled that many before; 0: unknown) */
+	void (*objects)(void *userdata, const char *variant, size_t done, size_t expected);
 	void *userdata;
 };
+
+/* "812/1948 objects, 3m10s, ETA 4m26s", or "812 objects, 3m10s" with no
+ * expected count (a first build here) or one it went past. The ETA is
+ * linear in objects, said once 20 are done. */
+void kbuild_format_progress(size_t done, size_t expected, double elapsed, struct strbuf *out);
 
 struct kbuild_opts {
 	unsigned jobs;   /* make -j; 0: online CPUs */

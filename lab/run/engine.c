@@ -246,6 +246,12 @@ static void build_step(void *userdata, const char *name, const char *what)
 	engine_emit(userdata, &(struct engine_event){ .type = ENGINE_EV_BUILD_STEP, .name = name, .what = what });
 }
 
+static void build_objects(void *userdata, const char *name, size_t done, size_t expected)
+{
+	engine_emit(userdata, &(struct engine_event){ .type = ENGINE_EV_BUILD_OBJECTS, .name = name, .objects = done,
+						      .objects_expected = expected });
+}
+
 static const struct spec_image *find_image(const struct spec *s, const char *name)
 {
 	for (size_t i = 0; i < s->nimages; i++)
@@ -259,7 +265,7 @@ static int prepare(struct engine *x, const struct strv *variants, struct kartifa
 		   struct image_artifact *img)
 {
 	_cleanup_diags_ struct diags d = { 0 };
-	struct kbuild_progress kp = { .step = build_step, .userdata = x };
+	struct kbuild_progress kp = { .step = build_step, .objects = build_objects, .userdata = x };
 	struct image_progress ip = { .step = build_step, .userdata = x };
 	struct kbuild_opts ko = { 0 };
 	struct image_opts io = { .layer = x->o->layer };

@@ -34,8 +34,6 @@ struct engine_progress {
 	double budget_end;
 };
 
-/* A duration as progress lines say it: 42s, 3m05s, 1h31m. */
-void engine_format_secs(struct strbuf *sb, double s);
 /*
  * ", ETA T" from the mean time a run took so far (elapsed over done).
  * With repeat: auto the plan holds the whole budget and a look may end
@@ -49,6 +47,7 @@ enum engine_event_type {
 	ENGINE_EV_STARTED,    /* id, experiment, dir, nruns: the run folder is ready */
 	ENGINE_EV_RUNS_BEGIN, /* the builds are done, progress->total runs to do */
 	ENGINE_EV_BUILD_STEP, /* name (a kernel variant or image), what: building */
+	ENGINE_EV_BUILD_OBJECTS, /* name (a kernel variant): objects compiled so far, of objects_expected (0: unknown) */
 	ENGINE_EV_NOTE,       /* text: a line worth keeping */
 	ENGINE_EV_STEP,       /* run, what: a step of a run or of its guest */
 	ENGINE_EV_RUN_DONE,   /* run ended (status ok or failed); lost: its worker died first */
@@ -67,6 +66,7 @@ struct engine_event {
 	bool lost;
 	struct diags *diags;
 	const struct engine_progress *progress;
+	size_t objects, objects_expected;
 };
 
 struct kartifact;

@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* How far a lab run is: the durations its progress line says (engine.h). */
 #include "engine.h"
+#include "util/units.h"
 #include "util/banned.h"
 
-void engine_format_secs(struct strbuf *sb, double s)
+static void add_secs(struct strbuf *sb, double s)
 {
-	if (s < 60)
-		strbuf_addf(sb, "%.0fs", s);
-	else if (s < 3600)
-		strbuf_addf(sb, "%dm%02ds", (int)s / 60, (int)s % 60);
-	else
-		strbuf_addf(sb, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+	_cleanup_free_ char *t = format_elapsed(s);
+
+	strbuf_addstr(sb, t);
 }
 
 void engine_format_eta(const struct engine_progress *p, double elapsed, double now, struct strbuf *sb)
@@ -23,10 +21,10 @@ void engine_format_eta(const struct engine_progress *p, double elapsed, double n
 	left = per * (double)(p->total - p->done);
 	if (p->to_look > 0) {
 		strbuf_addstr(sb, ", next look in ");
-		engine_format_secs(sb, per * (double)p->to_look);
+		add_secs(sb, per * (double)p->to_look);
 	}
 	if (p->budget_end > 0 && p->budget_end - now < left)
 		left = p->budget_end > now ? p->budget_end - now : 0;
 	strbuf_addstr(sb, p->to_look >= 0 || p->budget_end > 0 ? ", budget ends in " : ", ETA ");
-	engine_format_secs(sb, left);
+	add_secs(sb, left);
 }

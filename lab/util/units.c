@@ -277,6 +277,20 @@ char *format_duration(uint64_t usec)
 	return xasprintf("%lluus", (unsigned long long)usec);
 }
 
+char *format_elapsed(double s)
+{
+	if (!(s >= 0))
+		s = 0;
+	if (s > 1e9)
+		s = 1e9;
+	s = floor(s + 0.5);
+	if (s < 60)
+		return xasprintf("%.0fs", s);
+	if (s < 3600)
+		return xasprintf("%dm%02ds", (int)s / 60, (int)s % 60);
+	return xasprintf("%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
 /* v rounded to `digits` significant digits. */
 static double round_sig(double v, unsigned digits)
 {

@@ -29,6 +29,8 @@ int parse_percent(const char *s, double *ret_fraction);
 int parse_cpulist(const char *s, uint8_t *bits, size_t nbits, size_t *ret_max);
 char *format_size(uint64_t bytes);
 char *format_duration(uint64_t usec);
+/* A time as progress lines say it, whole seconds: 42s, 3m05s, 1h31m. */
+char *format_elapsed(double seconds);
 
 /* Numbers a person reads at a glance, never in e-notation: `digits`
  * significant digits (3 when 0), trailing zeros dropped, an SI prefix from

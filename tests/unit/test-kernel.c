@@ -726,10 +726,36 @@ static void test_tarball_create(void **state)
 	fs_remove_tree(dir);
 }
 
+/* A kernel build's progress line. */
+static void test_build_progress(void **state)
+{
+	static const struct {
+		size_t done, expected;
+		double elapsed;
+		const char *want;
+	} cases[] = {
+		{ 812, 1948, 190, "812/1948 objects, 3m10s, ETA 4m26s" },
+		{ 19, 1948, 5, "19/1948 objects, 5s" },      /* too few for an ETA */
+		{ 812, 0, 190, "812 objects, 3m10s" },       /* a first build here */
+		{ 2000, 1948, 600, "2000 objects, 10m00s" }, /* past the estimate */
+		{ 1948, 1948, 600, "1948/1948 objects, 10m00s" },
+		{ 1, 0, 0, "1 object, 0s" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+		kbuild_format_progress(cases[i].done, cases[i].expected, cases[i].elapsed, &sb);
+		assert_string_equal(sb.buf, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_patch_parse),
+		cmocka_unit_test(test_build_progress),
 		cmocka_unit_test(test_series_list),
 		cmocka_unit_test_setup_teardown(test_worktree_switch, wt_setup, wt_teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_reject, wt_setup, wt_teardown),

@@ -195,11 +195,30 @@ static void test_human_seconds(void **state)
 	expect_text(human_seconds(NAN, 0), "n/a");
 }
 
+static void test_elapsed(void **state)
+{
+	static const struct {
+		double s;
+		const char *want;
+	} cases[] = {
+		{ 0, "0s" }, { 42.4, "42s" }, { 59.4, "59s" }, { 59.6, "1m00s" }, { 185, "3m05s" },
+		{ 3599, "59m59s" }, { 3600, "1h00m" }, { 5460, "1h31m" }, { -3, "0s" }, { 1e300, "277777h46m" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *s = format_elapsed(cases[i].s);
+
+		assert_string_equal(s, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_elapsed),
 		cmocka_unit_test(test_count_or_percent),
 		cmocka_unit_test(test_percent),
 		cmocka_unit_test(test_cpulist),
