@@ -195,8 +195,9 @@ clean:
 # (tinyconfig + kernels/configs/test.config: every require: of base and
 # what quick's workloads and monitors use, 18.5 minutes cold here instead
 # of 25-32), the same builds make test uses; where KVM does not work it
-# runs as quick-insn (lab.yaml: without-kvm).
+# runs as quick-insn (lab.yaml: without-kvm), whose insn monitor loads
+# lab's QEMU plugin, built here too.
 QUICK_KERNEL := --set kernel_start=tinyconfig --set kernel_config=kernels/configs/test.config
-quick: $(LAB_BIN)
+quick: $(LAB_BIN) $(PLUGIN)
 	$(LAB_BIN) $(QUICK_KERNEL) validate
 	$(LAB_BIN) $(QUICK_KERNEL) run quick

@@ -16,6 +16,15 @@ test_expect_success MAKE 'make install DESTDIR=... PREFIX=/opt/lab installs bina
 	test -f root/opt/lab/share/lab/lib/lab-insn.so
 "
 
+# make quick from a fresh clone: where KVM does not work it runs
+# quick-insn, whose insn monitor needs lab's QEMU plugin
+test_expect_success MAKE 'make quick builds what it runs: lab and the insn plugin' "
+	make -s -C '$SRC_DIR' -n -B quick >quick.n &&
+	test_grep -q -- '-o build/lib/lab-insn.so' quick.n &&
+	test_grep -q -- '-o build/lab ' quick.n &&
+	test_grep -q 'build/lab --set kernel_start=tinyconfig --set kernel_config=kernels/configs/test.config run quick' quick.n
+"
+
 test_expect_success MAKE 'the installed lab initialises and validates a project' '
 	root/opt/lab/bin/lab init p >/dev/null &&
 	root/opt/lab/bin/lab -C p validate &&
