@@ -63,12 +63,7 @@ static void ui_counts(const struct run_ui *u, struct strbuf *sb)
 	if (p->running > 1)
 		strbuf_addf(sb, ", %u running", p->running);
 	strbuf_addstr(sb, ", ");
-	{
-		_cleanup_free_ char *t = format_elapsed(el);
-
-		strbuf_addstr(sb, t);
-	}
-	engine_format_eta(p, el, now_sec(), sb);
+	engine_format_time(p, el, now_sec(), sb);
 	strbuf_addch(sb, ']');
 }
 

@@ -533,13 +533,12 @@ struct counter {
 void kbuild_format_progress(size_t done, size_t expected, double elapsed, struct strbuf *out)
 {
 	bool known = expected && done <= expected;
+	_cleanup_free_ char *el = format_elapsed(elapsed), *eta = NULL;
 
 	if (known)
 		strbuf_addf(out, "%zu/%zu objects, ", done, expected);
 	else
 		strbuf_addf(out, "%zu object%s, ", done, done == 1 ? "" : "s");
-	_cleanup_free_ char *el = format_elapsed(elapsed), *eta = NULL;
-
 	strbuf_addstr(out, el);
 	if (known && done >= 20 && done < expected) {
 		eta = format_elapsed(elapsed / (double)done * (double)(expected - done));

@@ -105,7 +105,7 @@ void engine_release(struct engine *x);
 /* The run the group's worker does next (a new one if the policy adds it):
  * 0 with its index, 1 when the group is done. */
 int engine_next(struct engine *x, size_t group, size_t *ret_run);
-/* repeat: auto: the progress's runs to the next look and the budget's end, again. */
+/* The progress's runs to the policy's next look, again. */
 void engine_progress_looks(struct engine *x);
 /* A run added like run `like` with this id and repeat, in group `group`
  * (SIZE_MAX: none, in a worker); its index. */

@@ -692,6 +692,7 @@ static void sequential_begin(struct engine *x, struct seq_policy *sp)
 	*sp = (struct seq_policy){ .min_boots = d->min_boots, .max_runs = d->max_runs };
 	if (d->max_time_usec)
 		sp->deadline = now_sec() + (double)d->max_time_usec / 1e6;
+	x->prog.budget_end = sp->deadline;
 	x->policy = (struct run_policy){ .ops = &run_policy_sequential_ops, .data = sp };
 }
 

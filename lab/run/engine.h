@@ -35,13 +35,13 @@ struct engine_progress {
 };
 
 /*
- * ", ETA T" from the mean time a run took so far (elapsed over done).
- * With repeat: auto the plan holds the whole budget and a look may end
- * the run well before it: ", next look in T1, budget ends in T2" (the
- * budget's max-time end if sooner). Nothing before the first run ends or
- * after the last.
+ * The time so far and left: "3m10s, ETA T", T from the mean time a run
+ * took so far (elapsed over done). With repeat: auto the plan holds the
+ * whole budget and a look may end the run well before it: "3m10s, next
+ * look in T1, budget ends in T2" (the budget's max-time end if sooner).
+ * No time left before the first run ends or after the last.
  */
-void engine_format_eta(const struct engine_progress *p, double elapsed, double now, struct strbuf *sb);
+void engine_format_time(const struct engine_progress *p, double elapsed, double now, struct strbuf *sb);
 
 enum engine_event_type {
 	ENGINE_EV_STARTED,    /* id, experiment, dir, nruns: the run folder is ready */

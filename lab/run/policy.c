@@ -51,7 +51,7 @@ static bool issued_any(const struct engine_view *v, const struct run_group *g)
 	return false;
 }
 
-static bool boot_started(struct seq_policy *p, unsigned boot)
+static bool boot_started(const struct seq_policy *p, unsigned boot)
 {
 	return boot < p->nstarted && p->started[boot];
 }
@@ -166,8 +166,12 @@ static bool skipped(const struct seq_policy *p, size_t run)
 	return run < p->nskip && p->skip[run];
 }
 
-long seq_policy_runs_to_look(const struct seq_policy *p, const struct engine_view *v)
+/* A look comes before each boot past the minimum starts: the runs of the
+ * boots before the first one not started; none once the policy stopped or
+ * every boot has started. */
+static long seq_runs_to_look(void *data, const struct engine_view *v)
 {
+	const struct seq_policy *p = data;
 	unsigned next = 0;
 	long n = 0;
 
@@ -176,7 +180,7 @@ long seq_policy_runs_to_look(const struct seq_policy *p, const struct engine_vie
 	for (size_t g = 0; g < v->ngroups; g++) {
 		unsigned b = v->groups[g].boot;
 
-		if (b > p->min_boots && !boot_started((struct seq_policy *)p, b) && (!next || b < next))
+		if (b > p->min_boots && !boot_started(p, b) && (!next || b < next))
 			next = b;
 	}
 	if (!next)
@@ -262,6 +266,7 @@ const struct run_policy_ops run_policy_sequential_ops = {
 	.name = "sequential",
 	.group_done = seq_group_done,
 	.next = seq_next,
+	.runs_to_look = seq_runs_to_look,
 };
 
 bool seq_policy_skipped(const struct seq_policy *p, size_t run)

@@ -49,6 +49,9 @@ struct run_policy_ops {
 	bool (*group_done)(void *data, const struct engine_view *v, size_t group);
 	/* Which run of the group next. */
 	void (*next)(void *data, const struct engine_view *v, size_t group, struct run_choice *ret);
+	/* The runs still to end before the policy next looks at the results
+	 * (and may stop), -1 when no look is ahead; NULL: it never looks. */
+	long (*runs_to_look)(void *data, const struct engine_view *v);
 };
 
 struct run_policy {
@@ -101,10 +104,6 @@ struct seq_policy {
 
 extern const struct run_policy_ops run_policy_sequential_ops;
 void seq_policy_release(struct seq_policy *p);
-/* The runs still to end before the policy's next look (a look comes before
- * each boot past the minimum starts), or -1 when no look is ahead: it
- * stopped, or every boot left has started. */
-long seq_policy_runs_to_look(const struct seq_policy *p, const struct engine_view *v);
 /* A planned run the policy passed over (it leaves the run at the end). */
 bool seq_policy_skipped(const struct seq_policy *p, size_t run);
 const char *seq_stop_describe(enum seq_stop s);

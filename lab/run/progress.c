@@ -11,10 +11,11 @@ static void add_secs(struct strbuf *sb, double s)
 	strbuf_addstr(sb, t);
 }
 
-void engine_format_eta(const struct engine_progress *p, double elapsed, double now, struct strbuf *sb)
+void engine_format_time(const struct engine_progress *p, double elapsed, double now, struct strbuf *sb)
 {
 	double per, left;
 
+	add_secs(sb, elapsed);
 	if (!p->done || p->done >= p->total)
 		return;
 	per = elapsed / (double)p->done;

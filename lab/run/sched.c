@@ -290,14 +290,8 @@ static bool in_group(const struct run_group *g, size_t i)
 void engine_progress_looks(struct engine *x)
 {
 	struct engine_view v = { .rs = x->rs, .groups = x->groups, .ngroups = x->ngroups, .issued = x->issued };
-	const struct seq_policy *sp = x->policy.data;
 
-	x->prog.to_look = -1;
-	x->prog.budget_end = 0;
-	if (x->policy.ops != &run_policy_sequential_ops || !sp)
-		return;
-	x->prog.to_look = seq_policy_runs_to_look(sp, &v);
-	x->prog.budget_end = sp->deadline;
+	x->prog.to_look = x->policy.ops->runs_to_look ? x->policy.ops->runs_to_look(x->policy.data, &v) : -1;
 }
 
 int engine_next(struct engine *x, size_t group, size_t *ret_run)
