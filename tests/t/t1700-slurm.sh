@@ -18,7 +18,7 @@
 #   so, naming the node; a hostile result bundle is refused with nothing
 #   written outside the run; a bare-metal host and a Slurm that cannot be
 #   reached are clear errors before anything is made or submitted.
-# lab-test-seconds: 200 (100 s alone here on 2026-12-06; tests/run-all balances its two lanes by it)
+# lab-test-seconds: 150 (make test here on 2026-12-06 evening, quiet: 117 s; tests/run-all balances its two lanes by it)
 # lab-test-seconds-full: 900
 # lab-test-boots: 4
 # lab-test-boots-full: 36
@@ -104,15 +104,6 @@ wait_for() {
 	done
 }
 
-# the plan's runs, as every engine must store them: id, ok, variant, the
-# workload's metric (kernelmark measures only kernelmark.x)
-lab -C proj plan pair --json >plan.json &&
-python3 - plan.json >plan.runs <<'PY' || exit 1
-import json, sys
-for p in json.load(open(sys.argv[1])):
-    print(p["id"], "ok", p["kernel"], "kernelmark.x")
-PY
-
 # make test-full: the same plan run locally too, the reference the Slurm
 # run is compared with (4 boots more; make test compares with the plan)
 test_expect_success FULL 'the plan runs locally (the reference)' '
@@ -123,10 +114,18 @@ test_expect_success FULL 'the plan runs locally (the reference)' '
 '
 
 test_expect_success 'the plan through Slurm: the plan'"'"'s runs and metrics, both nodes, pairs kept on one node' '
+	lab -C proj plan pair --json >plan.json &&
+	python3 - plan.json >plan.runs <<-\PY &&
+	# the runs of the plan as every engine must store them: id, ok,
+	# variant, the metric of the workload (kernelmark measures only x)
+	import json, sys
+	for p in json.load(open(sys.argv[1])):
+	    print(p["id"], "ok", p["kernel"], "kernelmark.x")
+	PY
+	test_line_count = 4 plan.runs &&
 	lab -C proj run pair >slurm.out 2>slurm.err &&
 	S=$(run_dir slurm.err) && test -n "$S" &&
 	runs_and_metrics "proj/$S" >slurm.runs &&
-	test_line_count = 4 plan.runs &&
 	test_cmp plan.runs slurm.runs &&
 	if test_have_prereq FULL; then test_cmp local.runs slurm.runs; fi &&
 	test_grep "slurm: job [0-9]*: 2 shards" slurm.err &&
