@@ -184,13 +184,14 @@ static void track_child(pid_t pid)
 }
 
 /* In the child: only async-signal-safe calls until exec. */
-static _noreturn_ void child(const struct command *c, char **env, int in, int out, int err)
+static _noreturn_ void child(const struct command *c, char **env, const sigset_t *mask, int in, int out, int err)
 {
 	int devnull = open("/dev/null", O_RDWR);
 
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	signal(SIGPIPE, SIG_DFL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
 	if (in < 0)
 		in = devnull;
 	if (out == -1)
@@ -351,6 +352,7 @@ int command_run(struct command *c)
 	bool want_out = c->out || c->on_line;
 	uint64_t deadline = c->timeout_usec ? now_usec() + c->timeout_usec : 0;
 	int status = 0, r = 0;
+	sigset_t block, old_mask;
 	pid_t pid;
 
 	c->status = -1;
@@ -363,15 +365,27 @@ int command_run(struct command *c)
 		goto out;
 	}
 	env = make_env(c);
+	/*
+	 * ^C between fork and track_child would kill lab and leave the child's
+	 * group running: the fatal signals wait until the child is tracked
+	 * (the child restores the mask before exec).
+	 */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old_mask);
 	pid = fork();
 	if (pid < 0) {
 		r = -errno;
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		goto out;
 	}
 	if (pid == 0)
-		child(c, env, p.in[0], want_out ? p.out[1] : c->out_fd, c->err ? p.err[1] : c->err_fd);
+		child(c, env, &old_mask, p.in[0], want_out ? p.out[1] : c->out_fd, c->err ? p.err[1] : c->err_fd);
 	setpgid(pid, pid); /* also in the parent: no race with a fast timeout */
 	track_child(pid);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	pipes_parent(c, &p);
 	r = pump(c, &p, deadline, &pending);
 	if (c->timed_out || r < 0)
