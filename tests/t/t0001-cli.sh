@@ -1,6 +1,7 @@
 #!/bin/sh
 # The command line as a user drives it: help, version, dispatch, global
 # options, exit codes, JSON errors, init -> validate -> plan.
+# lab-test-seconds: 20 (alone here on 2026-12-06: 15 s)
 . "$(dirname "$0")/test-lib.sh"
 
 test_expect_success 'lab --help lists every command and exits 0' '

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The optimized binary under valgrind (no sanitizers there): no invalid
 # access, no definite or indirect leak, on valid and invalid input.
+# lab-test-seconds: 15 (alone here on 2026-12-06: 12 s)
 . "$(dirname "$0")/test-lib.sh"
 
 REL=${LAB_RELEASE:-$SRC_DIR/build/lab}

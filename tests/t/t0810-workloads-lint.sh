@@ -2,6 +2,7 @@
 # The catalogue's scripts: the shell ones pass shellcheck (warnings and
 # errors), the Python parsers compile, every script is executable, and every
 # workload and monitor has the scripts the contract asks for.
+# lab-test-seconds: 22 (alone here on 2026-12-06: 18 s)
 . "$(dirname "$0")/test-lib.sh"
 
 W=$SRC_DIR/workloads

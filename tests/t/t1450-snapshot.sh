@@ -5,6 +5,7 @@
 # folder outside the project, passes `lab validate` there; an edited
 # object (one patch line) is refused naming the file; a run without a
 # snapshot says what it lacks; a hostile listing is refused naming its line.
+# lab-test-seconds: 14 (alone here on 2026-12-06: 11 s)
 . "$(dirname "$0")/test-lib.sh"
 
 ID=20261201-120000-5a5a

@@ -7,6 +7,7 @@
 # lab.yaml's line and the file; a recorded source this machine does not
 # have is refused naming both identities. Nothing is added to the results
 # folder by a refusal but the original run it was given.
+# lab-test-seconds: 14 (alone here on 2026-12-06: 11 s)
 . "$(dirname "$0")/test-lib.sh"
 
 ID=20261201-120000-5a5a
