@@ -21,7 +21,7 @@ LIBS := $(PKG_LIBS) -lm
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 LIB_SRC := $(sort $(wildcard lab/util/*.c lab/spec/*.c lab/plan/*.c lab/kernel/*.c lab/image/*.c lab/vm/*.c lab/ssh/*.c \
-	lab/result/*.c lab/run/*.c lab/host/*.c lab/doctor/*.c lab/cache/*.c))
+	lab/result/*.c lab/engine/*.c lab/store/*.c lab/host/*.c lab/doctor/*.c lab/cache/*.c))
 CMD_SRC := lab/main.c $(sort $(wildcard lab/cmd-*.c))
 HDRS := $(wildcard lab/*.h lab/*/*.h)
 UNIT_SRC := $(sort $(wildcard tests/unit/test-*.c))
@@ -163,7 +163,7 @@ DEB_PKGS := build-essential pkg-config libyaml-dev libssl-dev libcmocka-dev clan
 	valgrind python3 perl groff-base git ccache bc flex bison libelf-dev dwarves cpio kmod \
 	linux-source-6.1 libvirt-dev libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients libxml2-utils \
 	mmdebstrap qemu-utils qemu-system-x86 genisoimage cloud-init openssh-client openssh-server busybox-static e2fsprogs \
-	shellcheck libsqlite3-dev libgsl-dev libarchive-dev libjansson-dev zstd chromium slurm-wlm munge
+	shellcheck libsqlite3-dev libgsl-dev libarchive-dev libjansson-dev zstd chromium slurm-wlm munge universal-ctags
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

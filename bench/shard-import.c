@@ -22,10 +22,10 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-#include "run/bundle.h"
-#include "run/engine-priv.h"
-#include "run/index.h"
-#include "run/store.h"
+#include "store/bundle.h"
+#include "engine/engine-priv.h"
+#include "store/index.h"
+#include "store/store.h"
 #include "util/alloc.h"
 #include "util/macro.h"
 #include "util/fs.h"

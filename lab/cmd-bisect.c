@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lab bisect EXPERIMENT --good K --bad K --metric M --threshold T: which
- * patch of a series moved a metric (run/bisect.h says how each step is
+ * patch of a series moved a metric (engine/bisect.h says how each step is
  * decided). Each step is a lab run of the experiment cut to the two
  * kernels and the jobs that measure M (spec_bisect_step), stored like any
  * other run; the kernels are built as the steps need them, in the
@@ -21,10 +21,10 @@
 #include "kernel/patch.h"
 #include "kernel/variant.h"
 #include "result/compare.h"
-#include "run/bisect.h"
-#include "run/engine.h"
-#include "run/store.h"
-#include "run/index.h"
+#include "engine/bisect.h"
+#include "engine/engine.h"
+#include "store/store.h"
+#include "store/index.h"
 #include "util/alloc.h"
 #include "util/escape.h"
 #include "util/clock.h"

@@ -9,7 +9,7 @@
 #include "cmd.h"
 #include "image/recipe.h"
 #include "result/compare.h"
-#include "run/store.h"
+#include "store/store.h"
 #include "util/alloc.h"
 #include "util/escape.h"
 #include "util/json.h"

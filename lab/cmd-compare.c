@@ -4,7 +4,7 @@
  * side by side, each INPUT a stored run id, a run folder or a bundle file
  * as lab bundle writes it (e.g. the same kernels on two hosts). Columns are
  * INPUT:VARIANT; the decision engine compares only runs measured alike
- * (result/xcompare.h). A bundle is unpacked and checked (run/bundle.h)
+ * (result/xcompare.h). A bundle is unpacked and checked (store/bundle.h)
  * into a private temporary folder, read, and removed: the result store is
  * never touched. A signal that stops lab removes that folder too.
  */
@@ -17,8 +17,8 @@
 #include <unistd.h>
 #include "cmd.h"
 #include "result/xcompare.h"
-#include "run/bundle.h"
-#include "run/store.h"
+#include "store/bundle.h"
+#include "store/store.h"
 #include "util/alloc.h"
 #include "util/path.h"
 #include "util/tempdir.h"

@@ -19,8 +19,8 @@
 #include <string.h>
 #include "cmd.h"
 #include "cache/cache.h"
-#include "run/bundle.h"
-#include "run/index.h"
+#include "store/bundle.h"
+#include "store/index.h"
 #include "kernel/source.h"
 #include "util/alloc.h"
 #include "util/fs.h"

@@ -9,7 +9,7 @@
 #include "cmd.h"
 #include "plan/plan.h"
 #include "result/decide.h"
-#include "run/calib-store.h"
+#include "store/calib-store.h"
 #include "util/escape.h"
 #include "util/banned.h"
 

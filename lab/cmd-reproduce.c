@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lab reproduce BUNDLE_OR_RUN [--repeat N] [--keep-checkout]: a stored run
- * made again from its snapshot alone (run/snapshot.h), in any folder,
+ * made again from its snapshot alone (store/snapshot.h), in any folder,
  * with no checkout of the project it came from:
  *
  *   1. the run: a bundle file is fetched into the results folder (every
@@ -16,7 +16,7 @@
  *      --kernels, naming only the snapshot's files (never the host's),
  *      and the experiment planned;
  *   4. each kernel's source and merged .config are held to the recorded
- *      ones (run/reproduce.h): a difference refuses, naming the options,
+ *      ones (engine/reproduce.h): a difference refuses, naming the options,
  *      before anything is booted;
  *   5. the experiment runs (its kernels and image from the cache when
  *      their content keys match, else built), stored as a new run whose
@@ -38,11 +38,11 @@
 #include "plan/plan.h"
 #include "result/compare.h"
 #include "result/reproduction.h"
-#include "run/bundle.h"
-#include "run/engine.h"
-#include "run/reproduce.h"
-#include "run/snapshot.h"
-#include "run/store.h"
+#include "store/bundle.h"
+#include "engine/engine.h"
+#include "engine/reproduce.h"
+#include "store/snapshot.h"
+#include "store/store.h"
 #include "util/alloc.h"
 #include "util/escape.h"
 #include "util/fs.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lab run [--jobs N] [--resume RUN_ID] [EXPERIMENT...]: each experiment
- * run by the engine (lab/run/engine.h: the run folder, the builds, the
+ * run by the engine (lab/engine/engine.h: the run folder, the builds, the
  * runs on worker guests, the journal and the index), its progress shown
  * from the engine's events, then the comparison report. A failed run is
  * recorded with its reason and the rest go on; --resume finishes the
@@ -20,7 +20,7 @@
 #include "plan/plan.h"
 #include "result/compare.h"
 #include "result/report.h"
-#include "run/engine.h"
+#include "engine/engine.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/units.h"

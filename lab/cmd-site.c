@@ -4,7 +4,7 @@
  * store, for any web server: DIR/index.html lists every stored run (newest
  * first) with its verdicts and a link to its report (DIR/runs/<id>.html),
  * DIR/exp/<experiment>.html charts each declared metric across runs
- * (run/site-build.h writes them, result/site.h draws them). DIR/.lab-site
+ * (store/site-build.h writes them, result/site.h draws them). DIR/.lab-site
  * lists what lab wrote, the only files a rebuild removes; a DIR in the
  * result store (the results folder, a run folder) is refused.
  */
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "cmd.h"
-#include "run/site-build.h"
+#include "store/site-build.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/json.h"

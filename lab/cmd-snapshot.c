@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lab snapshot show RUN_OR_DIR: a stored run's snapshot listing, every
- * object checked (run/snapshot.h); for a run stored before snapshots, the
+ * object checked (store/snapshot.h); for a run stored before snapshots, the
  * list of what it lacks (exit 1).
  * lab snapshot checkout RUN_OR_DIR DIR: its files into the empty folder
  * DIR, a project tree `lab validate` checks.
@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd.h"
-#include "run/snapshot.h"
-#include "run/store.h"
+#include "store/snapshot.h"
+#include "store/store.h"
 #include "util/alloc.h"
 #include "util/escape.h"
 #include "util/fs.h"

@@ -2,7 +2,7 @@
 /*
  * lab validate [FILE]: load and check (the plan included); silent and 0
  * when valid. The lab.yaml of a stored run, or of an unpacked bundle of
- * one, is checked against the run's snapshot (run/snapshot.h): its files
+ * one, is checked against the run's snapshot (store/snapshot.h): its files
  * are checked out into a private folder, FILE takes the snapshot's
  * lab.yaml's place there, and the --set and --kernels values the run was
  * made with apply unless others are given; lab.yaml and its recipes may
@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include "cmd.h"
 #include "plan/plan.h"
-#include "run/snapshot.h"
+#include "store/snapshot.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 #include "util/json.h"

@@ -30,7 +30,7 @@
  * differs (runs stored before fingerprints have none at all).
  *
  * Pure but fingerprint_collect_local, which probes this machine
- * (lab/run/fingerprint-host.c).
+ * (lab/engine/fingerprint-host.c).
  */
 #pragma once
 

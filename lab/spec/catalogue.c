@@ -18,7 +18,7 @@
 static const char *const entry_keys[] = {
 	"name", "description", "packages", "timeout", "params", "metrics", "provides", "overhead-budget", "work", "host",
 };
-/* What a host-side monitor (`host:`) reads; lab does the reading (run/runner.c). */
+/* What a host-side monitor (`host:`) reads; lab does the reading (engine/runner.c). */
 static const char *const host_sources[] = { CATALOGUE_HOST_INSN_PLUGIN };
 static const char *const param_keys[] = { "type", "default", "values", "description" };
 

@@ -455,7 +455,7 @@ static void check_metric(const struct spec *s, const struct spec_experiment *e, 
 	size_t n = 0;
 	const char *hint;
 
-	/* lab's own, for every run on a guest of this machine (lab/run/hostload.c) */
+	/* lab's own, for every run on a guest of this machine (lab/engine/hostload.c) */
 	if (streq(metric, "host.busy_pct") || streq(metric, "host.qemu_pct") || streq(metric, "host.other_pct"))
 		return;
 	for (size_t j = 0; j < e->njobs; j++)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for run/bisect.c's reader: bisect.json comes back with a
+ * Fuzz target for engine/bisect.c's reader: bisect.json comes back with a
  * bundle or a results folder from elsewhere, and `lab bisect --resume`
  * acts on it. Any bytes: never a crash or a leak; a state read back
  * formats again and reads back the same, and where it stands can be said.
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "run/bisect.h"
+#include "engine/bisect.h"
 #include "util/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

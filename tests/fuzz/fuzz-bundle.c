@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "run/bundle.h"
-#include "run/store.h"
+#include "store/bundle.h"
+#include "store/store.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 #include "util/path.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for run/calib-store.c's reader: a stored calibration may
+ * Fuzz target for store/calib-store.c's reader: a stored calibration may
  * come from another machine's results folder. Any bytes: never a crash or
  * a leak; a record read back formats again and reads back the same.
  */
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "run/calib-store.h"
+#include "store/calib-store.h"
 #include "util/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include "run/bundle.h"
+#include "store/bundle.h"
 #include "util/path.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "run/shard.h"
+#include "engine/shard.h"
 #include "util/strv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

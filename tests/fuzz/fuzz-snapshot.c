@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for a run's snapshot listing reader (run/snapshot.h): bytes
+ * Fuzz target for a run's snapshot listing reader (store/snapshot.h): bytes
  * in, files whose paths stay inside the project or a positioned error
  * out, never a crash. Every accepted path must pass the check a checkout
  * writes through, none twice, and the listing must read back the same
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "run/snapshot.h"
+#include "store/snapshot.h"
 #include "util/path.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for run/slurm-queue.c: squeue --json's output comes from
+ * Fuzz target for engine/slurm-queue.c: squeue --json's output comes from
  * another program and a cluster lab does not own. Any bytes: never a
  * crash or a leak; an error always says why and leaves the queue alone;
  * what is accepted keeps the header's promises, and every task a record
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include "run/slurm-queue.h"
+#include "engine/slurm-queue.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

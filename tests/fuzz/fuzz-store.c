@@ -15,8 +15,8 @@
 #include <string.h>
 #include "result/compare.h"
 #include "result/report.h"
-#include "run/store.h"
-#include "run/store-v1.h"
+#include "store/store.h"
+#include "store/store-v1.h"
 #include "util/alloc.h"
 
 #define ID "20261201-000000-f022"

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* run/bisect.c: how a bisect narrows, judges, stops; bisect.json read back
+/* engine/bisect.c: how a bisect narrows, judges, stops; bisect.json read back
  * strictly; the summary against golden files. */
 #include <errno.h>
 #include <math.h>
 #include "unit.h"
-#include "run/bisect.h"
+#include "engine/bisect.h"
 #include "util/alloc.h"
 #include "util/strbuf.h"
 

@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "unit.h"
-#include "run/catalogue.h"
-#include "run/engine-priv.h"
-#include "run/pool.h"
-#include "run/series.h"
-#include "run/store.h"
+#include "engine/catalogue-tar.h"
+#include "engine/engine-priv.h"
+#include "engine/pool.h"
+#include "engine/series.h"
+#include "store/store.h"
 #include "util/alloc.h"
 #include "util/fs.h"
 #include "util/path.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The Slurm executor (lab/run/exec-slurm.c) driven whole, without a
+ * The Slurm executor (lab/engine/exec-slurm.c) driven whole, without a
  * cluster: a command hook plays Slurm and its nodes. sinfo lists two
  * nodes; sbatch records its argv, reads the job script it is handed (array
  * task -> shard) and answers a job id; squeue --json answers a document
@@ -17,12 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 #include "unit.h"
-#include "run/bundle.h"
-#include "run/catalogue.h"
-#include "run/engine-priv.h"
-#include "run/index.h"
-#include "run/shard.h"
-#include "run/store.h"
+#include "store/bundle.h"
+#include "engine/catalogue-tar.h"
+#include "engine/engine-priv.h"
+#include "store/index.h"
+#include "engine/shard.h"
+#include "store/store.h"
 #include "util/alloc.h"
 #include "util/command.h"
 #include "util/fs.h"

@@ -8,7 +8,7 @@
 #include "result/mixed.h"
 #include "result/report.h"
 #include "result/xcompare.h"
-#include "run/store.h"
+#include "store/store.h"
 #include "util/alloc.h"
 #include "util/json.h"
 

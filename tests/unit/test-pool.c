@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "unit.h"
-#include "run/pool.h"
+#include "engine/pool.h"
 #include "util/alloc.h"
 #include "util/diag.h"
 #include "util/fs.h"

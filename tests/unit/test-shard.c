@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "unit.h"
-#include "run/shard.h"
-#include "run/spool.h"
+#include "engine/shard.h"
+#include "engine/spool.h"
 #include "util/alloc.h"
 #include "util/diag.h"
 #include "util/fs.h"

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* squeue --json's reader (lab/run/slurm-queue.c) over real outputs of
+/* squeue --json's reader (lab/engine/slurm-queue.c) over real outputs of
  * Slurm 22.05 (tests/data/squeue/, captured on tests/tools/slurm-cluster),
  * the task range lists, and hostile inputs. */
 #include <errno.h>
 #include "unit.h"
-#include "run/slurm-queue.h"
+#include "engine/slurm-queue.h"
 #include "util/alloc.h"
 #include "util/strbuf.h"
 

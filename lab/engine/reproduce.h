@@ -22,7 +22,7 @@
 #include "../spec/spec.h"
 #include "../util/diag.h"
 #include "../util/strv.h"
-#include "snapshot.h"
+#include "../store/snapshot.h"
 
 /* Where the snapshot keeps a variant's merged .config and an image's package list. */
 char *reproduce_config_path(const char *variant);

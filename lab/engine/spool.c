@@ -13,7 +13,7 @@
 #include "../util/path.h"
 #include "../util/strbuf.h"
 #include "../util/strv.h"
-#include "bundle.h"
+#include "../store/bundle.h"
 #include "spool.h"
 #include "../util/banned.h"
 

@@ -43,12 +43,12 @@
 #include "../util/path.h"
 #include "../util/tarball.h"
 #include "../util/tempdir.h"
-#include "bundle.h"
+#include "../store/bundle.h"
 #include "engine-priv.h"
 #include "shard.h"
 #include "slurm-queue.h"
 #include "spool.h"
-#include "store.h"
+#include "../store/store.h"
 #include "../util/banned.h"
 
 #ifndef LAB_VERSION

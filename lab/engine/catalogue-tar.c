@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 #include "../util/alloc.h"
-#include "catalogue.h"
+#include "catalogue-tar.h"
 #include "../util/banned.h"
 
 /* The entry's data from the disk into the archive. */
