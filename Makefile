@@ -36,7 +36,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(A)/tests/%)
 
 # The binary is build/lab: ./lab is the source folder.
 LAB_BIN := build/lab
-# The insn monitor's QEMU TCG plugin (lab/plugin/insn.c), loaded by QEMU, not by lab.
+# The insn monitor's QEMU TCG plugin (lab/plugin/lab-insn.c), loaded by QEMU, not by lab.
 PLUGIN := build/lib/lab-insn.so
 
 .PHONY: all test test-full test-slow bench fuzz deps install uninstall clean regen quick docs
@@ -45,7 +45,7 @@ all: $(LAB_BIN) $(PLUGIN)
 $(LAB_BIN): $(LIB_OBJ) $(CMD_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
-$(PLUGIN): lab/plugin/insn.c lab/plugin/qemu-plugin-abi.h
+$(PLUGIN): lab/plugin/lab-insn.c lab/plugin/qemu-plugin-abi.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) -D_GNU_SOURCE $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $< -lpthread
 

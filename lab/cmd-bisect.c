@@ -371,7 +371,7 @@ static int run_step(struct bisector *x, unsigned prefix, const struct bisect_opt
 		blog(x, "step %s against %s: resuming run %s", test, good, st->run);
 	} else {
 		blog(x, "step %s against %s (%s %s, mde %g%%, alpha %.4g, up to %u boots a kernel)", test, good,
-		     b->metric, dir == DIR_UNCHANGED ? "unchanged" : dir == DIR_INCREASE ? "increase" : "decrease",
+		     b->metric, expect_direction_name(dir),
 		     b->threshold, cut.alpha, e->decide.max_boots);
 	}
 	if (cmd_engine_run_hooked(x->ctx, s, e, resume, o->jobs, o->oversubscribe, &hook, &rs) < 0) {
@@ -470,7 +470,7 @@ int cmd_bisect(struct lab_ctx *ctx, int argc, char **argv)
 	int rc = EXIT_OK;
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	if ((o.resume && first != argc) || (!o.resume && argc - first != 1)) {
 		cmd_error(ctx, "bisect: name one experiment, or --resume ID alone");
 		return EXIT_USAGE;

@@ -92,7 +92,7 @@ int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv)
 	int first = cmd_options_parse(ctx, "bundle", NULL, OPTS_ANYWHERE, argc, argv, &o);
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	out = o.output ? xstrdup(o.output) : NULL;
 	if (!(dir = cmd_stored_run(ctx, "bundle", argc - first, argv + first)))
 		return EXIT_USAGE;
@@ -244,7 +244,7 @@ int cmd_fetch(struct lab_ctx *ctx, int argc, char **argv)
 	int r, first = cmd_options_parse(ctx, "fetch", NULL, OPTS_ANYWHERE, argc, argv, &o);
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	if (o.max_size)
 		lim.max_bytes = o.max_size;
 	if (argc - first != 1) {

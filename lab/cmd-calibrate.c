@@ -20,7 +20,7 @@
 #include "result/calibrate.h"
 #include "result/result.h"
 #include "store/calib-store.h"
-#include "engine/runner.h"
+#include "engine/guest-run.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/escape.h"
@@ -181,7 +181,7 @@ int cmd_calibrate(struct lab_ctx *ctx, int argc, char **argv)
 	int first = cmd_options_parse(ctx, "calibrate", NULL, OPTS_ANYWHERE, argc, argv, &o);
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	if (argc - first != 1) {
 		cmd_error(ctx, "calibrate: give one experiment");
 		return EXIT_USAGE;

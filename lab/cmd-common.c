@@ -16,6 +16,7 @@
 #include "util/path.h"
 #include "util/paths.h"
 #include "vm/machine.h"
+#include "util/table.h"
 #include "util/banned.h"
 
 #ifndef LAB_DATADIR
@@ -71,6 +72,17 @@ static void json_error(const char *msg, const struct diags *d)
 	cmd_write(&sb);
 }
 
+void cmd_write_table(const struct lab_ctx *ctx, const struct table *t)
+{
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+
+	if (ctx->json)
+		table_format_json(t, &out);
+	else
+		table_format_text(t, &out);
+	cmd_write(&out);
+}
+
 void cmd_error(const struct lab_ctx *ctx, const char *fmt, ...)
 {
 	_cleanup_free_ char *msg = NULL;
@@ -113,16 +125,6 @@ const struct cli_command *command_find(const char *name)
 		if (streq(commands[i].name, name))
 			return &commands[i];
 	return NULL;
-}
-
-void command_usage(const struct cli_command *cmd, FILE *out)
-{
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-
-	strbuf_addf(&sb, "usage: lab [global options] %s%s%s\n\n%s\n\nOptions:\n", cmd->name, *cmd->args ? " " : "",
-		    cmd->args, cmd->summary);
-	options_format_help(cmd, &sb);
-	fwrite(sb.buf, 1, sb.len, out);
 }
 
 int cmd_load_spec(const struct lab_ctx *ctx, const char *path, struct spec **ret)
@@ -173,61 +175,6 @@ int cmd_load_spec_confined(const struct lab_ctx *ctx, const char *path, const st
 	return r;
 }
 
-char *lab_datadir(void)
-{
-	const char *env = getenv("LAB_DATADIR");
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (env && *env)
-		return xstrdup(env);
-	/* run from a checkout: the data sits beside the binary */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		_cleanup_free_ char *dir = NULL, *probe = NULL;
-
-		exe[n] = '\0';
-		dir = path_dirname(exe);
-		/* installed: PREFIX/bin/lab beside PREFIX/share/lab */
-		probe = path_join(dir, "../share/lab/lab.yaml");
-		if (path_is_file(probe))
-			return path_join(dir, "../share/lab");
-		for (int up = 0; up < 4; up++) {
-			free(probe);
-			probe = path_join(dir, "workloads");
-			if (path_is_dir(probe)) {
-				free(probe);
-				probe = path_join(dir, "lab.yaml");
-				if (path_is_file(probe))
-					return TAKE_PTR(dir);
-			}
-			char *parent = path_dirname(dir);
-
-			free(dir);
-			dir = parent;
-		}
-	}
-	return xstrdup(LAB_DATADIR);
-}
-
-int cmd_dispatch(struct lab_ctx *ctx, const char *noun, const struct subcommand *subs, size_t n, int argc,
-		 char **argv)
-{
-	_cleanup_strbuf_ struct strbuf names = STRBUF_INIT;
-
-	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
-		command_usage(command_find(noun), argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_OK;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (streq(argv[1], subs[i].name))
-			return subs[i].fn(ctx, argc - 1, argv + 1);
-		strbuf_addf(&names, "%s%s", i ? ", " : "", subs[i].name);
-	}
-	cmd_error(ctx, "%s: no subcommand '%s' (%s)", noun, argv[1], names.buf);
-	return EXIT_USAGE;
-}
-
 long cmd_lookup(const struct lab_ctx *ctx, const char *what, const char *name, const char *const *names, size_t n,
 		const char *file)
 {
@@ -242,31 +189,6 @@ long cmd_lookup(const struct lab_ctx *ctx, const char *what, const char *name, c
 	else
 		cmd_error(ctx, "no %s '%s' in %s", what, name, file);
 	return -1;
-}
-
-char *lab_insn_plugin(void)
-{
-	const char *env = getenv("LAB_INSN_PLUGIN");
-	_cleanup_free_ char *data = lab_datadir();
-	/* installed (make install), then a checkout's build */
-	static const char *const where[] = { "lib/" LAB_INSN_PLUGIN_NAME, "build/lib/" LAB_INSN_PLUGIN_NAME };
-
-	if (env && *env == '/')
-		return xstrdup(env);
-	for (size_t i = 0; i < ELEMENTSOF(where); i++) {
-		_cleanup_free_ char *p = path_join(data, where[i]);
-
-		if (path_is_file(p))
-			return TAKE_PTR(p);
-	}
-	return NULL;
-}
-
-char *lab_layer_dir(void)
-{
-	_cleanup_free_ char *data = lab_datadir();
-
-	return path_join(data, "images/layer");
 }
 
 const struct spec_image *cmd_find_image(const struct lab_ctx *ctx, const struct spec *s, const char *name)

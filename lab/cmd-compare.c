@@ -4,7 +4,7 @@
  * side by side, each INPUT a stored run id, a run folder or a bundle file
  * as lab bundle writes it (e.g. the same kernels on two hosts). Columns are
  * INPUT:VARIANT; the decision engine compares only runs measured alike
- * (result/xcompare.h). A bundle is unpacked and checked (store/bundle.h)
+ * (result/compare-inputs.h). A bundle is unpacked and checked (store/bundle.h)
  * into a private temporary folder, read, and removed: the result store is
  * never touched. A signal that stops lab removes that folder too.
  */
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cmd.h"
-#include "result/xcompare.h"
+#include "result/compare-inputs.h"
 #include "store/bundle.h"
 #include "store/store.h"
 #include "util/alloc.h"
@@ -103,7 +103,7 @@ int cmd_compare(struct lab_ctx *ctx, int argc, char **argv)
 	size_t n;
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	n = (size_t)(argc - first);
 	format = o.format ? o.format : ctx->json ? "json" : "text";
 	if (n < 1 || n > COMPARE_MAX_INPUTS) {

@@ -101,7 +101,7 @@ int cmd_doctor(struct lab_ctx *ctx, int argc, char **argv)
 	if (argc > 1 && streq(argv[1], "--node-probe"))
 		return node_probe(argc, argv);
 	if ((o = cmd_options_parse(ctx, "doctor", NULL, OPTS_ANYWHERE, argc, argv, &opts)) < 0)
-		return o == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(o);
 	if (o != argc) {
 		cmd_error(ctx, "doctor takes no arguments");
 		return EXIT_USAGE;
@@ -113,7 +113,7 @@ int cmd_doctor(struct lab_ctx *ctx, int argc, char **argv)
 	if (slurm) {
 		cluster_checks(ctx, s, &c, &n);
 	} else {
-		cache = lab_cache_dir(s);
+		cache = spec_cache_dir(s);
 		doctor_probe_machine(&m, cache);
 		doctor_checks(&m, &c, &n);
 	}

@@ -171,14 +171,14 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 	int c, ret = EXIT_OK;
 
 	if ((c = cmd_options_parse(ctx, "gc", NULL, OPTS_ANYWHERE, argc, argv, &o)) < 0)
-		return c == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(c);
 	dry = o.dry_run;
 	reindex = o.reindex;
 	prune = o.keep_days || o.max_size != UINT64_MAX;
 	/* the cache is lab.yaml's when there is one here, else the default */
 	if (path_is_file(ctx->file))
 		cmd_load_spec(ctx, ctx->file, &s);
-	cache = lab_cache_dir(s);
+	cache = spec_cache_dir(s);
 	if (vm_gc(state, dry, &vms, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		ret = EXIT_FAILED;

@@ -79,7 +79,7 @@ static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub
 			  "trust and facts work for both", argv[first], sub);
 		return -1;
 	}
-	cache = lab_cache_dir(*s);
+	cache = spec_cache_dir(*s);
 	if (host_open(state, cache, &(*s)->hosts[i], h, &d) < 0) {
 		cmd_report_diags(ctx, &d);
 		return -1;
@@ -126,7 +126,6 @@ static int host_check_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	static const char *const cols[] = { "CHECK:check", "OK:ok", "FOUND:found", "FIX:fix", NULL };
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_table_ struct table *t = table_new(cols);
 	struct host_check *c = NULL;
@@ -145,11 +144,7 @@ static int host_check_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		table_add_string(t, c[i].ok ? "" : c[i].fix);
 		bad |= !c[i].ok;
 	}
-	if (ctx->json)
-		table_format_json(t, &out);
-	else
-		table_format_text(t, &out);
-	cmd_write(&out);
+	cmd_write_table(ctx, t);
 	if (r < 0 && !ctx->json)
 		cmd_report_diags(ctx, &d);
 	host_checks_free(c, n);

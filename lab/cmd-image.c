@@ -18,6 +18,7 @@
 #include "util/path.h"
 #include "util/table.h"
 #include "util/units.h"
+#include "util/paths.h"
 #include "util/banned.h"
 
 struct iopts {
@@ -101,7 +102,7 @@ static void packages_json(const struct image_artifact *a, struct strbuf *sb)
 static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *layer = lab_layer_dir();
+	_cleanup_free_ char *layer = paths_layer_dir();
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	struct iopts o = { 0 };
 	struct image_opts io = { 0 };
@@ -112,7 +113,7 @@ static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	size_t first;
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
 		return EXIT_USAGE;
 	first = (size_t)i;
@@ -166,9 +167,8 @@ static int image_list_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	static const char *const cols[] = { "IMAGE:name", "ID:id", "STATE:state", "PACKAGES:packages",
 					    "DISK:disk_bytes", "CREATED:created", NULL };
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *cache = NULL, *layer = lab_layer_dir();
+	_cleanup_free_ char *cache = NULL, *layer = paths_layer_dir();
 	_cleanup_table_ struct table *t = table_new(cols);
-	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strv_ struct strv current = STRV_INIT;
 	struct image_artifact *v = NULL;
@@ -178,10 +178,10 @@ static int image_list_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	int i = parse(ctx, argc, argv, &o, "list");
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
 		return EXIT_USAGE;
-	cache = lab_cache_dir(s);
+	cache = spec_cache_dir(s);
 	/* what each recipe, as it is now, was built into */
 	for (size_t k = 0; k < s->nimages; k++) {
 		_cleanup_diags_ struct diags dd = { 0 };
@@ -228,18 +228,14 @@ static int image_list_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		table_add_null(t);
 	}
 	image_artifacts_free(v, n);
-	if (ctx->json)
-		table_format_json(t, &out);
-	else
-		table_format_text(t, &out);
-	cmd_write(&out);
+	cmd_write_table(ctx, t);
 	return EXIT_OK;
 }
 
 static int image_show_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *layer = lab_layer_dir();
+	_cleanup_free_ char *layer = paths_layer_dir();
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	const struct spec_image *im;
@@ -249,7 +245,7 @@ static int image_show_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	int i = parse(ctx, argc, argv, &o, "show"), r;
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (argc - i != 1) {
 		cmd_error(ctx, "image show: name one image");
 		return EXIT_USAGE;
@@ -359,7 +355,7 @@ static void print_instance(const struct lab_ctx *ctx, const struct image_artifac
 static int image_instance_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *layer = lab_layer_dir(), *cache = NULL, *kdir = NULL, *dir = NULL;
+	_cleanup_free_ char *layer = paths_layer_dir(), *cache = NULL, *kdir = NULL, *dir = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_strv_ struct strv cgroups = STRV_INIT;
@@ -373,7 +369,7 @@ static int image_instance_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	int i = parse(ctx, argc, argv, &o, "instance"), r;
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (argc - i != 2) {
 		cmd_error(ctx, "image instance: name an image and a folder");
 		return EXIT_USAGE;
@@ -397,7 +393,7 @@ static int image_instance_cmd(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_report_diags(ctx, &d);
 		return EXIT_USAGE;
 	}
-	cache = lab_cache_dir(s);
+	cache = spec_cache_dir(s);
 	dir = xstrdup(argv[i + 1]);
 	ino.hostname = o.hostname ? o.hostname : im->name;
 	if (e) {

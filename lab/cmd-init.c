@@ -12,6 +12,7 @@
 #include "util/fs.h"
 #include "util/json.h"
 #include "util/path.h"
+#include "util/paths.h"
 #include "util/banned.h"
 
 struct init_opts {
@@ -68,14 +69,14 @@ static int init_copy(struct lab_ctx *ctx, const char *data, const char *dir, boo
 
 int cmd_init(struct lab_ctx *ctx, int argc, char **argv)
 {
-	_cleanup_free_ char *data = lab_datadir(), *dst = NULL;
+	_cleanup_free_ char *data = paths_datadir(), *dst = NULL;
 	struct init_opts o = { 0 };
 	const char *dir = ".";
 	size_t copied = 0;
 	int r, first = cmd_options_parse(ctx, "init", NULL, OPTS_ANYWHERE, argc, argv, &o);
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	if (argc - first > 1) {
 		cmd_error(ctx, "init: takes at most one folder");
 		return EXIT_USAGE;

@@ -123,19 +123,6 @@ static int parse_level(const struct lab_ctx *ctx, const char *opt, const char *a
 	return 0;
 }
 
-static int dir_from_name(const char *s, enum expect_direction *ret)
-{
-	static const char *const names[] = { [DIR_INCREASE] = "increase", [DIR_DECREASE] = "decrease",
-					     [DIR_UNCHANGED] = "unchanged" };
-
-	for (size_t i = 0; i < ELEMENTSOF(names); i++)
-		if (streq(s, names[i])) {
-			*ret = (enum expect_direction)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 /* METRIC:DIR[:MDE], split from the right: a metric name may hold colons. */
 static int parse_expect(const struct lab_ctx *ctx, const char *arg, struct result_set *rs)
 {
@@ -144,11 +131,11 @@ static int parse_expect(const struct lab_ctx *ctx, const char *arg, struct resul
 	enum expect_direction dir;
 	double pct = 0;
 
-	if (colon && dir_from_name(colon + 1, &dir) < 0) {
+	if (colon && expect_direction_parse(colon + 1, &dir) < 0) {
 		mde = colon + 1;
 		*colon = '\0';
 		colon = strrchr(s, ':');
-		if (colon && dir_from_name(colon + 1, &dir) < 0)
+		if (colon && expect_direction_parse(colon + 1, &dir) < 0)
 			colon = NULL;
 	}
 	if (!colon || colon == s) {
@@ -344,7 +331,7 @@ int cmd_judge(struct lab_ctx *ctx, int argc, char **argv)
 	bool failed = false;
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	if (argc - first != 1) {
 		cmd_error(ctx, "judge: name one CSV file (- reads stdin) with the columns variant,boot,run,metric,value");
 		return EXIT_USAGE;

@@ -227,7 +227,7 @@ static int kernel_build_cmd(struct lab_ctx *ctx, int argc, char **argv, bool che
 	int i = parse(ctx, argc, argv, &o, sub), rc = EXIT_OK;
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	o.build.check_only = check;
 	o.build.config_only = config;
 	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
@@ -287,12 +287,11 @@ static int kernel_list(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_strv_ struct strv names = STRV_INIT;
 	_cleanup_table_ struct table *t = table_new(cols);
-	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	struct kopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "list");
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
 		return EXIT_USAGE;
 	kvariant_names(s, &names);
@@ -316,11 +315,7 @@ static int kernel_list(struct lab_ctx *ctx, int argc, char **argv)
 		kartifact_release(&a);
 		kvariant_release(&v);
 	}
-	if (ctx->json)
-		table_format_json(t, &out);
-	else
-		table_format_text(t, &out);
-	cmd_write(&out);
+	cmd_write_table(ctx, t);
 	return EXIT_OK;
 }
 
@@ -336,7 +331,7 @@ static int kernel_show(struct lab_ctx *ctx, int argc, char **argv)
 	int i = parse(ctx, argc, argv, &o, "show");
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (argc - i != 1) {
 		cmd_error(ctx, "kernel show: name one variant");
 		return EXIT_USAGE;

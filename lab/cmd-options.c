@@ -400,6 +400,11 @@ int cmd_options_parse(struct lab_ctx *ctx, const char *noun, const char *sub, un
 	return r;
 }
 
+int cmd_options_exit(int r)
+{
+	return r == -2 ? EXIT_OK : EXIT_USAGE;
+}
+
 int cmd_parse_options(struct lab_ctx *ctx, const struct cli_command *cmd, int argc, char **argv)
 {
 	int npos, i = cmd_options_parse(ctx, cmd->name, NULL, OPTS_ANYWHERE, argc, argv, NULL);
@@ -533,4 +538,32 @@ void options_format_all(bool json, struct strbuf *out)
 		strbuf_addch(out, '\n');
 		format_help(commands[i].options, commands[i].name, false, out);
 	}
+}
+
+void command_usage(const struct cli_command *cmd, FILE *out)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addf(&sb, "usage: lab [global options] %s%s%s\n\n%s\n\nOptions:\n", cmd->name, *cmd->args ? " " : "",
+		    cmd->args, cmd->summary);
+	options_format_help(cmd, &sb);
+	fwrite(sb.buf, 1, sb.len, out);
+}
+
+int cmd_dispatch(struct lab_ctx *ctx, const char *noun, const struct subcommand *subs, size_t n, int argc,
+		 char **argv)
+{
+	_cleanup_strbuf_ struct strbuf names = STRBUF_INIT;
+
+	if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
+		command_usage(command_find(noun), argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (streq(argv[1], subs[i].name))
+			return subs[i].fn(ctx, argc - 1, argv + 1);
+		strbuf_addf(&names, "%s%s", i ? ", " : "", subs[i].name);
+	}
+	cmd_error(ctx, "%s: no subcommand '%s' (%s)", noun, argv[1], names.buf);
+	return EXIT_USAGE;
 }

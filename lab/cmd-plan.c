@@ -101,7 +101,7 @@ int cmd_plan(struct lab_ctx *ctx, int argc, char **argv)
 	int i = cmd_options_parse(ctx, "plan", NULL, OPTS_ANYWHERE, argc, argv, &o);
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
 		return EXIT_USAGE;
 	cmd_stand_ins(ctx, s, argc - i, argv + i, o.as_declared, &only);

@@ -297,7 +297,7 @@ int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
 	int first = cmd_options_parse(ctx, "reproduce", NULL, OPTS_ANYWHERE, argc, argv, &o), rc;
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	if (argc - first != 1) {
 		cmd_error(ctx, "reproduce: name one bundle file, run folder or stored run");
 		return EXIT_USAGE;

@@ -225,7 +225,7 @@ int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const
 			  struct result_set **ret_rs)
 {
 	_cleanup_free_ char *root = hook && hook->root ? xstrdup(hook->root) : cmd_results_dir(s);
-	_cleanup_free_ char *layer = lab_layer_dir(), *plugin = lab_insn_plugin();
+	_cleanup_free_ char *layer = paths_layer_dir(), *plugin = paths_insn_plugin();
 	struct run_ui u = { .ctx = ctx, .t0 = now_sec(), .tty = isatty(2) && !getenv("LAB_NO_TTY"), .hook = hook };
 	struct spec_engine cluster = s->engine;
 	struct engine_opts o = { .s = s, .root = root, .layer = layer, .insn_plugin = plugin, .set = &ctx->set,
@@ -242,7 +242,7 @@ int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const
 	}
 
 	if (!plugin && spec_experiment_host_source(s, e, CATALOGUE_HOST_INSN_PLUGIN)) {
-		cmd_error(ctx, "experiment '%s': the insn monitor needs lab's QEMU plugin " LAB_INSN_PLUGIN_NAME
+		cmd_error(ctx, "experiment '%s': the insn monitor needs lab's QEMU plugin " PATHS_INSN_PLUGIN_NAME
 			       " (make builds it; LAB_INSN_PLUGIN names another)", e->name);
 		return -1;
 	}
@@ -407,7 +407,7 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 	int rc;
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	engine_choice = o.engine;
 	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
 		return EXIT_USAGE;

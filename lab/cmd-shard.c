@@ -118,7 +118,7 @@ static int run_shard(struct lab_ctx *ctx, const char *jobdir, const char *n)
 	_cleanup_free_ char *sd = xasprintf("%s/shard-%s", jobdir, n), *sp = path_join(sd, "shard.json");
 	_cleanup_free_ char *spool = NULL, *jobs = NULL, *err = NULL, *yaml = path_join(jobdir, "lab.yaml");
 	_cleanup_free_ char *cat = path_join(jobdir, "catalogue"), *work = path_join(sd, "work"), *rundir = NULL;
-	_cleanup_free_ char *layer = lab_layer_dir(), *plugin = lab_insn_plugin(), *state = paths_state();
+	_cleanup_free_ char *layer = paths_layer_dir(), *plugin = paths_insn_plugin(), *state = paths_state();
 	_cleanup_free_ char *bundle = path_join(sd, "result.tar.zst"), *part = path_join(sd, "result.tar.zst.part");
 	_cleanup_free_ char *p_set = path_join(jobdir, "set"), *p_kernels = path_join(jobdir, "kernels");
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;

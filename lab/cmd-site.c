@@ -68,7 +68,7 @@ int cmd_site(struct lab_ctx *ctx, int argc, char **argv)
 	int r, first = cmd_options_parse(ctx, "site", NULL, OPTS_ANYWHERE, argc, argv, &o);
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	if (argc - first != 1 || !*argv[first]) {
 		cmd_error(ctx, "site: name one folder for the pages (lab site DIR)");
 		return EXIT_USAGE;

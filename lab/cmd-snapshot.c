@@ -177,7 +177,7 @@ static int snap_show(struct lab_ctx *ctx, int argc, char **argv)
 	int first = cmd_options_parse(ctx, "snapshot", "show", OPTS_ANYWHERE, argc, argv, &o), r;
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	if (argc - first != 1) {
 		cmd_error(ctx, "snapshot show: name one stored run or run folder");
 		return EXIT_USAGE;
@@ -233,7 +233,7 @@ static int snap_checkout(struct lab_ctx *ctx, int argc, char **argv)
 	int first = cmd_options_parse(ctx, "snapshot", "checkout", OPTS_ANYWHERE, argc, argv, &o), r;
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	if (argc - first != 2) {
 		cmd_error(ctx, "snapshot checkout: name a stored run or run folder and an empty folder to write into");
 		return EXIT_USAGE;
@@ -287,13 +287,13 @@ static int snap_write(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_(snap_opts_release) struct snap_opts o = { 0 };
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
-	_cleanup_free_ char *layer = lab_layer_dir();
+	_cleanup_free_ char *layer = paths_layer_dir();
 	_cleanup_free_ struct snapshot_built *configs = NULL, *packages = NULL;
 	char **cnames = NULL, **pnames = NULL;
 	int first = cmd_options_parse(ctx, "snapshot", "write", OPTS_ANYWHERE, argc, argv, &o), rc = EXIT_OK;
 
 	if (first < 0)
-		return first == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(first);
 	if (argc - first != 2) {
 		cmd_error(ctx, "snapshot write: name an experiment and the run folder to write into");
 		return EXIT_USAGE;

@@ -108,7 +108,7 @@ int cmd_validate(struct lab_ctx *ctx, int argc, char **argv)
 	int r, i = cmd_parse_options(ctx, command_find("validate"), argc, argv);
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	path = i < argc ? argv[i] : ctx->file;
 	if (i < argc)
 		ctx->file_given = true;

@@ -199,7 +199,7 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 	int i = parse(ctx, argc, argv, &o, "xml");
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (argc - i != 1) {
 		cmd_error(ctx, "vm xml: name one topology");
 		return EXIT_USAGE;
@@ -230,8 +230,8 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 		cmd_error(ctx, "vm xml: --insn loads a TCG plugin: not with --accel kvm");
 		return EXIT_USAGE;
 	}
-	if (o.insn && !(plugin = lab_insn_plugin()))
-		plugin = xstrdup("/unbuilt/lib/" LAB_INSN_PLUGIN_NAME);
+	if (o.insn && !(plugin = paths_insn_plugin()))
+		plugin = xstrdup("/unbuilt/lib/" PATHS_INSN_PLUGIN_NAME);
 	dname = xasprintf("lab-%s", name);
 	dc = (struct domain_config){
 		.name = dname,
@@ -365,7 +365,7 @@ static int up_boot(struct lab_ctx *ctx, const char *state, const struct spec_hos
 static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *state = paths_state(), *cache = NULL, *layer = lab_layer_dir(), *extra = NULL;
+	_cleanup_free_ char *state = paths_state(), *cache = NULL, *layer = paths_layer_dir(), *extra = NULL;
 	_cleanup_free_ char *plugin = NULL;
 	const struct spec_topology *t;
 	const struct spec_experiment *e = NULL;
@@ -381,7 +381,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	int i = parse(ctx, argc, argv, &o, "up"), ret;
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (argc - i != 1 || !o.kernel) {
 		cmd_error(ctx, "vm up: name a topology and --kernel VARIANT");
 		return EXIT_USAGE;
@@ -397,14 +397,14 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	if (host_uri(ctx, s, o.host, &uri, &rh) < 0)
 		return EXIT_USAGE;
 	if ((o.insn || (e && spec_experiment_host_source(s, e, CATALOGUE_HOST_INSN_PLUGIN))) &&
-	    !(plugin = lab_insn_plugin())) {
-		cmd_error(ctx, "vm up: the insn monitor needs lab's QEMU plugin " LAB_INSN_PLUGIN_NAME
+	    !(plugin = paths_insn_plugin())) {
+		cmd_error(ctx, "vm up: the insn monitor needs lab's QEMU plugin " PATHS_INSN_PLUGIN_NAME
 			       " (make builds it; LAB_INSN_PLUGIN names another)");
 		return EXIT_FAILED;
 	}
 	if ((ret = up_artifacts(ctx, s, &o, &io, &kv, &ka, &ia)) != EXIT_OK)
 		return ret;
-	cache = lab_cache_dir(s);
+	cache = spec_cache_dir(s);
 	extra = kv.cmdline && o.cmdline ? xasprintf("%s %s", kv.cmdline, o.cmdline)
 					: xstrdup(kv.cmdline ? kv.cmdline : o.cmdline ? o.cmdline : "");
 	vo = (struct vm_opts){
@@ -457,7 +457,7 @@ static int vm_ssh_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	int i = parse(ctx, argc, argv, &o, "ssh"), r;
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (argc - i < 1) {
 		cmd_error(ctx, "vm ssh: name a VM");
 		return EXIT_USAGE;
@@ -486,7 +486,7 @@ static int vm_cp_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	int i = parse(ctx, argc, argv, &o, "cp"), r;
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (argc - i != 3 || (argv[i + 1][0] == ':') == (argv[i + 2][0] == ':')) {
 		cmd_error(ctx, "vm cp: name a VM, a source and a destination, one of them in the guest (:path)");
 		return EXIT_USAGE;
@@ -518,7 +518,7 @@ static int vm_console_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	size_t n;
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (argc - i != 1) {
 		cmd_error(ctx, "vm console: name a VM");
 		return EXIT_USAGE;
@@ -565,7 +565,7 @@ static int vm_reset_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	int i = parse(ctx, argc, argv, &o, "reset");
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (argc - i != 1) {
 		cmd_error(ctx, "vm reset: name one VM");
 		return EXIT_USAGE;
@@ -608,7 +608,7 @@ static int vm_down_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	int i = parse(ctx, argc, argv, &o, "down"), ret = EXIT_OK;
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	if (o.all) {
 		struct vm *v = NULL;
 		bool *alive = NULL;
@@ -645,7 +645,6 @@ static int vm_ls_cmd(struct lab_ctx *ctx, int argc, char **argv)
 					    "IMAGE:image", "SSH:port", NULL };
 	_cleanup_free_ char *state = paths_state();
 	_cleanup_table_ struct table *t = table_new(cols);
-	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	struct vm *v = NULL;
 	bool *alive = NULL;
 	size_t n = 0;
@@ -653,7 +652,7 @@ static int vm_ls_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	int i = parse(ctx, argc, argv, &o, "ls");
 
 	if (i < 0)
-		return i == -2 ? EXIT_OK : EXIT_USAGE;
+		return cmd_options_exit(i);
 	vm_list(state, &v, &alive, &n);
 	for (size_t k = 0; k < n; k++) {
 		table_add_string(t, v[k].name);
@@ -665,11 +664,7 @@ static int vm_ls_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	vms_free(v, n);
 	free(alive);
-	if (ctx->json)
-		table_format_json(t, &out);
-	else
-		table_format_text(t, &out);
-	cmd_write(&out);
+	cmd_write_table(ctx, t);
 	return EXIT_OK;
 }
 

@@ -146,6 +146,9 @@ void cmd_error(const struct lab_ctx *ctx, const char *fmt, ...) _printf_(2, 3);
 /* Print sorted diagnostics: stderr as text, or a JSON error object on stdout. */
 void cmd_report_diags(const struct lab_ctx *ctx, struct diags *d);
 void cmd_write(const struct strbuf *sb);
+struct table;
+/* A listing: the table as JSON with --json, else as text; to stdout. */
+void cmd_write_table(const struct lab_ctx *ctx, const struct table *t);
 struct comparison;
 /* Whether the comparison must be refused: its runs' environments differ in
  * what matters (result/mixed.h) and allow (--allow-mixed) is not set; then
@@ -167,6 +170,9 @@ int options_parse(struct lab_ctx *ctx, const char *who, const struct lab_option 
 		  unsigned flags, int argc, char **argv, void *values);
 /* cmd_options_parse for commands without options of their own and the table's argument counts. */
 int cmd_parse_options(struct lab_ctx *ctx, const struct cli_command *cmd, int argc, char **argv);
+/* The exit status of a command whose parse returned r < 0: EXIT_OK after
+ * --help was printed (-2), EXIT_USAGE after a reported error (-1). */
+int cmd_options_exit(int r);
 /* "  -e, --experiment EXPERIMENT  help" lines of cmd's options (with --json and -h), NULL: the global ones. */
 void options_format_help(const struct cli_command *cmd, struct strbuf *out);
 /* Every table (global first) as text lines or, json, as one JSON array: `lab help --options`. */
@@ -217,12 +223,3 @@ char *cmd_stored_run(const struct lab_ctx *ctx, const char *noun, int nargs, cha
  * comparison, a failed run or a failure of the machine.
  */
 int cmd_exit_of(int r);
-/* lab's guest layer (images/layer) in the shipped data. */
-char *lab_layer_dir(void);
-/* Where lab's shipped data (lab.yaml, workloads/, kernels/, images/) lives. */
-char *lab_datadir(void);
-#define LAB_INSN_PLUGIN_NAME "lab-insn.so"
-/* The insn monitor's QEMU plugin: $LAB_INSN_PLUGIN (absolute), else the data
- * folder's lib/lab-insn.so (installed) or build/lib/lab-insn.so (a checkout);
- * NULL when there is none. */
-char *lab_insn_plugin(void);

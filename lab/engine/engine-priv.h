@@ -84,10 +84,14 @@ struct engine {
 	unsigned slot;
 };
 
-/* The parent's side (engine.c). */
+/* Events (events.c): the one way out, below every other part of the engine. */
 void engine_emit(struct engine *x, const struct engine_event *ev);
 /* An event of `type` whose text is the formatted message. */
 void engine_emit_text(struct engine *x, enum engine_event_type type, const char *fmt, ...) _printf_(3, 4);
+/* The diagnostics as one event. */
+void engine_emit_diags(struct engine *x, struct diags *d);
+
+/* The parent's side (engine.c). */
 /* One line from the worker of `task`; the reply to a "next" goes back on `slot`. */
 void engine_message(struct engine *x, size_t task, unsigned slot, const char *line);
 
@@ -119,15 +123,7 @@ ssize_t engine_find_run(const struct result_set *rs, const char *id);
 /* lab.yaml's host `name` if it is of `type` */
 const struct spec_host *engine_find_host(const struct spec *s, const char *name, enum host_type type);
 
-/* A run a cluster node ran, from its shard's result set `from` (its
- * folder under from_dir/runs/<id>): the folder moved into the run's, the
- * status, release, error, guest, node and environment taken, its boot
- * renumbered (boots: the node's boot ids to this run's, per shard result),
- * its metrics read back. Only a pending run: true when it was imported;
- * the caller saves it (engine_save_runs), once for all of a shard's. */
-bool engine_import_run(struct engine *x, size_t i, const struct result_set *from, const struct result_run *fr,
-		       const char *from_dir, struct strmap *boots);
-/* A shard's result bundle (a cluster node's `lab shard`) into the run,
+/* The Slurm executor (exec-slurm.c). A shard's result bundle (a cluster node's `lab shard`) into the run,
  * checked as any hostile bundle (bundle_unpack, its MANIFEST, store_load):
  * its runs named in `runs` and pending here are imported (engine_import_run),
  * then saved at once: the journal and their index rows (engine_save_runs).
@@ -139,6 +135,18 @@ int engine_import_shard(struct engine *x, const char *path, const struct strv *r
  * no bare-metal or qemu+ssh host, and with ask_slurm, sinfo answering
  * with nodes. Asked before anything is made. -1 with *ret_err. */
 int engine_cluster_check(const struct engine *x, bool ask_slurm, char **ret_err);
+
+/* How a run ends, whoever ran it (run-end.c): what an executor hands back. */
+/* A local worker's "done" for run i: status, release, error, boot, fingerprint; said and saved. */
+void engine_run_done(struct engine *x, size_t i, const struct wire_msg *m);
+/* A run a cluster node ran, from its shard's result set `from` (its
+ * folder under from_dir/runs/<id>): the folder moved into the run's, the
+ * status, release, error, guest, node and environment taken, its boot
+ * renumbered (boots: the node's boot ids to this run's, per shard result),
+ * its metrics read back. Only a pending run: true when it was imported;
+ * the caller saves it (engine_save_runs), once for all of a shard's. */
+bool engine_import_run(struct engine *x, size_t i, const struct result_set *from, const struct result_run *fr,
+		       const char *from_dir, struct strmap *boots);
 /* The journal and that run's index rows only. */
 void engine_save_run(struct engine *x, size_t i);
 /* The same for runs[0..n): the journal written once, their index rows in
@@ -146,6 +154,8 @@ void engine_save_run(struct engine *x, size_t i);
 void engine_save_runs(struct engine *x, const size_t *runs, size_t n);
 /* A pending run ends failed with `why` (taken), said and saved. */
 void engine_fail_run(struct engine *x, size_t i, char *why);
+/* The run folder and the whole index entry (the verdicts with it): 0, or -1 said. */
+int engine_save(struct engine *x, const char *dir, const struct result_set *rs);
 
 /* The worker's side (worker.c): the runs the parent hands out for group `task`. */
 int engine_work(void *userdata, size_t task, unsigned slot, int fd);

@@ -23,38 +23,13 @@
 #include "engine-priv.h"
 #include "../store/index.h"
 #include "pool.h"
-#include "runner.h"
+#include "guest-run.h"
 #include "series.h"
 #include "../store/snapshot.h"
 #include "../store/store.h"
 #include "../kernel/build.h"
 #include "../image/image.h"
 #include "../util/banned.h"
-
-void engine_emit(struct engine *x, const struct engine_event *ev)
-{
-	struct engine_event e = *ev;
-
-	e.progress = &x->prog;
-	if (x->o && x->o->event)
-		x->o->event(x->o->userdata, &e);
-}
-
-void engine_emit_text(struct engine *x, enum engine_event_type type, const char *fmt, ...)
-{
-	_cleanup_free_ char *text = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	text = xvasprintf(fmt, ap);
-	va_end(ap);
-	engine_emit(x, &(struct engine_event){ .type = type, .text = text });
-}
-
-static void emit_diags(struct engine *x, struct diags *d)
-{
-	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_DIAGS, .diags = d });
-}
 
 _Static_assert((int)OBSERVE_EQ == (int)OBS_EQ && (int)OBSERVE_GE == (int)OBS_GE && (int)OBSERVE_HIGHER == (int)OBS_HIGHER &&
 		       (int)OBSERVE_SAME == (int)OBS_SAME,
@@ -125,58 +100,6 @@ static struct result_set *pending_set(const struct spec *s, const struct spec_ex
 		rs->icount = t && t->timing == TIMING_ICOUNT;
 	}
 	return rs;
-}
-
-/*
- * The index is a cache of the folders: a write that fails (another lab
- * held it past the busy timeout, a full disk) is tried again, then said,
- * and never stops the run from saving its folder or printing its report
- * (`lab gc --reindex` rebuilds the index from the folders).
- */
-static void index_with_retry(struct engine *x, const struct result_set *rs, const size_t *runs, size_t n)
-{
-	_cleanup_diags_ struct diags d = { 0 };
-
-	for (int attempt = 0; attempt < 3; attempt++) {
-		_cleanup_free_ char *sum = NULL;
-
-		diags_release(&d);
-		if (runs ? index_put_runs(x->o->root, rs, runs, n, &d) == 0
-			     : (sum = index_verdict_summary(rs), index_put(x->o->root, rs, sum, &d) == 0))
-			return;
-		sleep(1u << attempt);
-	}
-	emit_diags(x, &d);
-	engine_emit_text(x, ENGINE_EV_WARNING, "run %s is saved but not indexed (lab gc --reindex adds it)", rs->id);
-}
-
-/* The folder and the whole index entry (with the verdicts: a comparison of every run). */
-static int save(struct engine *x, const char *dir, const struct result_set *rs)
-{
-	_cleanup_diags_ struct diags d = { 0 };
-
-	if (store_save(dir, rs, &d) < 0) {
-		emit_diags(x, &d);
-		return -1;
-	}
-	index_with_retry(x, rs, NULL, 0);
-	return 0;
-}
-
-void engine_save_runs(struct engine *x, const size_t *runs, size_t n)
-{
-	_cleanup_diags_ struct diags d = { 0 };
-
-	if (store_save_journal(x->dir, x->rs, &d) < 0) {
-		emit_diags(x, &d);
-		return;
-	}
-	index_with_retry(x, x->rs, runs, n);
-}
-
-void engine_save_run(struct engine *x, size_t i)
-{
-	engine_save_runs(x, &i, 1);
 }
 
 /* One line per value into the run's folder (nothing when there are none). */
@@ -287,7 +210,7 @@ static int prepare(struct engine *x, const struct strv *variants, struct kartifa
 	if (r >= 0 && (r = image_lookup(x->s, im, &io, img, &d)) == -ENOENT)
 		r = image_build(x->s, im, &io, &ip, img, &d);
 	if (r < 0) {
-		emit_diags(x, &d);
+		engine_emit_diags(x, &d);
 		return -1;
 	}
 	return 0;
@@ -309,7 +232,7 @@ static int prebuilt(struct engine *x, const struct strv *variants, struct kartif
 		const struct kartifact *k = &pb->kernels[i];
 
 		if (kvariant_resolve_built(x->s, variants->v[i], &vars[i], &d) < 0) {
-			emit_diags(x, &d);
+			engine_emit_diags(x, &d);
 			return -1;
 		}
 		arts[i] = (struct kartifact){
@@ -333,7 +256,7 @@ static int catalogue(struct engine *x, const char *dir, char **ret)
 	_cleanup_free_ char *tarp = path_join(dir, "workloads.tar");
 
 	if (catalogue_archive(x->s->settings.catalogue, tarp, &d) < 0) {
-		emit_diags(x, &d);
+		engine_emit_diags(x, &d);
 		return -EIO;
 	}
 	*ret = TAKE_PTR(tarp);
@@ -385,140 +308,6 @@ static void record_mechanism(struct result_set *rs, const struct strv *variants,
 	}
 }
 
-/* A worker's text on one line, as the journal keeps it. */
-static char *one_line(const char *s)
-{
-	char *t;
-
-	if (!s || !*s)
-		return NULL;
-	t = xstrdup(s);
-	for (char *c = t; *c; c++)
-		if (*c == '\t' || *c == '\n')
-			*c = ' ';
-	return t;
-}
-
-/* The environment the worker wrote next to the run, into the set (once per distinct one). */
-static void run_fingerprint(struct engine *x, struct result_run *r)
-{
-	_cleanup_free_ char *p = xasprintf("%s/runs/%s/fingerprint.json", x->dir, r->id), *err = NULL;
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	struct fingerprint fp;
-
-	if (strbuf_read_file(&sb, p, 1 << 20) < 0 || !sb.buf)
-		return;
-	if (fingerprint_parse(sb.buf, sb.len, &fp, &err) < 0) {
-		engine_emit_text(x, ENGINE_EV_WARNING, "%s: %s", p, err);
-		return;
-	}
-	r->fp = result_add_fingerprint(x->rs, &fp);
-	fingerprint_release(&fp);
-}
-
-/* A run that ended (here or on a node): its metrics read back from its folder, said. */
-static void run_ended(struct engine *x, struct result_run *r)
-{
-	_cleanup_diags_ struct diags d = { 0 };
-
-	if (r->status == RUN_OK && store_load_metrics(x->dir, r, &d) < 0) {
-		r->status = RUN_FAILED;
-		free(r->error);
-		r->error = xasprintf("its metrics cannot be read back: %s", d.n ? d.v[0].msg : "?");
-	}
-	x->prog.done++;
-	x->prog.failed += r->status == RUN_FAILED;
-	engine_progress_looks(x);
-	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r });
-}
-
-static void run_done(struct engine *x, size_t i, const struct wire_msg *m)
-{
-	struct result_run *r = &x->rs->runs[i];
-
-	if (r->status != RUN_PENDING)
-		return;
-	r->status = m->ok ? RUN_OK : RUN_FAILED;
-	free(r->release);
-	r->release = one_line(m->release);
-	free(r->error);
-	r->error = one_line(m->error);
-	engine_boot_run(x, i, m->guest);
-	free(r->node);
-	r->node = x->o->node ? xstrdup(x->o->node) : NULL;
-	run_fingerprint(x, r);
-	run_ended(x, r);
-	/* a failed journal write is said; the final save writes it all again */
-	engine_save_run(x, i);
-}
-
-void engine_fail_run(struct engine *x, size_t i, char *why)
-{
-	struct result_run *r = &x->rs->runs[i];
-
-	if (r->status != RUN_PENDING) {
-		free(why);
-		return;
-	}
-	r->status = RUN_FAILED;
-	free(r->error);
-	r->error = why;
-	x->prog.done++;
-	x->prog.failed++;
-	engine_progress_looks(x);
-	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r, .lost = true });
-	engine_save_run(x, i);
-}
-
-bool engine_import_run(struct engine *x, size_t i, const struct result_set *from, const struct result_run *fr,
-		       const char *from_dir, struct strmap *boots)
-{
-	struct result_run *r = &x->rs->runs[i];
-	_cleanup_free_ char *src = xasprintf("%s/runs/%s", from_dir, fr->id);
-	_cleanup_free_ char *dst = xasprintf("%s/runs/%s", x->dir, r->id), *runs = path_join(x->dir, "runs");
-	size_t b = SIZE_MAX;
-
-	if (r->status != RUN_PENDING || fr->status == RUN_PENDING)
-		return false;
-	path_mkdir_p(runs, 0755);
-	if (path_is_dir(src)) {
-		if (access(dst, F_OK) == 0)
-			fs_remove_tree(dst);
-		if (rename(src, dst) < 0)
-			fs_copy_tree(src, dst, true, NULL);
-	}
-	r->status = fr->status;
-	free(r->release);
-	r->release = one_line(fr->release);
-	free(r->error);
-	r->error = one_line(fr->error);
-	free(r->guest);
-	r->guest = fr->guest ? xstrdup(fr->guest) : NULL;
-	free(r->node);
-	r->node = fr->node ? xstrdup(fr->node) : NULL;
-	free(r->boot);
-	r->boot = NULL;
-	r->boot_pos = 0;
-	/* the node numbered its boots from 1: they get this run's next numbers */
-	if (fr->boot && !strmap_get(boots, fr->boot, &b)) {
-		engine_boot_begin(x, fr->guest ? fr->guest : "?", fr->variant);
-		b = x->nboots - 1;
-		strmap_put(boots, fr->boot, b);
-	}
-	if (b != SIZE_MAX) {
-		struct boot *bt = &x->boots[b];
-
-		GROW(bt->runs, bt->alloc, bt->n + 1);
-		bt->runs[bt->n++] = i;
-		r->boot = xstrdup(bt->id);
-		r->boot_pos = fr->boot_pos;
-	}
-	r->fp = fr->fp >= 0 && (size_t)fr->fp < from->nfps ? result_add_fingerprint(x->rs, &from->fps[fr->fp]) : -1;
-	r->nm = 0;
-	run_ended(x, r);
-	return true;
-}
-
 /* The worker of `group` asks which run now. */
 static void reply_next(struct engine *x, size_t group, unsigned slot)
 {
@@ -553,7 +342,7 @@ void engine_message(struct engine *x, size_t task, unsigned slot, const char *li
 	else if (m.type == WIRE_BOOT)
 		engine_boot_begin(x, m.guest, m.variant);
 	else if (m.type == WIRE_DONE && i >= 0)
-		run_done(x, (size_t)i, &m);
+		engine_run_done(x, (size_t)i, &m);
 	else if (m.type == WIRE_NEXT)
 		reply_next(x, task, slot);
 	wire_msg_release(&m);
@@ -613,7 +402,7 @@ static struct plan *plan_of(struct engine *x, bool quiet)
 	strv_push(&only, x->e->name);
 	if (plan_build(x->s, &only, &p, &d) < 0) {
 		if (!quiet)
-			emit_diags(x, &d);
+			engine_emit_diags(x, &d);
 		return NULL;
 	}
 	return p;
@@ -630,7 +419,7 @@ static int create_run(struct engine *x, const struct plan *p, char **ret_dir, st
 	_cleanup_result_set_ struct result_set *rs = NULL;
 
 	if (store_create(x->o->root, &id, &d) < 0) {
-		emit_diags(x, &d);
+		engine_emit_diags(x, &d);
 		return -1;
 	}
 	dir = path_join(x->o->root, id);
@@ -642,7 +431,7 @@ static int create_run(struct engine *x, const struct plan *p, char **ret_dir, st
 	plan_format_json(p, &pj);
 	pp = path_join(dir, "plan.json");
 	fs_write_atomic(pp, pj.buf, pj.len, 0644);
-	if (save(x, dir, rs) < 0)
+	if (engine_save(x, dir, rs) < 0)
 		return -1;
 	*ret_dir = TAKE_PTR(dir);
 	*ret_rs = TAKE_PTR(rs);
@@ -657,7 +446,7 @@ static int open_run(struct engine *x, const struct plan *p, const char *resume_d
 	if (!resume_dir)
 		return create_run(x, p, ret_dir, ret_rs);
 	if (store_load(resume_dir, ret_rs, &d) < 0) {
-		emit_diags(x, &d);
+		engine_emit_diags(x, &d);
 		return -1;
 	}
 	*ret_dir = xstrdup(resume_dir);
@@ -784,7 +573,7 @@ static int execute_local(struct engine *x)
 	x->prog.running = x->ngroups < jobs ? (unsigned)x->ngroups : jobs;
 	housekept = x->ngroups && housekeep(x, &saved);
 	if (pool_run(x->ngroups, jobs, &ops, &pd) < 0)
-		emit_diags(x, &pd);
+		engine_emit_diags(x, &pd);
 	if (housekept)
 		sched_setaffinity(0, sizeof(saved), &saved);
 	return 0;
@@ -847,7 +636,7 @@ static int run_in(struct engine *x, const struct plan *p, const char *dir, struc
 		snapshot(x, dir, &variants, arts, &img);
 		record_mechanism(rs, &variants, arts);
 	}
-	if (save(x, dir, rs) < 0)
+	if (engine_save(x, dir, rs) < 0)
 		goto out;
 	x->p = p;
 	x->rs = rs;
@@ -858,7 +647,7 @@ static int run_in(struct engine *x, const struct plan *p, const char *dir, struc
 	x->vars = vars;
 	x->img = &img;
 	/* a journal write that failed during the runs is tried again at the end */
-	if (execute(x) == 0 && save(x, dir, rs) == 0)
+	if (execute(x) == 0 && engine_save(x, dir, rs) == 0)
 		ret = 0;
 out:
 	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUNS_END });

@@ -32,7 +32,7 @@ static const struct snapshot_source *recorded_source(const struct snapshot *snap
 int reproduce_check_sources(const struct spec *s, const struct strv *variants, const struct snapshot *snap,
 			    struct strv *refused, struct diags *d)
 {
-	_cleanup_free_ char *cache = lab_cache_dir(s);
+	_cleanup_free_ char *cache = spec_cache_dir(s);
 	_cleanup_strv_ struct strv seen = STRV_INIT;
 
 	for (size_t i = 0; i < variants->n; i++) {

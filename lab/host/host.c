@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../image/seed.h"
+#include "../ssh/key.h"
 #include "../util/alloc.h"
 #include "../util/command.h"
 #include "../util/diag.h"
@@ -38,7 +38,7 @@ int host_open(const char *state, const char *cache, const struct spec_host *h, s
 	if (h->identity) {
 		/* the loader resolved it (~/ and relative to lab.yaml) */
 		x.identity = xstrdup(h->identity);
-	} else if ((r = lab_ssh_key(cache, &x.identity, NULL, d)) < 0) {
+	} else if ((r = ssh_lab_key(cache, &x.identity, NULL, d)) < 0) {
 		host_close(&x);
 		return r;
 	}

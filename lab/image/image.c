@@ -12,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "../cache/cache.h"
-#include "../kernel/source.h"
 #include "../util/alloc.h"
 #include "../util/command.h"
 #include "../util/clock.h"
@@ -58,7 +57,7 @@ static void step(const struct image_progress *p, const char *name, const char *w
 
 static char *images_dir(const struct spec *s)
 {
-	_cleanup_free_ char *cache = lab_cache_dir(s);
+	_cleanup_free_ char *cache = spec_cache_dir(s);
 
 	return path_join(cache, "images");
 }

@@ -14,6 +14,7 @@
 #include "../util/path.h"
 #include "../util/paths.h"
 #include "../util/yamlw.h"
+#include "../ssh/key.h"
 #include "seed.h"
 #include "../util/banned.h"
 
@@ -272,60 +273,6 @@ int seed_write(const char *dir, const struct seed_config *c, char **ret_iso, str
 	return 0;
 }
 
-/* ---- keys ---- */
-
-static int keygen(const char *path, const char *comment, struct diags *d)
-{
-	_cleanup_command_ struct command c = { 0 };
-
-	command_init(&c, "ssh-keygen");
-	command_args(&c, "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path, NULL);
-	return command_run_logged(&c, NULL, d, NULL, "ssh-keygen");
-}
-
-static int read_line(const char *path, char **ret, struct diags *d)
-{
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	int r = strbuf_read_file(&sb, path, 64 << 10);
-
-	if (r < 0) {
-		diags_add(d, NULL, "cannot read '%s': %s", path, strerror(-r));
-		return r;
-	}
-	while (sb.len && (sb.buf[sb.len - 1] == '\n' || sb.buf[sb.len - 1] == '\r'))
-		strbuf_setlen(&sb, sb.len - 1);
-	*ret = strbuf_detach(&sb, NULL);
-	return 0;
-}
-
-int lab_ssh_key(const char *cache, char **ret_private, char **ret_public_line, struct diags *d)
-{
-	_cleanup_free_ char *key = paths_ssh_key(cache), *dir = path_dirname(key);
-	_cleanup_free_ char *pub = xasprintf("%s.pub", key);
-	int r;
-
-	if ((r = path_mkdir_p(dir, 0700)) < 0) {
-		diags_add(d, NULL, "cannot create '%s': %s", dir, strerror(-r));
-		return r;
-	}
-	/* a key another user could read or swap is no key of ours */
-	if ((r = fs_check_private(cache, FS_NOT_SHARED, d)) < 0 || (r = fs_check_private(dir, FS_PRIVATE, d)) < 0)
-		return r;
-	if (!path_is_file(key) || !path_is_file(pub)) {
-		unlink(key);
-		unlink(pub);
-		if ((r = keygen(key, "lab", d)) < 0)
-			return r;
-	}
-	if ((r = fs_check_private(key, FS_PRIVATE_FILE, d)) < 0)
-		return r;
-	if (ret_public_line && (r = read_line(pub, ret_public_line, d)) < 0)
-		return r;
-	if (ret_private)
-		*ret_private = TAKE_PTR(key);
-	return 0;
-}
-
 /* ---- per-VM folders ---- */
 
 void instance_release(struct instance *i)
@@ -416,13 +363,13 @@ int image_instance_create(const char *cache, const struct image_artifact *img, c
 		diags_add(d, NULL, "cannot create '%s': %s", dir, strerror(-r));
 		goto fail;
 	}
-	if ((r = lab_ssh_key(cache, &in.identity, &pub, d)) < 0)
+	if ((r = ssh_lab_key(cache, &in.identity, &pub, d)) < 0)
 		goto fail;
 	hk_path = path_join(dir, "ssh_host_ed25519_key");
 	hk_pub = xasprintf("%s.pub", hk_path);
 	unlink(hk_path);
 	unlink(hk_pub);
-	if ((r = keygen(hk_path, in.host_alias, d)) < 0)
+	if ((r = ssh_keygen(hk_path, in.host_alias, d)) < 0)
 		goto fail;
 	{
 		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
@@ -433,7 +380,7 @@ int image_instance_create(const char *cache, const struct image_artifact *img, c
 		}
 		hostkey = strbuf_detach(&sb, NULL);
 	}
-	if ((r = read_line(hk_pub, &hostpub, d)) < 0)
+	if ((r = ssh_read_line(hk_pub, &hostpub, d)) < 0)
 		goto fail;
 	{
 		/* "alias ssh-ed25519 AAAA": the key type and key, without the comment */

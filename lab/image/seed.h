@@ -64,8 +64,6 @@ void seed_experiment_cgroups(const struct spec_experiment *e, struct strv *ret);
 /* Write <dir>/seed/{meta-data,user-data,network-config,lab-seed.sh} and <dir>/seed.iso. */
 int seed_write(const char *dir, const struct seed_config *c, char **ret_iso, struct diags *d);
 
-/* lab's own key pair, <cache>/ssh/id_ed25519, made on first use. */
-int lab_ssh_key(const char *cache, char **ret_private, char **ret_public_line, struct diags *d);
 
 struct instance_opts {
 	const char *hostname;      /* also the HostKeyAlias suffix */

@@ -212,7 +212,7 @@ static void fill_patch_list(const struct inputs *in, struct kartifact *a)
 
 int kernel_key(const struct spec *s, const struct kvariant *v, char **ret, struct diags *d)
 {
-	_cleanup_free_ char *cache = lab_cache_dir(s);
+	_cleanup_free_ char *cache = spec_cache_dir(s);
 	struct inputs in = { 0 };
 	int r = compute_inputs(cache, v, false, NULL, &in, d);
 
@@ -224,7 +224,7 @@ int kernel_key(const struct spec *s, const struct kvariant *v, char **ret, struc
 
 int kernel_lookup(const struct spec *s, const struct kvariant *v, struct kartifact *ret, struct diags *d)
 {
-	_cleanup_free_ char *cache = lab_cache_dir(s), *dir = NULL;
+	_cleanup_free_ char *cache = spec_cache_dir(s), *dir = NULL;
 	struct inputs in = { 0 };
 	struct kartifact a = { 0 };
 	int r = compute_inputs(cache, v, false, NULL, &in, d);
@@ -866,7 +866,7 @@ static void kb_release(struct kbuild *b)
 int kernel_build(const struct spec *s, const struct kvariant *v, const struct kbuild_opts *o,
 		 const struct kbuild_progress *p, struct kartifact *ret, struct diags *d)
 {
-	struct kbuild b = { .v = v, .p = p, .cache = lab_cache_dir(s), .log = STRBUF_INIT,
+	struct kbuild b = { .v = v, .p = p, .cache = spec_cache_dir(s), .log = STRBUF_INIT,
 			    .jobs = o && o->jobs ? o->jobs : (unsigned)sysconf(_SC_NPROCESSORS_ONLN) };
 	bool config_only = o && o->config_only, check_only = o && o->check_only;
 	_cleanup_free_ char *dir = NULL, *tmp = NULL;

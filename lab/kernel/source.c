@@ -15,11 +15,6 @@
 #include "source.h"
 #include "../util/banned.h"
 
-char *lab_cache_dir(const struct spec *s)
-{
-	return paths_cache(s ? s->settings.cache : NULL);
-}
-
 void ksource_release(struct ksource *k)
 {
 	free(k->key);

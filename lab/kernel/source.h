@@ -17,8 +17,6 @@ struct ksource {
 	char *tree;     /* the pristine tree */
 };
 
-/* Where lab keeps its cache: settings.cache, $XDG_CACHE_HOME/lab, ~/.cache/lab. */
-char *lab_cache_dir(const struct spec *s);
 
 /*
  * Resolve (and on first use, fetch and unpack) a source. `log` receives

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,25 @@
 #include "decide.h"
 #include "stats.h"
 #include "../util/banned.h"
+
+const char *const expect_direction_names[DIR_COUNT] = { [DIR_INCREASE] = "increase",
+							[DIR_DECREASE] = "decrease",
+							[DIR_UNCHANGED] = "unchanged" };
+
+const char *expect_direction_name(enum expect_direction d)
+{
+	return (size_t)d < ELEMENTSOF(expect_direction_names) ? expect_direction_names[d] : "?";
+}
+
+int expect_direction_parse(const char *s, enum expect_direction *ret)
+{
+	for (size_t i = 0; i < ELEMENTSOF(expect_direction_names); i++)
+		if (streq(s, expect_direction_names[i])) {
+			*ret = (enum expect_direction)i;
+			return 0;
+		}
+	return -EINVAL;
+}
 
 static const char *const method_names[] = {
 	[STAT_WELCH_LOG] = "welch-log",

@@ -31,6 +31,12 @@ const char *verdict_name(enum verdict v);
 bool verdict_decided(enum verdict v);
 
 enum expect_direction { DIR_INCREASE, DIR_DECREASE, DIR_UNCHANGED };
+#define DIR_COUNT (DIR_UNCHANGED + 1)
+/* "increase", "decrease", "unchanged": the one table of their names. */
+extern const char *const expect_direction_names[DIR_COUNT];
+const char *expect_direction_name(enum expect_direction d);
+/* The direction named s: 0, or -EINVAL. */
+int expect_direction_parse(const char *s, enum expect_direction *ret);
 
 /* How an experiment decides (lab.yaml `decide:`), stored with its run. */
 struct decide_params {

@@ -8,9 +8,6 @@
 #include "report.h"
 #include "../util/banned.h"
 
-static const char *const dir_names[] = { [DIR_INCREASE] = "increase", [DIR_DECREASE] = "decrease",
-					 [DIR_UNCHANGED] = "unchanged" };
-
 /*
  * Every string of a stored run may come from someone else's bundle (names,
  * ids, errors, release strings, the says of a check): in text it goes out
@@ -33,15 +30,6 @@ static size_t escaped_len(const char *s)
 	return e.len;
 }
 
-/* A mean the way the robot prints it: integers when large, 4 significant digits otherwise. */
-static void fmt_value(struct strbuf *out, double v)
-{
-	if (fabs(v) >= 1000 || v == floor(v))
-		strbuf_addf(out, "%.0f", v);
-	else
-		strbuf_addf(out, "%.4g", v);
-}
-
 static void fmt_mean(struct strbuf *out, const struct sample_stats *s)
 {
 	_cleanup_strbuf_ struct strbuf v = STRBUF_INIT;
@@ -50,7 +38,7 @@ static void fmt_mean(struct strbuf *out, const struct sample_stats *s)
 		strbuf_addf(out, "%10s      ", "-");
 		return;
 	}
-	fmt_value(&v, s->mean);
+	report_fmt_value(&v, s->mean);
 	if (s->n > 1 && s->rsd_pct >= 2)
 		strbuf_addf(out, "%10s ±%3.0f%%", v.buf, s->rsd_pct);
 	else
@@ -92,31 +80,6 @@ static void fmt_basis(struct strbuf *out, const struct cmp_row *r, size_t nv)
 		strbuf_addstr(out, any ? ", noisy" : "  (noisy");
 	if (any || r->noisy)
 		strbuf_addch(out, ')');
-}
-
-void report_wrap(struct strbuf *out, const char *s, size_t width, const char *indent)
-{
-	size_t col = 0;
-
-	while (*s) {
-		size_t n = strcspn(s, " ");
-
-		if (!col)
-			strbuf_addstr(out, indent);
-		if (col && col + 1 + n > width) {
-			strbuf_addch(out, '\n');
-			strbuf_addstr(out, indent);
-			col = 0;
-		} else if (col) {
-			strbuf_addch(out, ' ');
-			col++;
-		}
-		strbuf_add(out, s, n);
-		col += n;
-		s += n;
-		s += strspn(s, " ");
-	}
-	strbuf_addch(out, '\n');
 }
 
 static void header_text(const struct comparison *c, struct strbuf *out)
@@ -172,52 +135,6 @@ static void header_text(const struct comparison *c, struct strbuf *out)
 }
 
 
-static const char *timing_note(const struct result_set *rs)
-{
-	return rs->icount ? "timing: icount: guest time counts instructions; a time-based metric measures path "
-			    "length, not the host's speed, and not cache effects"
-			  : NULL;
-}
-
-static const char *counter_note(const struct result_set *rs)
-{
-	for (size_t i = 0; i < rs->names.n; i++)
-		if (str_startswith(rs->names.v[i], "insn."))
-			return "insn: guest instructions counted by lab's QEMU TCG plugin, exact whatever the host's "
-			       "speed; they show path length, spinning on a contended lock and serialised "
-			       "interleavings, not cache-line contention, which needs real cores";
-	return NULL;
-}
-
-size_t report_notes(const struct result_set *rs, const char *notes[REPORT_MAX_NOTES])
-{
-	size_t n = 0;
-
-	if (timing_note(rs))
-		notes[n++] = timing_note(rs);
-	if (counter_note(rs))
-		notes[n++] = counter_note(rs);
-	return n;
-}
-
-char *report_legend(const struct comparison *c)
-{
-	const struct decide_params *dp = &c->rs->decide;
-	size_t tested = 0;
-
-	for (size_t g = 0; g < c->ngroups; g++)
-		for (size_t r = 0; r < c->groups[g].nrows; r++)
-			for (size_t v = 1; v < c->nvariants; v++)
-				tested += !isnan(c->groups[g].rows[r].d[v].q);
-	return xasprintf("Declared expectations: %s at alpha %g%s; the unit is the boot when each side has 2 or "
-			 "more, else the run. Other rows: p, and q (Benjamini-Hochberg over %zu tested rows); "
-			 "shown when q <= %g with 3 runs a side (--all: every row). \"ranges apart\": the kernel test "
-			 "robot's rule; noisy: %%stddev >= 20%%. perf-profile and *_pct rows change in points; a profile "
-			 "symbol or lock a run did not report counts 0 in that run.",
-			 stat_method_name(dp->method), dp->alpha,
-			 dp->sequential ? ", spent over the looks of a sequential design" : "", tested, dp->q);
-}
-
 /* A sweep (three variants or more): one row per step, like the seeds'
  * tables: the expected metrics, then the significant ones (5 at most),
  * base = 100, percentages as measured. */
@@ -270,47 +187,6 @@ static void sweep_table(const struct comparison *c, const struct cmp_group *g, s
 	}
 }
 
-static void obs_range(struct strbuf *out, const struct sample_stats *s)
-{
-	strbuf_addf(out, "%zu run%s: ", s->n, s->n == 1 ? "" : "s");
-	fmt_value(out, s->min);
-	if (s->max != s->min) {
-		strbuf_addstr(out, " .. ");
-		fmt_value(out, s->max);
-	}
-}
-
-void report_observation_evidence(const struct cmp_observation *x, struct strbuf *out)
-{
-	bool vs = x->o->rel >= OBS_HIGHER;
-
-	if (!x->group) {
-		strbuf_addf(out, "no run reported %s", x->o->metric);
-		return;
-	}
-	if (!x->s.n) {
-		strbuf_addf(out, "no run of %s reported it", x->variant);
-		return;
-	}
-	obs_range(out, &x->s);
-	if (vs) {
-		strbuf_addstr(out, "; baseline ");
-		if (x->base.n)
-			obs_range(out, &x->base);
-		else
-			strbuf_addstr(out, "has no value");
-	}
-	if (x->decided)
-		strbuf_addf(out, "; %s; ranges %s", x->why, x->apart ? "apart" : "overlap");
-}
-
-void report_observation_seen(const struct cmp_observation *x, struct strbuf *out)
-{
-	if (x->o->says)
-		strbuf_addf(out, "%s; ", x->o->says);
-	report_observation_evidence(x, out);
-}
-
 static void observations_text(const struct comparison *c, struct strbuf *out)
 {
 	if (!c->nobs)
@@ -337,18 +213,6 @@ static void observations_text(const struct comparison *c, struct strbuf *out)
 		term_escape(out, seen.buf);
 		strbuf_addch(out, '\n');
 	}
-}
-
-bool report_disturbed(const struct report_opts *o, const char *group, size_t i, struct strbuf *out)
-{
-	const struct calib_overhead *ov = o->calib && i < o->calib->nov ? &o->calib->ov[i] : NULL;
-
-	if (!ov || !streq(ov->group, group) || !calib_overhead_over_budget(o->calib, ov))
-		return false;
-	strbuf_addf(out, "%s moves %s by ", ov->monitor, ov->metric);
-	calib_overhead_figure(ov, out);
-	strbuf_addf(out, " here (budget %g%%, lab calibrate --monitors): these numbers are disturbed", ov->budget_pct);
-	return true;
 }
 
 /* The group's disturbed lines (esc: the format's escaper). */
@@ -420,40 +284,6 @@ static void group_text(const struct comparison *c, const struct cmp_group *gr, c
 		sweep_table(c, gr, out);
 }
 
-/* CV % or "-" */
-static void fmt_cv(struct strbuf *out, double cv)
-{
-	if (isnan(cv))
-		strbuf_addch(out, '-');
-	else
-		strbuf_addf(out, "%.1f%%", cv);
-}
-
-void report_verdict_basis(const struct cmp_verdict *v, struct strbuf *out)
-{
-	const struct effect *e = v->d ? &v->d->e : NULL;
-
-	strbuf_addf(out, "%s, alpha %.3g", v->d ? e->method : stat_method_name(v->method), v->alpha);
-	if (v->looks > 1)
-		strbuf_addf(out, " (look %u of %u)", v->look, v->looks);
-	if (!e)
-		return;
-	for (int k = 0; k < 2; k++) {
-		strbuf_addstr(out, k ? "; compared " : "; baseline ");
-		if (!e->boots[k]) {
-			strbuf_addf(out, "%zu runs, boots unknown", e->runs[k]);
-			continue;
-		}
-		strbuf_addf(out, "%zu boots x %.3g runs, CV between boots ", e->boots[k],
-			    (double)e->runs[k] / (double)e->boots[k]);
-		fmt_cv(out, e->cv_between[k]);
-		strbuf_addstr(out, " within ");
-		fmt_cv(out, e->cv_within[k]);
-	}
-	if (!e->by_boot && (e->boots[0] == 1 || e->boots[1] == 1))
-		strbuf_addstr(out, "; one boot a side: its runs are not independent, the interval is too narrow");
-}
-
 static void verdicts_text(const struct comparison *c, struct strbuf *out)
 {
 	if (!c->nverdicts)
@@ -466,7 +296,7 @@ static void verdicts_text(const struct comparison *c, struct strbuf *out)
 		term_escape(out, v->variant);
 		strbuf_addch(out, ' ');
 		term_escape(out, v->metric);
-		strbuf_addf(out, ": %s", dir_names[v->expect->dir]);
+		strbuf_addf(out, ": %s", expect_direction_name(v->expect->dir));
 		if (v->expect->has_effect)
 			strbuf_addf(out, " %g%%", v->expect->effect * 100);
 		strbuf_addstr(out, " [");
@@ -567,7 +397,7 @@ static void verdicts_md(const struct comparison *c, struct strbuf *out)
 		md_escape(out, v->variant);
 		strbuf_addstr(out, " | ");
 		md_code(out, v->metric);
-		strbuf_addf(out, " | %s | ", dir_names[v->expect->dir]);
+		strbuf_addf(out, " | %s | ", expect_direction_name(v->expect->dir));
 		md_escape(out, v->group);
 		strbuf_addstr(out, " | ");
 		md_escape(out, v->why);
@@ -613,7 +443,7 @@ static void md_mean(struct strbuf *out, const struct sample_stats *s)
 		strbuf_addstr(out, "*not reported*");
 		return;
 	}
-	fmt_value(out, s->mean);
+	report_fmt_value(out, s->mean);
 	strbuf_addf(out, " ±%.1f%%", s->rsd_pct);
 }
 
@@ -786,21 +616,8 @@ static void json_runs(struct json *j, const struct result_set *rs)
 {
 	json_key(j, "runs");
 	json_array_begin(j);
-	for (size_t i = 0; i < rs->n; i++) {
-		const struct result_run *r = &rs->runs[i];
-
-		json_object_begin(j);
-		json_kv_string(j, "id", r->id);
-		json_kv_string(j, "variant", r->variant);
-		json_kv_string(j, "group", r->group);
-		json_kv_uint(j, "repeat", r->repeat);
-		json_kv_string(j, "status", run_status_name(r->status));
-		json_kv_string(j, "release", r->release);
-		json_kv_string(j, "error", r->error);
-		if (r->node) /* the cluster node that ran it (engine: slurm) */
-			json_kv_string(j, "node", r->node);
-		json_object_end(j);
-	}
+	for (size_t i = 0; i < rs->n; i++)
+		result_run_json(j, &rs->runs[i]);
 	json_array_end(j);
 }
 
@@ -864,7 +681,7 @@ static void json_verdicts(struct json *j, const struct comparison *c)
 		json_kv_string(j, "variant", v->variant);
 		json_kv_string(j, "metric", v->metric);
 		json_kv_string(j, "group", v->group);
-		json_kv_string(j, "expected", dir_names[v->expect->dir]);
+		json_kv_string(j, "expected", expect_direction_name(v->expect->dir));
 		json_kv_double_or_null(j, "effect", v->expect->has_effect, v->expect->effect);
 		json_kv_uint(j, "n_baseline", v->na);
 		json_kv_uint(j, "n_compared", v->nb);

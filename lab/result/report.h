@@ -42,6 +42,12 @@ struct report_opts {
 	const struct report_part *part;
 };
 
+/*
+ * The pieces every format shares (report-parts.c), below the formatters
+ * that use them.
+ */
+/* A mean the way the robot prints it: integers when large, 4 significant digits otherwise. */
+void report_fmt_value(struct strbuf *out, double v);
 /* Whether o->calib's overhead i disturbs group: a monitor over its budget,
  * then out gets "perf-profile moves hackbench.throughput by -7.2% [-10.3,
  * -4.1]% here (budget 3%, ...): these numbers are disturbed", unescaped:
@@ -131,6 +137,7 @@ struct forest_row {
 size_t report_forest_rows(const struct comparison *c, size_t k, size_t top, struct forest_row **ret);
 /* What a row is: verdict_name(), "smaller than declared", or "flagged". */
 const char *forest_row_word(const struct forest_row *r);
+/* Inline SVG (svg.c), below the HTML report and the forest plot. */
 /* An inline picture's <svg>: its size, viewBox, font and white background (close it). */
 void report_svg_open(struct xml *x, double width, double height);
 /* An SVG line from (x1, y1) to (x2, y2); width and dash NULL: the default. */

@@ -287,10 +287,7 @@ static void verdict_cell(const struct cmp_verdict *v, struct strbuf *out)
 /* "increase 5%" */
 static void expected_text(const struct cmp_verdict *v, struct strbuf *out)
 {
-	static const char *const dir[] = { [DIR_INCREASE] = "increase", [DIR_DECREASE] = "decrease",
-					   [DIR_UNCHANGED] = "unchanged" };
-
-	strbuf_addstr(out, dir[v->expect->dir]);
+	strbuf_addstr(out, expect_direction_name(v->expect->dir));
 	if (v->expect->has_effect)
 		strbuf_addf(out, " %g%%", v->expect->effect * 100);
 }

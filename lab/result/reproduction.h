@@ -23,7 +23,7 @@
  *                reproduction, is inconclusive.
  *  moved         the A/A part: each kernel against itself, the original's
  *                runs against the reproduction's, through lab compare's
- *                cross-run model (xcompare.h: inputs "original" and
+ *                cross-run model (compare-inputs.h: inputs "original" and
  *                "reproduction", measured alike or not comparable). A level
  *                moved when its change is flagged the way compare.c flags
  *                an exploratory row (compare.h cmp_delta.flagged: q <= the
@@ -48,7 +48,7 @@
 
 #include "../util/strbuf.h"
 #include "compare.h"
-#include "xcompare.h"
+#include "compare-inputs.h"
 
 enum repro_state { REPRO_REPRODUCED, REPRO_NOT_REPRODUCED, REPRO_INCONCLUSIVE };
 #define REPRO_STATE_COUNT (REPRO_INCONCLUSIVE + 1)

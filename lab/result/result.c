@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../util/alloc.h"
+#include "../util/json.h"
 #include "result.h"
 #include "../util/banned.h"
 
@@ -296,4 +297,25 @@ int result_parse_metrics(struct result_run *r, const char *text, char **err)
 		result_add_metric(r, line, v);
 	}
 	return 0;
+}
+
+void result_run_json(struct json *j, const struct result_run *r)
+{
+	json_object_begin(j);
+	json_kv_string(j, "id", r->id);
+	json_kv_string(j, "status", run_status_name(r->status));
+	json_kv_string(j, "variant", r->variant);
+	json_kv_uint(j, "job", r->job);
+	json_kv_uint(j, "repeat", r->repeat);
+	json_kv_string(j, "group", r->group);
+	json_kv_string(j, "release", r->release);
+	json_kv_string(j, "error", r->error);
+	json_kv_string(j, "boot", r->boot);
+	json_kv_uint(j, "boot_pos", r->boot_pos);
+	json_kv_string(j, "guest", r->guest);
+	if (r->node) /* only runs a cluster node ran */
+		json_kv_string(j, "node", r->node);
+	if (r->fp >= 0) /* runs stored before fingerprints, and runs that never booted, have none */
+		json_kv_uint(j, "fingerprint", (unsigned)r->fp);
+	json_object_end(j);
 }

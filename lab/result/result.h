@@ -141,6 +141,10 @@ char *observe_describe(const struct result_observe *o);
 const char *observe_rel_name(enum observe_rel r);
 int observe_rel_from_name(const char *s, enum observe_rel *ret);
 const char *run_status_name(enum run_status s);
+struct json;
+/* A run as one JSON object, the one writer of a run: run.json's "runs"
+ * (store/store.c) and the JSON report's (result/report.c). */
+void result_run_json(struct json *j, const struct result_run *r);
 int run_status_from_name(const char *s, enum run_status *ret);
 
 /* Parses `metric value` lines (a parse script's output); a malformed line

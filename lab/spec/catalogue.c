@@ -15,10 +15,64 @@
 #include "spec.h"
 #include "../util/banned.h"
 
+/* ---- parameter types ---- */
+
+static const char *const param_type_names[] = {
+	[PARAM_STRING] = "string", [PARAM_INT] = "int", [PARAM_UINT] = "uint",
+	[PARAM_BOOL] = "bool", [PARAM_DURATION] = "duration", [PARAM_SIZE] = "size",
+	[PARAM_CPUS] = "cpus", [PARAM_PERCENT] = "percent", [PARAM_ENUM] = "enum",
+	[PARAM_CPULIST] = "cpulist",
+};
+
+const char *param_type_name(enum param_type t)
+{
+	return param_type_names[t];
+}
+
+const char *catalogue_param_check(const struct catalogue_param *p, const char *value)
+{
+	uint64_t u;
+	double f;
+	bool b;
+
+	switch (p->type) {
+	case PARAM_STRING:
+		return NULL;
+	case PARAM_INT:
+		if (*value == '-')
+			value++;
+		/* fallthrough */
+	case PARAM_UINT:
+		return parse_uint(value, INT64_MAX, &u) < 0 ? "a whole number" : NULL;
+	case PARAM_BOOL:
+		return streq(value, "true") || streq(value, "false") || streq(value, "yes") ||
+				       streq(value, "no")
+			       ? NULL
+			       : "true or false";
+	case PARAM_DURATION:
+		return parse_duration(value, &u) < 0 ? "a duration such as 30s or 5m" : NULL;
+	case PARAM_SIZE:
+		return parse_size(value, &u) < 0 ? "a size such as 512M or 4G" : NULL;
+	case PARAM_CPUS:
+		return parse_count_or_percent(value, &b, &f) < 0 ? "a CPU count such as 8 or a share such as 75%"
+								  : NULL;
+	case PARAM_PERCENT:
+		return parse_percent(value, &f) < 0 ? "a percentage such as 50%" : NULL;
+	case PARAM_ENUM:
+		return strv_contains(&p->values, value) ? NULL : "one of the listed values";
+	case PARAM_CPULIST: {
+		uint8_t bits[SPEC_MAX_VCPUS / 8] = { 0 };
+
+		return parse_cpulist(value, bits, SPEC_MAX_VCPUS, NULL) < 0 ? "a cpu list such as 0-3,8" : NULL;
+	}
+	}
+	return "?";
+}
+
 static const char *const entry_keys[] = {
 	"name", "description", "packages", "timeout", "params", "metrics", "provides", "overhead-budget", "work", "host",
 };
-/* What a host-side monitor (`host:`) reads; lab does the reading (engine/runner.c). */
+/* What a host-side monitor (`host:`) reads; lab does the reading (engine/guest-run.c). */
 static const char *const host_sources[] = { CATALOGUE_HOST_INSN_PLUGIN };
 static const char *const param_keys[] = { "type", "default", "values", "description" };
 

@@ -15,6 +15,7 @@
 #include "../util/path.h"
 #include "../util/units.h"
 #include "spec.h"
+#include "../util/paths.h"
 #include "../util/banned.h"
 
 static const struct spec_source default_source = {
@@ -31,6 +32,11 @@ const struct spec_kernel *spec_find_kernel(const struct spec *s, const char *nam
 		if (streq(s->kernels[i].name, name))
 			return &s->kernels[i];
 	return NULL;
+}
+
+char *spec_cache_dir(const struct spec *s)
+{
+	return paths_cache(s ? s->settings.cache : NULL);
 }
 
 const struct spec_topology *spec_find_topology(const struct spec *s, const char *name)
@@ -123,60 +129,6 @@ void spec_experiment_variants(const struct spec *s, const struct spec_experiment
 			strv_push(ret, e->kernels.v[i].name);
 		}
 	}
-}
-
-/* ---- parameter types ---- */
-
-static const char *const param_type_names[] = {
-	[PARAM_STRING] = "string", [PARAM_INT] = "int", [PARAM_UINT] = "uint",
-	[PARAM_BOOL] = "bool", [PARAM_DURATION] = "duration", [PARAM_SIZE] = "size",
-	[PARAM_CPUS] = "cpus", [PARAM_PERCENT] = "percent", [PARAM_ENUM] = "enum",
-	[PARAM_CPULIST] = "cpulist",
-};
-
-const char *param_type_name(enum param_type t)
-{
-	return param_type_names[t];
-}
-
-const char *catalogue_param_check(const struct catalogue_param *p, const char *value)
-{
-	uint64_t u;
-	double f;
-	bool b;
-
-	switch (p->type) {
-	case PARAM_STRING:
-		return NULL;
-	case PARAM_INT:
-		if (*value == '-')
-			value++;
-		/* fallthrough */
-	case PARAM_UINT:
-		return parse_uint(value, INT64_MAX, &u) < 0 ? "a whole number" : NULL;
-	case PARAM_BOOL:
-		return streq(value, "true") || streq(value, "false") || streq(value, "yes") ||
-				       streq(value, "no")
-			       ? NULL
-			       : "true or false";
-	case PARAM_DURATION:
-		return parse_duration(value, &u) < 0 ? "a duration such as 30s or 5m" : NULL;
-	case PARAM_SIZE:
-		return parse_size(value, &u) < 0 ? "a size such as 512M or 4G" : NULL;
-	case PARAM_CPUS:
-		return parse_count_or_percent(value, &b, &f) < 0 ? "a CPU count such as 8 or a share such as 75%"
-								  : NULL;
-	case PARAM_PERCENT:
-		return parse_percent(value, &f) < 0 ? "a percentage such as 50%" : NULL;
-	case PARAM_ENUM:
-		return strv_contains(&p->values, value) ? NULL : "one of the listed values";
-	case PARAM_CPULIST: {
-		uint8_t bits[SPEC_MAX_VCPUS / 8] = { 0 };
-
-		return parse_cpulist(value, bits, SPEC_MAX_VCPUS, NULL) < 0 ? "a cpu list such as 0-3,8" : NULL;
-	}
-	}
-	return "?";
 }
 
 /* ---- kernels ---- */

@@ -262,7 +262,7 @@ struct spec_experiment {
 	struct pos repeat_pos;
 	struct spec_decide decide;
 	uint64_t warmup_usec;
-	bool quiesce;     /* the guest quiesced before each run (driver.h); default true */
+	bool quiesce;     /* the guest quiesced before each run (guest-script.h); default true */
 	uint64_t timeout_usec;
 	enum boot_policy boot;
 	struct pos boot_pos;
@@ -315,7 +315,7 @@ struct catalogue_entry {
 };
 #define CATALOGUE_OVERHEAD_BUDGET_PCT 3.0
 
-/* The host-side monitor source: lab's QEMU plugin's instruction counts (lab/plugin/insn.c). */
+/* The host-side monitor source: lab's QEMU plugin's instruction counts (lab/plugin/lab-insn.c). */
 #define CATALOGUE_HOST_INSN_PLUGIN "insn-plugin"
 
 struct spec {
@@ -455,3 +455,7 @@ struct spec_bisect_step {
 };
 int spec_bisect_step(struct spec *s, struct spec_experiment *e, const struct spec_bisect_step *st, struct diags *d);
 int catalogue_load(struct spec *s, struct diags *d);
+
+/* lab's cache folder for this lab.yaml (util/paths.h: LAB_CACHE_DIR,
+ * settings.cache, XDG, home); s may be NULL. */
+char *spec_cache_dir(const struct spec *s);

@@ -191,7 +191,7 @@ static void add_source(struct snapshot *snap, const struct snapshot_source *src)
 /* What kernel/source.c knows of each source without fetching anything. */
 static void identify_sources(const struct spec *s, struct snapshot *snap)
 {
-	_cleanup_free_ char *cache = lab_cache_dir(s);
+	_cleanup_free_ char *cache = spec_cache_dir(s);
 
 	for (size_t i = 0; i < s->nsources; i++) {
 		const struct spec_source *src = &s->sources[i];

@@ -15,9 +15,6 @@
 
 const char *const store_v1_files[] = { STORE_V1_JOURNAL, "variants", "expect", "mechanism", "observe", NULL };
 
-static const char *const dir_names[] = { [DIR_INCREASE] = "increase", [DIR_DECREASE] = "decrease",
-					 [DIR_UNCHANGED] = "unchanged" };
-
 /* Split a line on tabs into exactly n fields (in place). */
 static bool split(char *line, char **f, size_t n)
 {
@@ -138,7 +135,7 @@ static int parse_expect(struct result_set *rs, char *text, const char *file, str
 	for (char *l; (l = next_line(&text));) {
 		char *f[4];
 		unsigned long job;
-		size_t k;
+		enum expect_direction dir;
 		double eff = 0;
 
 		pos.line++;
@@ -146,10 +143,7 @@ static int parse_expect(struct result_set *rs, char *text, const char *file, str
 			diags_add(d, &pos, "malformed expectation line (want job, metric, direction, effect)");
 			return -EINVAL;
 		}
-		for (k = 0; k < ELEMENTSOF(dir_names); k++)
-			if (streq(f[2], dir_names[k]))
-				break;
-		if (k == ELEMENTSOF(dir_names)) {
+		if (expect_direction_parse(f[2], &dir) < 0) {
 			diags_add(d, &pos, "unknown direction '%s' (increase, decrease or unchanged)", f[2]);
 			return -EINVAL;
 		}
@@ -157,7 +151,7 @@ static int parse_expect(struct result_set *rs, char *text, const char *file, str
 			diags_add(d, &pos, "effect '%s' is not a number >= 0", f[3]);
 			return -EINVAL;
 		}
-		result_add_expect(rs, job, f[1], (enum expect_direction)k, eff, !streq(f[3], "-"));
+		result_add_expect(rs, job, f[1], dir, eff, !streq(f[3], "-"));
 	}
 	return 0;
 }

@@ -20,9 +20,6 @@
 #include "store-v1.h"
 #include "../util/banned.h"
 
-static const char *const dir_names[] = { [DIR_INCREASE] = "increase", [DIR_DECREASE] = "decrease",
-					 [DIR_UNCHANGED] = "unchanged" };
-
 int store_create(const char *root, char **ret_id, struct diags *d)
 {
 	struct pos pos = { .file = root };
@@ -82,12 +79,6 @@ static int write_file(const char *dir, const char *name, const struct strbuf *sb
 
 /* ---- writing run.json ---- */
 
-static void json_kv_int(struct json *j, const char *k, unsigned long long v)
-{
-	json_key(j, k);
-	json_uint(j, v);
-}
-
 static void json_strv(struct json *j, const char *k, const struct strv *v)
 {
 	json_key(j, k);
@@ -101,27 +92,8 @@ static void runs_json(struct json *j, const struct result_set *rs)
 {
 	json_key(j, "runs");
 	json_array_begin(j);
-	for (size_t i = 0; i < rs->n; i++) {
-		const struct result_run *r = &rs->runs[i];
-
-		json_object_begin(j);
-		json_kv_string(j, "id", r->id);
-		json_kv_string(j, "status", run_status_name(r->status));
-		json_kv_string(j, "variant", r->variant);
-		json_kv_int(j, "job", r->job);
-		json_kv_int(j, "repeat", r->repeat);
-		json_kv_string(j, "group", r->group);
-		json_kv_string(j, "release", r->release);
-		json_kv_string(j, "error", r->error);
-		json_kv_string(j, "boot", r->boot);
-		json_kv_int(j, "boot_pos", r->boot_pos);
-		json_kv_string(j, "guest", r->guest);
-		if (r->node) /* only runs a cluster node ran */
-			json_kv_string(j, "node", r->node);
-		if (r->fp >= 0) /* runs stored before fingerprints, and runs that never booted, have none */
-			json_kv_int(j, "fingerprint", (unsigned)r->fp);
-		json_object_end(j);
-	}
+	for (size_t i = 0; i < rs->n; i++)
+		result_run_json(j, &rs->runs[i]);
 	json_array_end(j);
 }
 
@@ -133,9 +105,9 @@ static void expect_json(struct json *j, const struct result_set *rs)
 		const struct result_expect *x = &rs->expect[i];
 
 		json_object_begin(j);
-		json_kv_int(j, "job", x->job);
+		json_kv_uint(j, "job", x->job);
 		json_kv_string(j, "metric", x->metric);
-		json_kv_string(j, "direction", dir_names[x->dir]);
+		json_kv_string(j, "direction", expect_direction_name(x->dir));
 		json_key(j, "effect");
 		if (x->has_effect)
 			json_double(j, x->effect);
@@ -162,8 +134,8 @@ static void decide_json(struct json *j, const struct decide_params *p)
 	json_kv_string(j, "statistic", stat_method_name(p->method));
 	json_key(j, "sequential");
 	json_bool(j, p->sequential);
-	json_kv_int(j, "min_boots", p->min_boots);
-	json_kv_int(j, "max_boots", p->max_boots);
+	json_kv_uint(j, "min_boots", p->min_boots);
+	json_kv_uint(j, "max_boots", p->max_boots);
 	json_object_end(j);
 }
 
@@ -204,7 +176,7 @@ static void series_json(struct json *j, const struct result_set *rs)
 		json_array_begin(j);
 		for (size_t k = 0; k < x->npatches; k++) {
 			json_object_begin(j);
-			json_kv_int(j, "number", x->patches[k].number);
+			json_kv_uint(j, "number", x->patches[k].number);
 			json_kv_string(j, "subject", x->patches[k].subject);
 			json_object_end(j);
 		}
@@ -220,7 +192,7 @@ void store_format(const struct result_set *rs, struct strbuf *out)
 
 	json_init(&j, out, true);
 	json_object_begin(&j);
-	json_kv_int(&j, "format", STORE_FORMAT);
+	json_kv_uint(&j, "format", STORE_FORMAT);
 	json_kv_string(&j, "experiment", rs->experiment);
 	json_strv(&j, "variants", &rs->variants);
 	json_strv(&j, "mechanism", &rs->mechanism);
@@ -596,7 +568,7 @@ static int read_expect(struct rd *x, struct result_set *rs, const struct json_do
 
 	if (object(x, o, known) < 0 || member_uint(x, o, "job", UINT_MAX, &job) < 0 ||
 	    member_string(x, o, "metric", false, &metric) < 0 ||
-	    member_enum(x, o, "direction", dir_names, ELEMENTSOF(dir_names), "increase, decrease or unchanged",
+	    member_enum(x, o, "direction", expect_direction_names, DIR_COUNT, "increase, decrease or unchanged",
 			&dir) < 0 ||
 	    member_number(x, o, "effect", true, &has_effect, &effect) < 0 ||
 	    member_statistic(x, o, "statistic", true, &method) < 0)

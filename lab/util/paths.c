@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+#include <limits.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "alloc.h"
+#include "macro.h"
 #include "path.h"
 #include "paths.h"
 #include "banned.h"
@@ -81,4 +83,68 @@ char *paths_vm(const char *state, const char *name)
 char *paths_host(const char *state, const char *name)
 {
 	return xasprintf("%s/hosts/%s", state, name);
+}
+
+char *paths_datadir(void)
+{
+	const char *env = getenv("LAB_DATADIR");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env)
+		return xstrdup(env);
+	/* run from a checkout: the data sits beside the binary */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		_cleanup_free_ char *dir = NULL, *probe = NULL;
+
+		exe[n] = '\0';
+		dir = path_dirname(exe);
+		/* installed: PREFIX/bin/lab beside PREFIX/share/lab */
+		probe = path_join(dir, "../share/lab/lab.yaml");
+		if (path_is_file(probe))
+			return path_join(dir, "../share/lab");
+		for (int up = 0; up < 4; up++) {
+			free(probe);
+			probe = path_join(dir, "workloads");
+			if (path_is_dir(probe)) {
+				free(probe);
+				probe = path_join(dir, "lab.yaml");
+				if (path_is_file(probe))
+					return TAKE_PTR(dir);
+			}
+			char *parent = path_dirname(dir);
+
+			free(dir);
+			dir = parent;
+		}
+	}
+	return xstrdup(LAB_DATADIR);
+}
+
+
+char *paths_insn_plugin(void)
+{
+	const char *env = getenv("LAB_INSN_PLUGIN");
+	_cleanup_free_ char *data = paths_datadir();
+	/* installed (make install), then a checkout's build */
+	static const char *const where[] = { "lib/" PATHS_INSN_PLUGIN_NAME, "build/lib/" PATHS_INSN_PLUGIN_NAME };
+
+	if (env && *env == '/')
+		return xstrdup(env);
+	for (size_t i = 0; i < ELEMENTSOF(where); i++) {
+		_cleanup_free_ char *p = path_join(data, where[i]);
+
+		if (path_is_file(p))
+			return TAKE_PTR(p);
+	}
+	return NULL;
+}
+
+
+char *paths_layer_dir(void)
+{
+	_cleanup_free_ char *data = paths_datadir();
+
+	return path_join(data, "images/layer");
 }

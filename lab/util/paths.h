@@ -15,7 +15,13 @@
  *   a host   <state>/hosts/NAME, its ssh control socket NAME/ssh.ctl
  *
  * Pure functions of the environment and their arguments: nothing is
- * created or checked here (fs_check_private checks).
+ * created or checked here (fs_check_private checks), except that the
+ * shipped data is found by looking for it beside lab's binary:
+ *
+ *   data     LAB_DATADIR | PREFIX/share/lab beside PREFIX/bin/lab | the
+ *            checkout lab was built in | the compiled-in LAB_DATADIR
+ *   layer    <data>/images/layer
+ *   plugin   LAB_INSN_PLUGIN | <data>/lib/lab-insn.so | <data>/build/lib/lab-insn.so
  */
 #pragma once
 
@@ -34,3 +40,12 @@ char *paths_results(const char *setting, const char *spec_dir);
 char *paths_ssh_key(const char *cache);
 char *paths_vm(const char *state, const char *name);
 char *paths_host(const char *state, const char *name);
+/* Where lab's shipped data (lab.yaml, workloads/, kernels/, images/) lives. */
+char *paths_datadir(void);
+/* lab's guest layer (images/layer) in the shipped data. */
+char *paths_layer_dir(void);
+#define PATHS_INSN_PLUGIN_NAME "lab-insn.so"
+/* The insn monitor's QEMU plugin: $LAB_INSN_PLUGIN (absolute), else the data
+ * folder's lib/lab-insn.so (installed) or build/lib/lab-insn.so (a checkout);
+ * NULL when there is none. */
+char *paths_insn_plugin(void);

@@ -413,7 +413,7 @@ static void qemu_opt_value(struct strbuf *sb, const char *v)
 	}
 }
 
-/* lab's instruction-counting TCG plugin (lab/plugin/insn.c) */
+/* lab's instruction-counting TCG plugin (lab/plugin/lab-insn.c) */
 static void insn_plugin(struct xml *x, const struct domain_config *c)
 {
 	_cleanup_strbuf_ struct strbuf arg = STRBUF_INIT;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The host's side of lab's instruction-counting QEMU plugin
- * (lab/plugin/insn.c, loaded when vm_opts.insn_plugin is set): one
+ * (lab/plugin/lab-insn.c, loaded when vm_opts.insn_plugin is set): one
  * snapshot of its counts read from the socket in the VM's folder.
  *
  * The bytes come from a QEMU process running a guest: they are kept as

@@ -7,7 +7,7 @@
 #include "result/fingerprint.h"
 #include "result/mixed.h"
 #include "result/report.h"
-#include "result/xcompare.h"
+#include "result/compare-inputs.h"
 #include "store/store.h"
 #include "util/alloc.h"
 #include "util/json.h"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "image/recipe.h"
 #include "image/seed.h"
+#include "ssh/key.h"
 #include "spec/spec.h"
 #include "util/alloc.h"
 #include "util/command.h"
@@ -314,23 +315,23 @@ static void test_ssh_key_private(void **state)
 	cache = path_join(tmpl, "cache");
 	ssh = path_join(cache, "ssh");
 	assert_int_equal(path_mkdir_p(cache, 0755), 0);
-	assert_int_equal(lab_ssh_key(cache, &key, NULL, &d), 0);
+	assert_int_equal(ssh_lab_key(cache, &key, NULL, &d), 0);
 	assert_int_equal(stat(ssh, &st), 0);
 	assert_int_equal(st.st_mode & 077, 0);
 	/* a cache others may write to: they could swap the key */
 	assert_int_equal(chmod(cache, 0777), 0);
-	assert_int_equal(lab_ssh_key(cache, &key2, NULL, &d), -EPERM);
+	assert_int_equal(ssh_lab_key(cache, &key2, NULL, &d), -EPERM);
 	assert_non_null(strstr(d.v[d.n - 1].msg, "other users can write to it (mode 0777"));
 	assert_int_equal(chmod(cache, 0755), 0);
 	/* a key others may read */
 	assert_int_equal(chmod(key, 0644), 0);
-	assert_int_equal(lab_ssh_key(cache, &key2, NULL, &d), -EPERM);
+	assert_int_equal(ssh_lab_key(cache, &key2, NULL, &d), -EPERM);
 	assert_non_null(strstr(d.v[d.n - 1].msg, "other users can reach it (mode 0644"));
 	assert_int_equal(chmod(key, 0600), 0);
 	/* an ssh folder another user owns */
 	if (geteuid() == 0) {
 		assert_int_equal(chown(ssh, 4242, 4242), 0);
-		assert_int_equal(lab_ssh_key(cache, &key2, NULL, &d), -EPERM);
+		assert_int_equal(ssh_lab_key(cache, &key2, NULL, &d), -EPERM);
 		assert_non_null(strstr(d.v[d.n - 1].msg, "belongs to uid 4242"));
 		assert_int_equal(chown(ssh, 0, 0), 0);
 	}
@@ -340,7 +341,7 @@ static void test_ssh_key_private(void **state)
 
 		assert_int_equal(rename(key, real), 0);
 		assert_int_equal(symlink(real, key), 0);
-		assert_int_equal(lab_ssh_key(cache, &key2, NULL, &d), -EPERM);
+		assert_int_equal(ssh_lab_key(cache, &key2, NULL, &d), -EPERM);
 		assert_non_null(strstr(d.v[d.n - 1].msg, "not a regular file"));
 	}
 	assert_null(key2);

@@ -15,7 +15,7 @@
 #include "store/snapshot.h"
 #include "engine/reproduce.h"
 #include "store/calib-store.h"
-#include "engine/driver.h"
+#include "engine/guest-script.h"
 #include "engine/hostload.h"
 #include "store/index.h"
 #include "result/compare.h"

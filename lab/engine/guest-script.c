@@ -3,7 +3,7 @@
 #include <string.h>
 #include "../util/alloc.h"
 #include "../util/command.h"
-#include "driver.h"
+#include "guest-script.h"
 #include "../util/banned.h"
 
 static void env_name(struct strbuf *out, const char *key)

@@ -5,7 +5,7 @@
 #include "../util/alloc.h"
 #include "../util/escape.h"
 #include "../util/json.h"
-#include "xcompare.h"
+#include "compare-inputs.h"
 #include "../util/banned.h"
 
 /* Which input and variant a column is. */

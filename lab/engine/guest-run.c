@@ -10,9 +10,9 @@
 #include "../util/path.h"
 #include "../util/tarball.h"
 #include "../vm/insn.h"
-#include "driver.h"
+#include "guest-script.h"
 #include "hostload.h"
-#include "runner.h"
+#include "guest-run.h"
 #include "../util/banned.h"
 
 static void step(const struct runner_config *c, const struct plan_run *pr, const char *what)
@@ -257,7 +257,7 @@ static int ship(const struct runner_config *c, const struct plan_run *pr, struct
 }
 
 /* The host-side monitors of a run: read by lab at the window's start and
- * stop (driver.h's markers), their raw outputs kept here until the guest's
+ * stop (guest-script.h's markers), their raw outputs kept here until the guest's
  * are unpacked. */
 struct window {
 	const struct runner_config *c;
