@@ -305,11 +305,53 @@ static char *slurm_time(uint64_t sec)
 			 (unsigned long long)(m % 60));
 }
 
+/* sbatch's command line for an array of n shards running script: lab's
+ * own options, then engine:'s (partition, constraint, ... sbatch:). */
+static void sbatch_command(struct slurm_exec *se, size_t n, const char *script, struct command *cmd)
+{
+	struct engine *x = se->x;
+	const struct spec_engine *c = se->c;
+
+	command_init(cmd, "sbatch");
+	command_args(cmd, "--parsable", "--exclusive", "--requeue", NULL);
+	command_argf(cmd, "--job-name=lab:%s:%s", x->e->name, x->rs->id);
+	command_argf(cmd, "--comment=lab run %s", x->rs->id);
+	if (se->slots && se->slots < n)
+		command_argf(cmd, "--array=0-%zu%%%u", n - 1, se->slots);
+	else
+		command_argf(cmd, "--array=0-%zu", n - 1);
+	command_argf(cmd, "--output=%s/slurm-%%A_%%a.out", se->jobdir);
+	if (c->partition)
+		command_argf(cmd, "--partition=%s", c->partition);
+	if (c->constraint)
+		command_argf(cmd, "--constraint=%s", c->constraint);
+	if (c->account)
+		command_argf(cmd, "--account=%s", c->account);
+	if (c->qos)
+		command_argf(cmd, "--qos=%s", c->qos);
+	if (c->reservation)
+		command_argf(cmd, "--reservation=%s", c->reservation);
+	if (c->time_limit_sec) {
+		_cleanup_free_ char *t = slurm_time(c->time_limit_sec);
+
+		command_argf(cmd, "--time=%s", t);
+	}
+	if (se->j.exclude.n) {
+		_cleanup_strbuf_ struct strbuf ex = STRBUF_INIT;
+
+		for (size_t i = 0; i < se->j.exclude.n; i++)
+			strbuf_addf(&ex, "%s%s", i ? "," : "", se->j.exclude.v[i]);
+		command_argf(cmd, "--exclude=%s", ex.buf);
+	}
+	for (size_t i = 0; i < c->sbatch.n; i++)
+		command_arg(cmd, c->sbatch.v[i]);
+	command_arg(cmd, script);
+}
+
 /* Submit these shards as one array job; each records its job and task. */
 static int submit(struct slurm_exec *se, struct shard_entry **es, size_t n)
 {
 	struct engine *x = se->x;
-	const struct spec_engine *c = se->c;
 	_cleanup_(command_release) struct command cmd = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_free_ char *script = NULL, *err = NULL;
@@ -334,40 +376,7 @@ static int submit(struct slurm_exec *se, struct shard_entry **es, size_t n)
 		engine_emit_text(x, ENGINE_EV_ERROR, "cannot write the job script in %s: %s", se->jobdir, strerror(errno));
 		return -1;
 	}
-	command_init(&cmd, "sbatch");
-	command_args(&cmd, "--parsable", "--exclusive", "--requeue", NULL);
-	command_argf(&cmd, "--job-name=lab:%s:%s", x->e->name, x->rs->id);
-	command_argf(&cmd, "--comment=lab run %s", x->rs->id);
-	if (se->slots && se->slots < n)
-		command_argf(&cmd, "--array=0-%zu%%%u", n - 1, se->slots);
-	else
-		command_argf(&cmd, "--array=0-%zu", n - 1);
-	command_argf(&cmd, "--output=%s/slurm-%%A_%%a.out", se->jobdir);
-	if (c->partition)
-		command_argf(&cmd, "--partition=%s", c->partition);
-	if (c->constraint)
-		command_argf(&cmd, "--constraint=%s", c->constraint);
-	if (c->account)
-		command_argf(&cmd, "--account=%s", c->account);
-	if (c->qos)
-		command_argf(&cmd, "--qos=%s", c->qos);
-	if (c->reservation)
-		command_argf(&cmd, "--reservation=%s", c->reservation);
-	if (c->time_limit_sec) {
-		_cleanup_free_ char *t = slurm_time(c->time_limit_sec);
-
-		command_argf(&cmd, "--time=%s", t);
-	}
-	if (se->j.exclude.n) {
-		_cleanup_strbuf_ struct strbuf ex = STRBUF_INIT;
-
-		for (size_t i = 0; i < se->j.exclude.n; i++)
-			strbuf_addf(&ex, "%s%s", i ? "," : "", se->j.exclude.v[i]);
-		command_argf(&cmd, "--exclude=%s", ex.buf);
-	}
-	for (size_t i = 0; i < c->sbatch.n; i++)
-		command_arg(&cmd, c->sbatch.v[i]);
-	command_arg(&cmd, script);
+	sbatch_command(se, n, script, &cmd);
 	if (slurm_cmd(&cmd, &out, &err) < 0) {
 		engine_emit_text(x, ENGINE_EV_ERROR, "cannot submit to Slurm: %s", err);
 		return -1;
@@ -636,6 +645,56 @@ struct seen {
 	bool running;
 };
 
+/* What one poll saw of the queued shards, for its progress line. */
+struct poll_tally {
+	size_t pending, running;
+	struct strbuf why, where;
+};
+
+/* Queued shard e as squeue lists it (q): gone, ended, running or pending; seen is what was seen of it before. */
+static void poll_one(struct slurm_exec *se, struct shard_entry *e, struct seen *seen, const struct slurm_queue *q,
+		     struct poll_tally *pt)
+{
+	const struct slurm_task *t = NULL;
+
+	if (!slurm_queue_has_task(q, e->job, e->task, &t)) {
+		task_gone(se, e, seen->node, NULL, NULL);
+		free(seen->node);
+		*seen = (struct seen){ 0 };
+		return;
+	}
+	if (t && t->state && !streq(t->state, "PENDING") && !streq(t->state, "RUNNING") &&
+	    !streq(t->state, "COMPLETING") && !streq(t->state, "CONFIGURING") && !streq(t->state, "REQUEUED") &&
+	    !streq(t->state, "SUSPENDED")) {
+		/* ended (COMPLETED, FAILED, CANCELLED, NODE_FAIL, TIMEOUT, ...): squeue keeps it a while */
+		if (!seen->node && t->nodes)
+			seen->node = xstrdup(t->nodes);
+		task_gone(se, e, seen->node, t->state, t->reason);
+		free(seen->node);
+		*seen = (struct seen){ 0 };
+		return;
+	}
+	if (t && t->state && (streq(t->state, "RUNNING") || streq(t->state, "COMPLETING"))) {
+		pt->running++;
+		if (t->nodes && (!seen->node || !streq(seen->node, t->nodes))) {
+			free(seen->node);
+			seen->node = xstrdup(t->nodes);
+		}
+		strbuf_addf(&pt->where, "%s%u on %s", pt->where.len ? ", " : "", e->index, t->nodes ? t->nodes : "?");
+		seen->running = true;
+		return;
+	}
+	pt->pending++;
+	if (seen->running) {
+		/* it ran and is back in the queue: Slurm requeued it */
+		retry_note(se, "shard %u (job %llu task %u) requeued by Slurm after it ran on %s: %s", e->index, e->job,
+			   e->task, seen->node ? seen->node : "?", t && t->reason ? t->reason : "?");
+		seen->running = false;
+	}
+	if (t && t->reason && !strstr(pt->why.buf ? pt->why.buf : "", t->reason))
+		strbuf_addf(&pt->why, "%s%s", pt->why.len ? ", " : "", t->reason);
+}
+
 /* One squeue for all of lab's jobs: progress, requeues, tasks gone. */
 static int poll_queue(struct slurm_exec *se, struct seen *seen)
 {
@@ -644,8 +703,7 @@ static int poll_queue(struct slurm_exec *se, struct seen *seen)
 	_cleanup_strv_ struct strv ids = STRV_INIT;
 	_cleanup_free_ char *err = NULL;
 	struct slurm_queue q = { 0 };
-	size_t pending = 0, running = 0;
-	_cleanup_strbuf_ struct strbuf why = STRBUF_INIT, where = STRBUF_INIT;
+	struct poll_tally pt = { 0, 0, STRBUF_INIT, STRBUF_INIT };
 
 	for (size_t i = 0; i < se->j.n; i++)
 		if (se->j.v[i].state == SHARD_QUEUED) {
@@ -668,55 +726,16 @@ static int poll_queue(struct slurm_exec *se, struct seen *seen)
 		engine_emit_text(se->x, ENGINE_EV_WARNING, "slurm: %s", err ? err : "squeue failed");
 		return -1;
 	}
-	for (size_t i = 0; i < se->j.n; i++) {
-		struct shard_entry *e = &se->j.v[i];
-		const struct slurm_task *t = NULL;
-
-		if (e->state != SHARD_QUEUED)
-			continue;
-		if (!slurm_queue_has_task(&q, e->job, e->task, &t)) {
-			task_gone(se, e, seen[i].node, NULL, NULL);
-			free(seen[i].node);
-			seen[i] = (struct seen){ 0 };
-			continue;
-		}
-		if (t && t->state && !streq(t->state, "PENDING") && !streq(t->state, "RUNNING") &&
-		    !streq(t->state, "COMPLETING") && !streq(t->state, "CONFIGURING") && !streq(t->state, "REQUEUED") &&
-		    !streq(t->state, "SUSPENDED")) {
-			/* ended (COMPLETED, FAILED, CANCELLED, NODE_FAIL, TIMEOUT, ...): squeue keeps it a while */
-			if (!seen[i].node && t->nodes)
-				seen[i].node = xstrdup(t->nodes);
-			task_gone(se, e, seen[i].node, t->state, t->reason);
-			free(seen[i].node);
-			seen[i] = (struct seen){ 0 };
-			continue;
-		}
-		if (t && t->state && (streq(t->state, "RUNNING") || streq(t->state, "COMPLETING"))) {
-			running++;
-			if (t->nodes && (!seen[i].node || !streq(seen[i].node, t->nodes))) {
-				free(seen[i].node);
-				seen[i].node = xstrdup(t->nodes);
-			}
-			strbuf_addf(&where, "%s%u on %s", where.len ? ", " : "", e->index, t->nodes ? t->nodes : "?");
-			seen[i].running = true;
-		} else {
-			pending++;
-			if (seen[i].running) {
-				/* it ran and is back in the queue: Slurm requeued it */
-				retry_note(se, "shard %u (job %llu task %u) requeued by Slurm after it ran on %s: %s",
-					   e->index, e->job, e->task, seen[i].node ? seen[i].node : "?",
-					   t && t->reason ? t->reason : "?");
-				seen[i].running = false;
-			}
-			if (t && t->reason && !strstr(why.buf ? why.buf : "", t->reason))
-				strbuf_addf(&why, "%s%s", why.len ? ", " : "", t->reason);
-		}
-	}
+	for (size_t i = 0; i < se->j.n; i++)
+		if (se->j.v[i].state == SHARD_QUEUED)
+			poll_one(se, &se->j.v[i], &seen[i], &q, &pt);
 	slurm_queue_release(&q);
-	strbuf_addf(&line, "%zu pending%s%s%s, %zu running%s%s%s, %zu done, %zu failed", pending, why.len ? " (" : "",
-		    why.len ? why.buf : "", why.len ? ")" : "", running, where.len ? " (shard " : "",
-		    where.len ? where.buf : "", where.len ? ")" : "", count_state(se, SHARD_DONE),
-		    count_state(se, SHARD_FAILED));
+	strbuf_addf(&line, "%zu pending%s%s%s, %zu running%s%s%s, %zu done, %zu failed", pt.pending,
+		    pt.why.len ? " (" : "", pt.why.len ? pt.why.buf : "", pt.why.len ? ")" : "", pt.running,
+		    pt.where.len ? " (shard " : "", pt.where.len ? pt.where.buf : "", pt.where.len ? ")" : "",
+		    count_state(se, SHARD_DONE), count_state(se, SHARD_FAILED));
+	strbuf_release(&pt.why);
+	strbuf_release(&pt.where);
 	if (!se->said || !streq(se->said, line.buf)) {
 		free(se->said);
 		se->said = xstrdup(line.buf);
