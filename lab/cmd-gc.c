@@ -153,6 +153,49 @@ const struct lab_option gc_options[] = {
 	{ 0 },
 };
 
+/* The build cache listed into *cl and pruned as --keep-days and --max-size say (removing nothing with
+ * --dry-run) into *freed; a removal that fails is kept, named in *failed, and makes it -1. */
+static int prune_cache(const char *cache, const struct gc_opts *o, struct cache_list *cl, uint64_t *freed,
+		       struct strv *failed)
+{
+	int ret = 0;
+
+	cache_list(cache, cl);
+	*freed = cache_prune_plan(cl, time(NULL), (uint64_t)o->keep_days * 86400, o->max_size);
+	for (size_t i = 0; i < cl->n && !o->dry_run; i++) {
+		int r;
+
+		if (cl->v[i].remove && (r = cache_remove(&cl->v[i])) < 0) {
+			strv_pushf(failed, "%s: %s", cl->v[i].path, strerror(-r));
+			cl->v[i].remove = false;
+			*freed -= cl->v[i].bytes;
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+/* What gc removed (or would remove), as text; cl NULL when the cache was not pruned. */
+static void gc_text(bool dry, bool reindex, const struct strv *vms, size_t reindexed, const struct strv *skipped,
+		    const struct strv *builds, const struct strv *unpacks, const struct cache_list *cl, uint64_t freed,
+		    const struct strv *failed, struct strbuf *out)
+{
+	for (size_t i = 0; i < vms->n; i++)
+		strbuf_addf(out, "%s VM %s (its holder or its lab run is gone)\n", dry ? "would remove" : "removed",
+			    vms->v[i]);
+	for (size_t i = 0; i < builds->n; i++)
+		strbuf_addf(out, "%s unfinished image build %s\n", dry ? "would remove" : "removed", builds->v[i]);
+	for (size_t i = 0; i < unpacks->n; i++)
+		strbuf_addf(out, "%s unfinished unpack %s (its lab was killed)\n", dry ? "would remove" : "removed",
+			    unpacks->v[i]);
+	if (reindex && !dry)
+		strbuf_addf(out, "reindexed %zu stored runs\n", reindexed);
+	for (size_t i = 0; i < skipped->n; i++)
+		strbuf_addf(out, "not indexed: %s (it does not load, see above)\n", skipped->v[i]);
+	if (cl)
+		cache_format_plan(cl, freed, dry, failed, out);
+}
+
 int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_free_ char *state = paths_state(), *cache = NULL;
@@ -206,37 +249,13 @@ int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 			ret = EXIT_FAILED;
 		}
 	}
-	if (prune) {
-		cache_list(cache, &cl);
-		freed = cache_prune_plan(&cl, time(NULL), (uint64_t)o.keep_days * 86400, o.max_size);
-		for (size_t i = 0; i < cl.n && !dry; i++) {
-			int r;
-
-			if (cl.v[i].remove && (r = cache_remove(&cl.v[i])) < 0) {
-				strv_pushf(&failed, "%s: %s", cl.v[i].path, strerror(-r));
-				cl.v[i].remove = false;
-				freed -= cl.v[i].bytes;
-				ret = EXIT_FAILED;
-			}
-		}
-	}
-	if (ctx->json) {
+	if (prune && prune_cache(cache, &o, &cl, &freed, &failed) < 0)
+		ret = EXIT_FAILED;
+	if (ctx->json)
 		gc_json(dry, &vms, reindexed, &skipped, &builds, &unpacks, prune ? &cl : NULL, freed, &failed, &out);
-	} else {
-		for (size_t i = 0; i < vms.n; i++)
-			strbuf_addf(&out, "%s VM %s (its holder or its lab run is gone)\n", dry ? "would remove" : "removed", vms.v[i]);
-		for (size_t i = 0; i < builds.n; i++)
-			strbuf_addf(&out, "%s unfinished image build %s\n", dry ? "would remove" : "removed", builds.v[i]);
-		for (size_t i = 0; i < unpacks.n; i++)
-			strbuf_addf(&out, "%s unfinished unpack %s (its lab was killed)\n", dry ? "would remove" : "removed",
-				    unpacks.v[i]);
-		if (reindex && !dry)
-			strbuf_addf(&out, "reindexed %zu stored runs\n", reindexed);
-		for (size_t i = 0; i < skipped.n; i++)
-			strbuf_addf(&out, "not indexed: %s (it does not load, see above)\n", skipped.v[i]);
-		if (prune)
-			cache_format_plan(&cl, freed, dry, &failed, &out);
-	}
+	else
+		gc_text(dry, reindex, &vms, reindexed, &skipped, &builds, &unpacks, prune ? &cl : NULL, freed, &failed,
+			&out);
 	cmd_write(&out);
 	return ret;
 }

@@ -282,18 +282,92 @@ static int verdict(const struct lab_ctx *ctx, const char *orig_dir, const struct
 	return not_reproduced ? EXIT_FAILED : EXIT_OK;
 }
 
+/* The results folder, made absolute (the run is stored from inside the checkout), into *ret;
+ * EXIT_OK or the exit code after the error was said. */
+static int results_root(const struct lab_ctx *ctx, char **ret)
+{
+	_cleanup_free_ char *rel = NULL;
+
+	if (!(rel = cmd_results_root(ctx)))
+		return EXIT_USAGE;
+	if (rel[0] == '/') {
+		*ret = TAKE_PTR(rel);
+	} else {
+		_cleanup_free_ char *cwd = getcwd(NULL, 0);
+
+		if (!cwd) {
+			cmd_error(ctx, "reproduce: the current folder: %s", strerror(errno));
+			return EXIT_FAILED;
+		}
+		*ret = path_join(cwd, rel);
+	}
+	return EXIT_OK;
+}
+
+/* The snapshot checked out under $TMPDIR: *tmp its folder, *spec its lab.yaml; EXIT_OK or the exit
+ * code after the error was said. */
+static int checked_out(struct lab_ctx *ctx, const char *root, const char *dir, const struct snapshot *snap,
+		       char **tmp, char **spec)
+{
+	const char *tmpdir;
+	int r;
+
+	if ((r = path_mkdir_p(root, 0755)) < 0) {
+		cmd_error(ctx, "cannot create %s: %s", root, strerror(-r));
+		return EXIT_FAILED;
+	}
+	tmpdir = getenv("TMPDIR");
+	/* a private folder outside the results: a killed lab leaves nothing there */
+	return cmd_snapshot_project(ctx, dir, snap, tmpdir && *tmpdir ? tmpdir : "/tmp", "reproduce", tmp, spec);
+}
+
+/* The snapshot's experiment held to the record, then run again as a new run that names the original
+ * (*rs its results) and the verdict said; the exit code. */
+static int run_again(struct lab_ctx *ctx, const struct repro_opts *o, struct spec *s, const char *root,
+		     const char *dir, const struct snapshot *snap, struct result_set **rs)
+{
+	_cleanup_free_ char *orig_id = NULL, *new_dir = NULL;
+	struct spec_experiment *e;
+	struct link l = { 0 };
+	struct cmd_engine_hook hook = { .started = started, .userdata = &l };
+	int rc;
+
+	if (!(e = (struct spec_experiment *)spec_find_experiment(s, snap->experiment))) {
+		cmd_error(ctx, "%s: the snapshot's experiment '%s' is not in its lab.yaml", dir, snap->experiment);
+		return EXIT_USAGE;
+	}
+	if (o->repeat) {
+		e->repeat = o->repeat;
+		e->repeat_auto = false;
+	}
+	if ((rc = hold_to_record(ctx, s, e, dir, snap)) != EXIT_OK)
+		return rc;
+	l.root = root;
+	l.orig_id = orig_id = path_basename(dir);
+	hook.root = root;
+	if (ctx->verbosity >= 0)
+		fprintf(stderr, "lab: reproduce: run %s, experiment %s\n", l.orig_id, e->name);
+	if (cmd_engine_run_hooked(ctx, s, e, NULL, 0, false, &hook, rs) < 0) {
+		free(l.id);
+		return EXIT_FAILED;
+	}
+	if (l.err < 0)
+		cmd_error(ctx, "the new run %s could not record that it reproduces %s: %s", l.id, l.orig_id,
+			  strerror(-l.err));
+	new_dir = path_join(root, l.id);
+	rc = verdict(ctx, dir, snap, *rs, new_dir, e);
+	free(l.id);
+	return rc;
+}
+
 int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_(snapshot_release) struct snapshot snap = { 0 };
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_result_set_ struct result_set *rs = NULL;
-	_cleanup_free_ char *rel = NULL, *root = NULL, *dir = NULL, *tmp = NULL, *spec = NULL, *new_dir = NULL;
-	_cleanup_free_ char *orig_id = NULL;
+	_cleanup_free_ char *root = NULL, *dir = NULL, *tmp = NULL, *spec = NULL;
 	_cleanup_close_ int here = -1;
 	struct repro_opts o = { 0 };
-	struct spec_experiment *e;
-	struct link l = { 0 };
-	struct cmd_engine_hook hook = { .started = started, .userdata = &l };
 	int first = cmd_options_parse(ctx, "reproduce", NULL, OPTS_ANYWHERE, argc, argv, &o), rc;
 
 	if (first < 0)
@@ -308,35 +382,14 @@ int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
 			       "give none");
 		return EXIT_USAGE;
 	}
-	if (!(rel = cmd_results_root(ctx)))
-		return EXIT_USAGE;
-	if (rel[0] == '/') {
-		root = TAKE_PTR(rel);
-	} else {
-		_cleanup_free_ char *cwd = getcwd(NULL, 0);
-
-		if (!cwd) {
-			cmd_error(ctx, "reproduce: the current folder: %s", strerror(errno));
-			return EXIT_FAILED;
-		}
-		root = path_join(cwd, rel);
-	}
+	if ((rc = results_root(ctx, &root)) != EXIT_OK)
+		return rc;
 	if ((rc = original(ctx, argv[first], root, &dir)) != EXIT_OK)
 		return rc;
 	if ((rc = cmd_snapshot_open(ctx, dir, &snap)) != EXIT_OK || (rc = manifest_checked(ctx, dir)) != EXIT_OK)
 		return rc;
-	if ((rc = path_mkdir_p(root, 0755)) < 0) {
-		cmd_error(ctx, "cannot create %s: %s", root, strerror(-rc));
-		return EXIT_FAILED;
-	}
-	{
-		const char *tmpdir = getenv("TMPDIR");
-
-		/* a private folder outside the results: a killed lab leaves nothing there */
-		if ((rc = cmd_snapshot_project(ctx, dir, &snap, tmpdir && *tmpdir ? tmpdir : "/tmp", "reproduce", &tmp,
-					       &spec)) != EXIT_OK)
-			return rc;
-	}
+	if ((rc = checked_out(ctx, root, dir, &snap, &tmp, &spec)) != EXIT_OK)
+		return rc;
 	/* from inside the checkout, errors name the project's files as they were */
 	{
 		_cleanup_free_ char *project = path_join(tmp, "project");
@@ -348,37 +401,11 @@ int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
 		}
 		rc = load_checked(ctx, spec + strlen(project) + 1, &snap, &s);
 	}
-	if (rc != EXIT_OK)
-		goto out;
-	if (!(e = (struct spec_experiment *)spec_find_experiment(s, snap.experiment))) {
-		cmd_error(ctx, "%s: the snapshot's experiment '%s' is not in its lab.yaml", dir, snap.experiment);
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	if (o.repeat) {
-		e->repeat = o.repeat;
-		e->repeat_auto = false;
-	}
-	if ((rc = hold_to_record(ctx, s, e, dir, &snap)) != EXIT_OK)
-		goto out;
-	l.root = root;
-	l.orig_id = orig_id = path_basename(dir);
-	hook.root = root;
-	if (ctx->verbosity >= 0)
-		fprintf(stderr, "lab: reproduce: run %s, experiment %s\n", l.orig_id, e->name);
-	if (cmd_engine_run_hooked(ctx, s, e, NULL, 0, false, &hook, &rs) < 0) {
-		rc = EXIT_FAILED;
-		goto out;
-	}
-	if (l.err < 0)
-		cmd_error(ctx, "the new run %s could not record that it reproduces %s: %s", l.id, l.orig_id,
-			  strerror(-l.err));
-	new_dir = path_join(root, l.id);
-	rc = verdict(ctx, dir, &snap, rs, new_dir, e);
+	if (rc == EXIT_OK)
+		rc = run_again(ctx, &o, s, root, dir, &snap, &rs);
 out:
 	if (here >= 0 && fchdir(here) < 0)
 		rc = EXIT_FAILED;
-	free(l.id);
 	if (o.keep && ctx->verbosity >= 0)
 		fprintf(stderr, "lab: reproduce: the snapshot's checkout stays in %s\n", tmp);
 	else

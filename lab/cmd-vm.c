@@ -182,16 +182,72 @@ static int xml_kernel(const struct lab_ctx *ctx, const struct spec *s, const cha
 	return 0;
 }
 
+/* The domain of VM name on t, printed as vm xml shows it; EXIT_OK or EXIT_USAGE after the error was said. */
+static int xml_print(const struct lab_ctx *ctx, const struct vopts *o, const struct spec_topology *t, const char *name,
+		     const char *state, const struct domain_host *host, const char *kpath, const char *cmdline,
+		     const char *release)
+{
+	_cleanup_free_ char *disk = NULL, *seed = NULL, *console = NULL, *dname = NULL, *plugin = NULL, *sock = NULL;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	struct domain_config dc;
+
+	{
+		_cleanup_free_ char *vdir = paths_vm(state, name);
+
+		disk = path_join(vdir, "disk.qcow2");
+		seed = path_join(vdir, "seed.iso");
+		console = path_join(vdir, "console.log");
+		sock = path_join(vdir, VM_INSN_SOCKET);
+	}
+	if (o->insn && o->accel && streq(o->accel, "kvm")) {
+		cmd_error(ctx, "vm xml: --insn loads a TCG plugin: not with --accel kvm");
+		return EXIT_USAGE;
+	}
+	if (o->insn && !(plugin = paths_insn_plugin()))
+		plugin = xstrdup("/unbuilt/lib/" PATHS_INSN_PLUGIN_NAME);
+	dname = xasprintf("lab-%s", name);
+	dc = (struct domain_config){
+		.name = dname,
+		.topo = t,
+		.accel = o->accel ? (streq(o->accel, "kvm") ? ACCEL_KVM : ACCEL_TCG)
+				  : (vm_kvm_available() && !o->insn ? ACCEL_KVM : ACCEL_TCG),
+		.host = host,
+		.kernel = kpath,
+		.cmdline = cmdline,
+		.disk = disk,
+		.seed = seed,
+		.console = console,
+		.ssh_port = o->port ? o->port : 2222,
+		.vm = name,
+		.owner = state,
+		.variant = o->kernel,
+		.release = release,
+		.image = o->image,
+		.cpuset = o->cpuset,
+		.reboot_restarts = o->reboot_restarts,
+		.insn_plugin = plugin,
+		.insn_socket = sock,
+	};
+	if (vm_accel_check(t, dc.accel == ACCEL_KVM, &d) < 0) {
+		cmd_report_diags(ctx, &d);
+		return EXIT_USAGE;
+	}
+	domain_format_xml(&dc, &out);
+	if (ctx->json)
+		cmd_json_strings("name", name, "domain", dname, "xml", out.buf, NULL);
+	else
+		cmd_write(&out);
+	return EXIT_OK;
+}
+
 static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *hoststore = NULL, *cmdline = NULL, *kpath = NULL, *disk = NULL, *seed = NULL;
-	_cleanup_free_ char *console = NULL, *state = paths_state(), *dname = NULL, *plugin = NULL, *sock = NULL;
-	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	_cleanup_free_ char *hoststore = NULL, *cmdline = NULL, *kpath = NULL, *state = paths_state();
 	_cleanup_diags_ struct diags d = { 0 };
 	const struct spec_topology *t;
 	struct domain_host host;
-	struct domain_config dc;
 	struct kvariant v = { 0 };
 	struct kartifact a = { 0 };
 	_cleanup_(vopts_release) struct vopts o = { 0 };
@@ -218,52 +274,8 @@ static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 	if (xml_kernel(ctx, s, o.kernel, &v, &a, &kpath, &cmdline) < 0)
 		return EXIT_USAGE;
 	xml_host(&o, &host, &hoststore);
-	{
-		_cleanup_free_ char *vdir = paths_vm(state, name);
-
-		disk = path_join(vdir, "disk.qcow2");
-		seed = path_join(vdir, "seed.iso");
-		console = path_join(vdir, "console.log");
-		sock = path_join(vdir, VM_INSN_SOCKET);
-	}
-	if (o.insn && o.accel && streq(o.accel, "kvm")) {
-		cmd_error(ctx, "vm xml: --insn loads a TCG plugin: not with --accel kvm");
+	if (xml_print(ctx, &o, t, name, state, &host, kpath, cmdline, a.release) != EXIT_OK)
 		return EXIT_USAGE;
-	}
-	if (o.insn && !(plugin = paths_insn_plugin()))
-		plugin = xstrdup("/unbuilt/lib/" PATHS_INSN_PLUGIN_NAME);
-	dname = xasprintf("lab-%s", name);
-	dc = (struct domain_config){
-		.name = dname,
-		.topo = t,
-		.accel = o.accel ? (streq(o.accel, "kvm") ? ACCEL_KVM : ACCEL_TCG)
-				 : (vm_kvm_available() && !o.insn ? ACCEL_KVM : ACCEL_TCG),
-		.host = &host,
-		.kernel = kpath,
-		.cmdline = cmdline,
-		.disk = disk,
-		.seed = seed,
-		.console = console,
-		.ssh_port = o.port ? o.port : 2222,
-		.vm = name,
-		.owner = state,
-		.variant = o.kernel,
-		.release = a.release,
-		.image = o.image,
-		.cpuset = o.cpuset,
-		.reboot_restarts = o.reboot_restarts,
-		.insn_plugin = plugin,
-		.insn_socket = sock,
-	};
-	if (vm_accel_check(t, dc.accel == ACCEL_KVM, &d) < 0) {
-		cmd_report_diags(ctx, &d);
-		return EXIT_USAGE;
-	}
-	domain_format_xml(&dc, &out);
-	if (ctx->json)
-		cmd_json_strings("name", name, "domain", dname, "xml", out.buf, NULL);
-	else
-		cmd_write(&out);
 	kartifact_release(&a);
 	kvariant_release(&v);
 	return EXIT_OK;

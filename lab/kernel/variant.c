@@ -53,16 +53,14 @@ int kvariant_own_patches(const struct spec_kernel *k, struct strv *ret, struct d
 	return 0;
 }
 
-static int resolve(const struct spec *s, const char *name, bool files, struct kvariant *ret, struct diags *d)
+/* The kernel a variant name (KERNEL or KERNEL@STEP) names, and its sweep step (0: none). */
+static int find_variant(const struct spec *s, const char *name, const struct spec_kernel **ret_kernel,
+			uint64_t *ret_step, struct diags *d)
 {
 	const char *at = strchr(name, '@');
 	_cleanup_free_ char *base = at ? xstrndup(name, (size_t)(at - name)) : xstrdup(name);
-	const struct spec_kernel *chain[64];
 	const struct spec_kernel *k = spec_find_kernel(s, base);
-	size_t depth = 0;
 	uint64_t step = 0;
-	struct kvariant v = { 0 };
-	size_t req_alloc = 0;
 	struct pos pos = { .file = s->path };
 
 	if (!k) {
@@ -79,6 +77,74 @@ static int resolve(const struct spec *s, const char *name, bool files, struct kv
 		return -ENOENT;
 	}
 found:
+	*ret_kernel = k;
+	*ret_step = step;
+	return 0;
+}
+
+/* Add a requirement to v; a descendant's assertion of the same symbol replaces its ancestor's. */
+static void add_require(struct kvariant *v, const struct spec_require *req, size_t *req_alloc)
+{
+	size_t x;
+
+	for (x = 0; x < v->nrequire; x++)
+		if (streq(v->require[x]->symbol, req->symbol))
+			break;
+	if (x == v->nrequire) {
+		GROW(v->require, *req_alloc, v->nrequire + 1);
+		v->nrequire++;
+	}
+	v->require[x] = req;
+}
+
+/* Lay kernel c over v: its patches (the first cut of them when cut is not 0), configs,
+ * requirements, start and cmdline. */
+static int add_layer(const struct spec_kernel *c, uint64_t cut, bool files, struct kvariant *v, size_t *req_alloc,
+		     struct diags *d)
+{
+	struct strv own = STRV_INIT;
+	int r = files ? kvariant_own_patches(c, &own, d) : 0;
+
+	if (r < 0) {
+		strv_release(&own);
+		return r;
+	}
+	if (cut && files) {
+		if (cut > own.n) {
+			diags_add(d, &c->sweep_pos, "sweep step %llu of '%s' is beyond its %zu patches",
+				  (unsigned long long)cut, c->name, own.n);
+			strv_release(&own);
+			return -EINVAL;
+		}
+	}
+	for (size_t j = 0; j < own.n && (!cut || j < cut); j++)
+		push_abs(&v->patches, own.v[j]);
+	strv_release(&own);
+	for (size_t j = 0; j < c->configs.n; j++)
+		push_abs(&v->configs, c->configs.v[j]);
+	for (size_t j = 0; j < c->nrequire; j++)
+		add_require(v, &c->require[j], req_alloc);
+	if (c->start)
+		v->start = c->start;
+	if (c->cmdline) {
+		free(v->cmdline);
+		v->cmdline = xstrdup(c->cmdline);
+	}
+	return 0;
+}
+
+static int resolve(const struct spec *s, const char *name, bool files, struct kvariant *ret, struct diags *d)
+{
+	const struct spec_kernel *chain[64];
+	const struct spec_kernel *k;
+	size_t depth = 0;
+	uint64_t step;
+	struct kvariant v = { 0 };
+	size_t req_alloc = 0;
+	int r = find_variant(s, name, &k, &step, d);
+
+	if (r < 0)
+		return r;
 	for (const struct spec_kernel *c = k; c; c = c->from.name ? spec_find_kernel(s, c->from.name) : NULL) {
 		if (depth == ELEMENTSOF(chain))
 			return -ELOOP; /* spec_check refuses cycles; a 64-deep chain is absurd */
@@ -88,48 +154,12 @@ found:
 	v.kernel = k;
 	v.source = k->root_source;
 	v.start = "defconfig";
+	/* the root ancestor first, the variant's own kernel last */
 	for (size_t i = depth; i-- > 0;) {
-		const struct spec_kernel *c = chain[i];
-		struct strv own = STRV_INIT;
-		int r = files ? kvariant_own_patches(c, &own, d) : 0;
-
+		r = add_layer(chain[i], i == 0 ? step : 0, files, &v, &req_alloc, d);
 		if (r < 0) {
-			strv_release(&own);
 			kvariant_release(&v);
 			return r;
-		}
-		if (i == 0 && step && files) {
-			if (step > own.n) {
-				diags_add(d, &c->sweep_pos, "sweep step %llu of '%s' is beyond its %zu patches",
-					  (unsigned long long)step, c->name, own.n);
-				strv_release(&own);
-				kvariant_release(&v);
-				return -EINVAL;
-			}
-		}
-		for (size_t j = 0; j < own.n && (i != 0 || !step || j < step); j++)
-			push_abs(&v.patches, own.v[j]);
-		strv_release(&own);
-		for (size_t j = 0; j < c->configs.n; j++)
-			push_abs(&v.configs, c->configs.v[j]);
-		for (size_t j = 0; j < c->nrequire; j++) {
-			/* a descendant's assertion of the same symbol replaces its ancestor's */
-			size_t x;
-
-			for (x = 0; x < v.nrequire; x++)
-				if (streq(v.require[x]->symbol, c->require[j].symbol))
-					break;
-			if (x == v.nrequire) {
-				GROW(v.require, req_alloc, v.nrequire + 1);
-				v.nrequire++;
-			}
-			v.require[x] = &c->require[j];
-		}
-		if (c->start)
-			v.start = c->start;
-		if (c->cmdline) {
-			free(v.cmdline);
-			v.cmdline = xstrdup(c->cmdline);
 		}
 	}
 	*ret = v;

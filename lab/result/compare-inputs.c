@@ -166,30 +166,27 @@ static size_t base_of(const struct col *cols, size_t nc, size_t c)
 	return 0;
 }
 
-struct xcmp *xcmp_build(const struct xcmp_input *in, size_t nin, bool allow_mixed)
+/* The columns' names, INPUT:VARIANT, and every input's groups in the order first seen. */
+static void name_columns(struct xcmp *x, struct strv *groups)
 {
-	struct xcmp *x = xcalloc(1, sizeof(*x));
-	_cleanup_strv_ struct strv groups = STRV_INIT;
-	_cleanup_free_ struct col *cols = NULL;
-	size_t nc, ealloc = 0;
-
-	x->in = in;
-	x->nin = nin;
-	x->allow_mixed = allow_mixed;
-	for (size_t i = 0; i < nin; i++) {
-		for (size_t v = 0; v < in[i].rs->variants.n; v++)
+	for (size_t i = 0; i < x->nin; i++) {
+		for (size_t v = 0; v < x->in[i].rs->variants.n; v++)
 		{
-			_cleanup_free_ char *l = xasprintf("%s:%s", in[i].label, in[i].rs->variants.v[v]);
+			_cleanup_free_ char *l = xasprintf("%s:%s", x->in[i].label, x->in[i].rs->variants.v[v]);
 
 			strv_push(&x->columns, l);
 		}
-		for (size_t k = 0; k < in[i].rs->n; k++)
-			if (!strv_contains(&groups, in[i].rs->runs[k].group))
-				strv_push(&groups, in[i].rs->runs[k].group);
+		for (size_t k = 0; k < x->in[i].rs->n; k++)
+			if (!strv_contains(groups, x->in[i].rs->runs[k].group))
+				strv_push(groups, x->in[i].rs->runs[k].group);
 	}
-	nc = x->columns.n;
-	columns(x, &cols);
-	/* the environments: each other input's variant against the first input's same variant (or baseline) */
+}
+
+/* The environments: each other input's variant against the first input's same variant (or baseline). */
+static void find_envs(struct xcmp *x, const struct col *cols, size_t nc)
+{
+	size_t ealloc = 0;
+
 	for (size_t c = 1; c < nc; c++) {
 		size_t b = base_of(cols, nc, c);
 		const struct fingerprint *fa, *fb;
@@ -219,6 +216,97 @@ struct xcmp *xcmp_build(const struct xcmp_input *in, size_t nin, bool allow_mixe
 			free(e->b);
 		}
 	}
+}
+
+/* The metrics any column's runs in group xg have, sorted by name, each with a cell per column. */
+static void group_metrics(const struct xcmp *x, const struct col *cols, size_t nc, struct xcmp_group *xg)
+{
+	_cleanup_strv_ struct strv metrics = STRV_INIT;
+
+	for (size_t c = 0; c < nc; c++) {
+		const struct result_set *rs = x->in[cols[c].in].rs;
+
+		for (size_t i = 0; i < rs->n; i++)
+			if (run_in(&rs->runs[i], &cols[c], xg->name))
+				for (size_t k = 0; k < rs->runs[i].nm; k++)
+					if (!strv_contains(&metrics, rs->runs[i].m[k].name))
+						strv_push(&metrics, rs->runs[i].m[k].name);
+	}
+	if (metrics.n)
+		qsort(metrics.v, metrics.n, sizeof(char *), cmp_str);
+	xg->metrics = xcalloc(metrics.n ? metrics.n : 1, sizeof(*xg->metrics));
+	xg->nmetrics = metrics.n;
+	for (size_t m = 0; m < metrics.n; m++) {
+		xg->metrics[m].name = xstrdup(metrics.v[m]);
+		xg->metrics[m].cells = xcalloc(nc, sizeof(struct xcmp_cell));
+	}
+}
+
+/* Per column > 0, its base's runs and its own in group xg added to its set where they
+ * compare (or allow_mixed), and why not in each of its cells. */
+static void group_sets(struct xcmp *x, const struct col *cols, size_t nc, struct xcmp_group *xg)
+{
+	const struct xcmp_input *in = x->in;
+
+	for (size_t c = 1; c < nc; c++) {
+		size_t b = x->base[c];
+		char *why = not_comparable(x, &cols[b], &cols[c], xg->name);
+
+		if (!x->sets[c]) {
+			_cleanup_free_ char *id = xasprintf("%s vs %s", x->columns.v[b], x->columns.v[c]);
+
+			x->sets[c] = result_set_new(id, in[0].rs->experiment);
+			x->sets[c]->decide = in[0].rs->decide;
+			strv_push(&x->sets[c]->variants, x->columns.v[b]);
+			strv_push(&x->sets[c]->variants, x->columns.v[c]);
+		}
+		if (!why || x->allow_mixed) {
+			add_runs(x->sets[c], in[0].rs, &cols[b], x->columns.v[b], xg->name);
+			add_runs(x->sets[c], in[cols[c].in].rs, &cols[c], x->columns.v[c], xg->name);
+		}
+		for (size_t m = 0; m < xg->nmetrics; m++)
+			xg->metrics[m].cells[c].why = why ? xstrdup(why) : NULL;
+		free(why);
+	}
+}
+
+/* The cells: each column's figures, its delta from its comparison. */
+static void fill_cells(struct xcmp *x, const struct col *cols, size_t nc)
+{
+	for (size_t g = 0; g < x->ngroups; g++) {
+		struct xcmp_group *xg = &x->groups[g];
+
+		for (size_t m = 0; m < xg->nmetrics; m++)
+			for (size_t c = 0; c < nc; c++) {
+				struct xcmp_cell *cell = &xg->metrics[m].cells[c];
+				const struct comparison *cmp = x->cmps[c];
+
+				values(x, &cols[c], xg->name, xg->metrics[m].name, &cell->s);
+				if (!cmp || (cell->why && !x->allow_mixed))
+					continue;
+				for (size_t k = 0; k < cmp->ngroups; k++)
+					if (streq(cmp->groups[k].name, xg->name))
+						for (size_t r = 0; r < cmp->groups[k].nrows; r++)
+							if (streq(cmp->groups[k].rows[r].metric, xg->metrics[m].name))
+								cell->d = &cmp->groups[k].rows[r].d[1];
+			}
+	}
+}
+
+struct xcmp *xcmp_build(const struct xcmp_input *in, size_t nin, bool allow_mixed)
+{
+	struct xcmp *x = xcalloc(1, sizeof(*x));
+	_cleanup_strv_ struct strv groups = STRV_INIT;
+	_cleanup_free_ struct col *cols = NULL;
+	size_t nc;
+
+	x->in = in;
+	x->nin = nin;
+	x->allow_mixed = allow_mixed;
+	name_columns(x, &groups);
+	nc = x->columns.n;
+	columns(x, &cols);
+	find_envs(x, cols, nc);
 	/* per column, the baseline's runs and its own in the groups where they compare */
 	x->base = xcalloc(nc ? nc : 1, sizeof(*x->base));
 	for (size_t c = 0; c < nc; c++)
@@ -229,69 +317,15 @@ struct xcmp *xcmp_build(const struct xcmp_input *in, size_t nin, bool allow_mixe
 	x->ngroups = groups.n;
 	for (size_t g = 0; g < groups.n; g++) {
 		struct xcmp_group *xg = &x->groups[g];
-		_cleanup_strv_ struct strv metrics = STRV_INIT;
 
 		xg->name = xstrdup(groups.v[g]);
-		for (size_t c = 0; c < nc; c++) {
-			const struct result_set *rs = in[cols[c].in].rs;
-
-			for (size_t i = 0; i < rs->n; i++)
-				if (run_in(&rs->runs[i], &cols[c], xg->name))
-					for (size_t k = 0; k < rs->runs[i].nm; k++)
-						if (!strv_contains(&metrics, rs->runs[i].m[k].name))
-							strv_push(&metrics, rs->runs[i].m[k].name);
-		}
-		if (metrics.n)
-			qsort(metrics.v, metrics.n, sizeof(char *), cmp_str);
-		xg->metrics = xcalloc(metrics.n ? metrics.n : 1, sizeof(*xg->metrics));
-		xg->nmetrics = metrics.n;
-		for (size_t m = 0; m < metrics.n; m++) {
-			xg->metrics[m].name = xstrdup(metrics.v[m]);
-			xg->metrics[m].cells = xcalloc(nc, sizeof(struct xcmp_cell));
-		}
-		for (size_t c = 1; c < nc; c++) {
-			size_t b = x->base[c];
-			char *why = not_comparable(x, &cols[b], &cols[c], xg->name);
-
-			if (!x->sets[c]) {
-				_cleanup_free_ char *id = xasprintf("%s vs %s", x->columns.v[b], x->columns.v[c]);
-
-				x->sets[c] = result_set_new(id, in[0].rs->experiment);
-				x->sets[c]->decide = in[0].rs->decide;
-				strv_push(&x->sets[c]->variants, x->columns.v[b]);
-				strv_push(&x->sets[c]->variants, x->columns.v[c]);
-			}
-			if (!why || allow_mixed) {
-				add_runs(x->sets[c], in[0].rs, &cols[b], x->columns.v[b], xg->name);
-				add_runs(x->sets[c], in[cols[c].in].rs, &cols[c], x->columns.v[c], xg->name);
-			}
-			for (size_t m = 0; m < xg->nmetrics; m++)
-				xg->metrics[m].cells[c].why = why ? xstrdup(why) : NULL;
-			free(why);
-		}
+		group_metrics(x, cols, nc, xg);
+		group_sets(x, cols, nc, xg);
 	}
 	for (size_t c = 1; c < nc; c++)
 		if (x->sets[c])
 			x->cmps[c] = compare_build(x->sets[c]);
-	/* the cells: each column's figures, its delta from its comparison */
-	for (size_t g = 0; g < x->ngroups; g++) {
-		struct xcmp_group *xg = &x->groups[g];
-
-		for (size_t m = 0; m < xg->nmetrics; m++)
-			for (size_t c = 0; c < nc; c++) {
-				struct xcmp_cell *cell = &xg->metrics[m].cells[c];
-				const struct comparison *cmp = x->cmps[c];
-
-				values(x, &cols[c], xg->name, xg->metrics[m].name, &cell->s);
-				if (!cmp || (cell->why && !allow_mixed))
-					continue;
-				for (size_t k = 0; k < cmp->ngroups; k++)
-					if (streq(cmp->groups[k].name, xg->name))
-						for (size_t r = 0; r < cmp->groups[k].nrows; r++)
-							if (streq(cmp->groups[k].rows[r].metric, xg->metrics[m].name))
-								cell->d = &cmp->groups[k].rows[r].d[1];
-			}
-	}
+	fill_cells(x, cols, nc);
 	return x;
 }
 
@@ -423,6 +457,31 @@ void xcmp_format_text(const struct xcmp *x, struct strbuf *out)
 	}
 }
 
+/* One cell of column c as a JSON object: its figures and its delta from its base. */
+static void cell_write_json(const struct xcmp *x, size_t c, const struct xcmp_cell *cell, struct json *j)
+{
+	bool decided = c && cell->d && cell->d->have;
+
+	json_object_begin(j);
+	json_kv_string(j, "column", x->columns.v[c]);
+	json_key(j, "against");
+	if (c)
+		json_string(j, x->columns.v[x->base[c]]);
+	else
+		json_null(j);
+	json_kv_uint(j, "n", cell->s.n);
+	json_kv_double(j, "mean", cell->s.n ? cell->s.mean : NAN);
+	json_kv_double(j, "stddev_pct", cell->s.n ? cell->s.rsd_pct : NAN);
+	json_key(j, "comparable");
+	json_bool(j, !cell->why);
+	json_kv_string(j, "why", cell->why);
+	json_kv_double(j, "change", decided ? cell->d->e.change : NAN);
+	json_kv_double(j, "lo", decided ? cell->d->e.lo : NAN);
+	json_kv_double(j, "hi", decided ? cell->d->e.hi : NAN);
+	json_kv_double(j, "p", decided ? cell->d->e.p : NAN);
+	json_object_end(j);
+}
+
 void xcmp_format_json(const struct xcmp *x, struct strbuf *out)
 {
 	struct json j;
@@ -471,29 +530,8 @@ void xcmp_format_json(const struct xcmp *x, struct strbuf *out)
 			json_kv_string(&j, "metric", xg->metrics[m].name);
 			json_key(&j, "cells");
 			json_array_begin(&j);
-			for (size_t c = 0; c < x->columns.n; c++) {
-				const struct xcmp_cell *cell = &xg->metrics[m].cells[c];
-				bool decided = c && cell->d && cell->d->have;
-
-				json_object_begin(&j);
-				json_kv_string(&j, "column", x->columns.v[c]);
-				json_key(&j, "against");
-				if (c)
-					json_string(&j, x->columns.v[x->base[c]]);
-				else
-					json_null(&j);
-				json_kv_uint(&j, "n", cell->s.n);
-				json_kv_double(&j, "mean", cell->s.n ? cell->s.mean : NAN);
-				json_kv_double(&j, "stddev_pct", cell->s.n ? cell->s.rsd_pct : NAN);
-				json_key(&j, "comparable");
-				json_bool(&j, !cell->why);
-				json_kv_string(&j, "why", cell->why);
-				json_kv_double(&j, "change", decided ? cell->d->e.change : NAN);
-				json_kv_double(&j, "lo", decided ? cell->d->e.lo : NAN);
-				json_kv_double(&j, "hi", decided ? cell->d->e.hi : NAN);
-				json_kv_double(&j, "p", decided ? cell->d->e.p : NAN);
-				json_object_end(&j);
-			}
+			for (size_t c = 0; c < x->columns.n; c++)
+				cell_write_json(x, c, &xg->metrics[m].cells[c], &j);
 			json_array_end(&j);
 			json_object_end(&j);
 		}

@@ -448,46 +448,55 @@ enum verdict decide_verdict(const struct effect *e, enum expect_direction dir, d
 	return VERDICT_INCONCLUSIVE;
 }
 
+/* No interval: one constant is within any margin, a test decides a direction at most. */
+static enum check_outcome check_no_interval(const struct effect *e, enum check_rel rel, double margin, double alpha,
+					    char **why)
+{
+	const char *u = e->points ? " points" : "%";
+	bool up, want_up = rel == CHECK_HIGHER, want_down = rel == CHECK_LOWER;
+
+	/* no variation on either side and the same value: the data are one
+	 * constant, inside any margin (and never beyond one) */
+	if (streq(e->method, "permutation") && e->mean[0] == e->mean[1]) {
+		if (margin > 0) {
+			*why = xasprintf("every unit of both kernels is %.6g: within ±%g%s", e->mean[0], margin, u);
+			return rel == CHECK_SAME ? CHECK_HOLDS : CHECK_FAILS;
+		}
+		*why = xasprintf("every unit of both kernels is %.6g; no margin declared to call that the same",
+				 e->mean[0]);
+		return CHECK_INCONCLUSIVE;
+	}
+	/* a test without an interval: a direction at most, no equivalence */
+	/* the direction from the change, or from the means when the baseline's is 0 */
+	double dir = isfinite(e->change) ? e->change : e->mean[1] - e->mean[0];
+
+	if (e->p < alpha && isfinite(dir) && dir != 0) {
+		up = dir > 0;
+		if (isfinite(e->change))
+			*why = xasprintf("%+.4g%s, p=%.3g; %s", e->change, u, e->p, e->why ? e->why : "no interval");
+		else
+			*why = xasprintf("mean %.6g against %.6g, p=%.3g; %s", e->mean[1], e->mean[0], e->p,
+					 e->why ? e->why : "no interval");
+		if (rel == CHECK_DIFFERS || (want_up && up) || (want_down && !up))
+			return CHECK_HOLDS;
+		return CHECK_FAILS;
+	}
+	*why = xasprintf("p=%.3g; %s", e->p, e->why ? e->why : "no interval");
+	return CHECK_INCONCLUSIVE;
+}
+
 enum check_outcome decide_check(const struct effect *e, enum check_rel rel, double margin, double alpha, char **why)
 {
 	const char *u = e->points ? " points" : "%";
 	_cleanup_free_ char *fx = NULL;
-	bool equivalent, up, down, want_up = rel == CHECK_HIGHER, want_down = rel == CHECK_LOWER;
+	bool equivalent, up, down, want_up = rel == CHECK_HIGHER;
 
 	if (!e->tested) {
 		*why = xstrdup(e->why ? e->why : "not tested");
 		return CHECK_INCONCLUSIVE;
 	}
-	if (isnan(e->lo) || isnan(e->hi)) {
-		/* no variation on either side and the same value: the data are one
-		 * constant, inside any margin (and never beyond one) */
-		if (streq(e->method, "permutation") && e->mean[0] == e->mean[1]) {
-			if (margin > 0) {
-				*why = xasprintf("every unit of both kernels is %.6g: within ±%g%s", e->mean[0], margin, u);
-				return rel == CHECK_SAME ? CHECK_HOLDS : CHECK_FAILS;
-			}
-			*why = xasprintf("every unit of both kernels is %.6g; no margin declared to call that the same",
-					 e->mean[0]);
-			return CHECK_INCONCLUSIVE;
-		}
-		/* a test without an interval: a direction at most, no equivalence */
-		/* the direction from the change, or from the means when the baseline's is 0 */
-		double dir = isfinite(e->change) ? e->change : e->mean[1] - e->mean[0];
-
-		if (e->p < alpha && isfinite(dir) && dir != 0) {
-			up = dir > 0;
-			if (isfinite(e->change))
-				*why = xasprintf("%+.4g%s, p=%.3g; %s", e->change, u, e->p, e->why ? e->why : "no interval");
-			else
-				*why = xasprintf("mean %.6g against %.6g, p=%.3g; %s", e->mean[1], e->mean[0], e->p,
-						 e->why ? e->why : "no interval");
-			if (rel == CHECK_DIFFERS || (want_up && up) || (want_down && !up))
-				return CHECK_HOLDS;
-			return CHECK_FAILS;
-		}
-		*why = xasprintf("p=%.3g; %s", e->p, e->why ? e->why : "no interval");
-		return CHECK_INCONCLUSIVE;
-	}
+	if (isnan(e->lo) || isnan(e->hi))
+		return check_no_interval(e, rel, margin, alpha, why);
 	fx = fmt_effect(e);
 	equivalent = margin > 0 && e->elo > -margin && e->ehi < margin;
 	up = e->lo > 0;

@@ -139,6 +139,85 @@ static int load_param(struct catalogue_param *p, const struct node *key, const s
 	return 0;
 }
 
+/* packages: the Debian packages the guest installs for it */
+static void load_entry_packages(struct catalogue_entry *w, const struct node *v, struct diags *d)
+{
+	if (v->kind != NODE_SEQ)
+		diags_add(d, &v->pos, "packages must be a list of Debian package names");
+	else
+		for (size_t i = 0; i < v->n; i++)
+			if (v->items[i]->kind == NODE_SCALAR)
+				strv_push(&w->packages, v->items[i]->scalar);
+}
+
+/* metrics: the dotted metric names its parser prints, UPPERCASE words varying */
+static void load_entry_metrics(struct catalogue_entry *w, const struct node *v, struct diags *d)
+{
+	if (v->kind != NODE_SEQ)
+		diags_add(d, &v->pos, "metrics must list the metric names the parser prints "
+				      "(an UPPERCASE word for a part that varies, as in stress-ng.STRESSOR.ops_per_sec)");
+	else
+		for (size_t i = 0; i < v->n; i++) {
+			const struct node *m = v->items[i];
+
+			if (m->kind != NODE_SCALAR || !strchr(m->scalar, '.') || strpbrk(m->scalar, " \t*?["))
+				diags_add(d, &m->pos, "'%s' is not a dotted metric name", m->kind == NODE_SCALAR ? m->scalar : "?");
+			else
+				strv_push(&w->metrics, m->scalar);
+		}
+}
+
+/* the metric that counts the workload's units of work (per-work figures divide by it) */
+static void load_entry_work(struct catalogue_entry *w, const struct node *v, struct diags *d)
+{
+	if (w->monitor)
+		diags_add(d, &v->pos, "only a workload names its unit of 'work'");
+	else if (v->kind != NODE_SCALAR || !strchr(v->scalar, '.'))
+		diags_add(d, &v->pos, "work must name one of the workload's metrics");
+	else if (w->metrics.n && !catalogue_metric_matches(w, v->scalar))
+		diags_add(d, &v->pos, "work names '%s', which is not one of the metrics: above", v->scalar);
+	else
+		w->work = xstrdup(v->scalar);
+}
+
+/* host: what a monitor has lab read on the host instead of running in the guest */
+static void load_entry_host(struct catalogue_entry *w, const struct node *v, struct diags *d)
+{
+	if (!w->monitor)
+		diags_add(d, &v->pos, "only a monitor runs on the host ('host:')");
+	else if (v->kind != NODE_SCALAR || !streq(v->scalar, host_sources[0]))
+		diags_add(d, &v->pos, "host must be '%s' (what lab reads at the window's start and stop)",
+			  host_sources[0]);
+	else
+		w->host = xstrdup(v->scalar);
+}
+
+/* overhead-budget: how much a monitor may slow the workload, as a fraction */
+static void load_entry_budget(struct catalogue_entry *w, const struct node *v, struct diags *d)
+{
+	double f;
+
+	if (!w->monitor)
+		diags_add(d, &v->pos, "only a monitor has an overhead-budget");
+	else if (v->kind != NODE_SCALAR || parse_percent(v->scalar, &f) < 0 || !(f > 0 && f <= 1))
+		diags_add(d, &v->pos, "overhead-budget must be a percentage above 0%% such as 3%%");
+	else
+		w->overhead_budget_pct = f * 100;
+}
+
+/* params: the mapping of parameter names to their declarations */
+static int load_entry_params(struct catalogue_entry *w, const struct node *v, struct diags *d)
+{
+	if (v->kind != NODE_MAP) {
+		diags_add(d, &v->pos, "params must be a mapping of parameter names");
+		return -EINVAL;
+	}
+	w->params = xcalloc(v->n, sizeof(*w->params));
+	for (size_t i = 0; i < v->n; i++)
+		load_param(&w->params[w->nparams++], v->keys[i], v->items[i], d);
+	return 0;
+}
+
 static int load_entry(struct spec *s, struct catalogue_entry *w, const char *name, const char *dir,
 		      const char *file, bool monitor, struct diags *d)
 {
@@ -168,70 +247,21 @@ static int load_entry(struct spec *s, struct catalogue_entry *w, const char *nam
 		diags_add(d, v ? &v->pos : &root->pos, "%s in folder '%s' must say 'name: %s'", what, name, name);
 	if ((v = node_map_get(root, "description")) && v->kind == NODE_SCALAR)
 		w->description = xstrdup(v->scalar);
-	if ((v = node_map_get(root, "packages"))) {
-		if (v->kind != NODE_SEQ)
-			diags_add(d, &v->pos, "packages must be a list of Debian package names");
-		else
-			for (size_t i = 0; i < v->n; i++)
-				if (v->items[i]->kind == NODE_SCALAR)
-					strv_push(&w->packages, v->items[i]->scalar);
-	}
-	if ((v = node_map_get(root, "metrics"))) {
-		if (v->kind != NODE_SEQ)
-			diags_add(d, &v->pos, "metrics must list the metric names the parser prints "
-					      "(an UPPERCASE word for a part that varies, as in stress-ng.STRESSOR.ops_per_sec)");
-		else
-			for (size_t i = 0; i < v->n; i++) {
-				const struct node *m = v->items[i];
-
-				if (m->kind != NODE_SCALAR || !strchr(m->scalar, '.') || strpbrk(m->scalar, " \t*?["))
-					diags_add(d, &m->pos, "'%s' is not a dotted metric name", m->kind == NODE_SCALAR ? m->scalar : "?");
-				else
-					strv_push(&w->metrics, m->scalar);
-			}
-	}
-	/* the metric that counts the workload's units of work (per-work figures divide by it) */
-	if ((v = node_map_get(root, "work"))) {
-		if (monitor)
-			diags_add(d, &v->pos, "only a workload names its unit of 'work'");
-		else if (v->kind != NODE_SCALAR || !strchr(v->scalar, '.'))
-			diags_add(d, &v->pos, "work must name one of the workload's metrics");
-		else if (w->metrics.n && !catalogue_metric_matches(w, v->scalar))
-			diags_add(d, &v->pos, "work names '%s', which is not one of the metrics: above", v->scalar);
-		else
-			w->work = xstrdup(v->scalar);
-	}
-	if ((v = node_map_get(root, "host"))) {
-		if (!monitor)
-			diags_add(d, &v->pos, "only a monitor runs on the host ('host:')");
-		else if (v->kind != NODE_SCALAR || !streq(v->scalar, host_sources[0]))
-			diags_add(d, &v->pos, "host must be '%s' (what lab reads at the window's start and stop)",
-				  host_sources[0]);
-		else
-			w->host = xstrdup(v->scalar);
-	}
+	if ((v = node_map_get(root, "packages")))
+		load_entry_packages(w, v, d);
+	if ((v = node_map_get(root, "metrics")))
+		load_entry_metrics(w, v, d);
+	if ((v = node_map_get(root, "work")))
+		load_entry_work(w, v, d);
+	if ((v = node_map_get(root, "host")))
+		load_entry_host(w, v, d);
 	if ((v = node_map_get(root, "timeout")) &&
 	    (v->kind != NODE_SCALAR || parse_duration(v->scalar, &w->timeout_usec) < 0))
 		diags_add(d, &v->pos, "timeout must be a duration such as 10m");
-	if ((v = node_map_get(root, "overhead-budget"))) {
-		double f;
-
-		if (!monitor)
-			diags_add(d, &v->pos, "only a monitor has an overhead-budget");
-		else if (v->kind != NODE_SCALAR || parse_percent(v->scalar, &f) < 0 || !(f > 0 && f <= 1))
-			diags_add(d, &v->pos, "overhead-budget must be a percentage above 0%% such as 3%%");
-		else
-			w->overhead_budget_pct = f * 100;
-	}
-	if ((v = node_map_get(root, "params"))) {
-		if (v->kind != NODE_MAP) {
-			diags_add(d, &v->pos, "params must be a mapping of parameter names");
-			return -EINVAL;
-		}
-		w->params = xcalloc(v->n, sizeof(*w->params));
-		for (size_t i = 0; i < v->n; i++)
-			load_param(&w->params[w->nparams++], v->keys[i], v->items[i], d);
-	}
+	if ((v = node_map_get(root, "overhead-budget")))
+		load_entry_budget(w, v, d);
+	if ((v = node_map_get(root, "params")))
+		return load_entry_params(w, v, d);
 	return 0;
 }
 

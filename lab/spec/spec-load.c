@@ -1263,6 +1263,53 @@ static void load_expect(struct ctx *c, struct spec_job *job, const struct node *
 	}
 }
 
+/* is: "OP NUMBER", a comparison every run of the variant must pass. */
+static int load_observe_is(struct ctx *c, struct spec_observe *o, const struct node *is)
+{
+	static const char *const ops[] = { "==", "<", "<=", ">", ">=" };
+	char op[3] = { 0 };
+	const char *p = is->kind == NODE_SCALAR ? is->scalar : "";
+	size_t d, ol = strspn(p, "=<>");
+	char *end;
+
+	if (ol >= 1 && ol <= 2)
+		memcpy(op, p, ol);
+	for (d = 0; d < ELEMENTSOF(ops); d++)
+		if (streq(op, ops[d]))
+			break;
+	errno = 0;
+	o->value = d < ELEMENTSOF(ops) ? strtod(p + ol, &end) : 0;
+	if (d == ELEMENTSOF(ops) || errno || end == p + ol || *end) {
+		err(c, is, "'is' is a comparison such as \"> 0\" or \"== 0\" (==, <, <=, >, >=, then a number)");
+		return -EINVAL;
+	}
+	o->op = (enum observe_op)(OBSERVE_EQ + d);
+	return 0;
+}
+
+/* vs-baseline: higher, lower, differs or same, decided against the baseline kernel. */
+static int load_observe_vs(struct ctx *c, struct spec_observe *o, const struct node *vs)
+{
+	static const char *const rel[] = { "higher", "lower", "differs", "same" };
+	size_t d;
+
+	for (d = 0; vs->kind == NODE_SCALAR && d < ELEMENTSOF(rel); d++)
+		if (streq(vs->scalar, rel[d]))
+			break;
+	if (vs->kind != NODE_SCALAR || d == ELEMENTSOF(rel)) {
+		const char *hint = vs->kind == NODE_SCALAR ? str_suggest(vs->scalar, rel, ELEMENTSOF(rel)) : NULL;
+
+		if (hint)
+			err(c, vs, "vs-baseline is higher, lower, differs or same, not '%s' (did you mean '%s'?)",
+			    vs->scalar, hint);
+		else
+			err(c, vs, "vs-baseline is higher, lower, differs or same");
+		return -EINVAL;
+	}
+	o->op = (enum observe_op)(OBSERVE_HIGHER + d);
+	return 0;
+}
+
 /*
  * observe: a list of mechanism checks:
  *   - metric: zoneinfo-pcp.high_spread_max
@@ -1276,8 +1323,6 @@ static void load_expect(struct ctx *c, struct spec_job *job, const struct node *
 static void load_observe(struct ctx *c, struct spec_experiment *e, const struct node *n)
 {
 	static const char *const keys[] = { "metric", "kernels", "is", "vs-baseline", "margin", "says" };
-	static const char *const ops[] = { "==", "<", "<=", ">", ">=" };
-	static const char *const rel[] = { "higher", "lower", "differs", "same" };
 
 	if (!want_kind(c, n, NODE_SEQ, "observe"))
 		return;
@@ -1300,42 +1345,8 @@ static void load_observe(struct ctx *c, struct spec_experiment *e, const struct 
 			err(c, v, "an observe entry takes one of 'is' (\"> 0\") or 'vs-baseline' (higher, lower, differs, same)");
 			continue;
 		}
-		if (is) {
-			char op[3] = { 0 };
-			const char *p = is->kind == NODE_SCALAR ? is->scalar : "";
-			size_t d, ol = strspn(p, "=<>");
-			char *end;
-
-			if (ol >= 1 && ol <= 2)
-				memcpy(op, p, ol);
-			for (d = 0; d < ELEMENTSOF(ops); d++)
-				if (streq(op, ops[d]))
-					break;
-			errno = 0;
-			o->value = d < ELEMENTSOF(ops) ? strtod(p + ol, &end) : 0;
-			if (d == ELEMENTSOF(ops) || errno || end == p + ol || *end) {
-				err(c, is, "'is' is a comparison such as \"> 0\" or \"== 0\" (==, <, <=, >, >=, then a number)");
-				continue;
-			}
-			o->op = (enum observe_op)(OBSERVE_EQ + d);
-		} else {
-			size_t d;
-
-			for (d = 0; vs->kind == NODE_SCALAR && d < ELEMENTSOF(rel); d++)
-				if (streq(vs->scalar, rel[d]))
-					break;
-			if (vs->kind != NODE_SCALAR || d == ELEMENTSOF(rel)) {
-				const char *hint = vs->kind == NODE_SCALAR ? str_suggest(vs->scalar, rel, ELEMENTSOF(rel)) : NULL;
-
-				if (hint)
-					err(c, vs, "vs-baseline is higher, lower, differs or same, not '%s' (did you mean '%s'?)",
-					    vs->scalar, hint);
-				else
-					err(c, vs, "vs-baseline is higher, lower, differs or same");
-				continue;
-			}
-			o->op = (enum observe_op)(OBSERVE_HIGHER + d);
-		}
+		if ((is ? load_observe_is(c, o, is) : load_observe_vs(c, o, vs)) < 0)
+			continue;
 		if ((mg = node_map_get(v, "margin"))) {
 			if (is) {
 				err(c, mg, "'margin' goes with 'vs-baseline': an 'is' check holds in every run or fails");
@@ -1596,30 +1607,11 @@ static void decide_defaults(struct spec_decide *d)
 				   .min_boots = 2, .max_boots = 2, .runs_per_boot = 3 };
 }
 
-static void load_experiment(struct ctx *c, struct spec_experiment *e, const struct node *key,
-			    const struct node *n)
+/* What an experiment runs on: its description, kernels, topology, image, hosts and without-kvm. */
+static void load_experiment_refs(struct ctx *c, struct spec_experiment *e, const struct node *n)
 {
-	static const char *const keys[] = { "description", "kernels", "topology", "image", "hosts",
-					    "repeat", "warmup", "quiesce", "timeout", "boot", "monitors", "sysctl",
-					    "workloads", "observe", "decide", "overhead-budget", "without-kvm" };
-	_cleanup_free_ char *what = xasprintf("experiment '%s'", key->scalar);
 	const struct node *v;
 
-	e->name = xstrdup(key->scalar);
-	e->pos = key->pos;
-	e->repeat = 3;
-	decide_defaults(&e->decide);
-	e->decide.pos = key->pos;
-	e->timeout_usec = 3600ULL * 1000000;
-	e->boot = BOOT_PER_RUN;
-	e->quiesce = true;
-	if (!want_kind(c, n, NODE_MAP, what))
-		return;
-	check_keys(c, n, keys, ELEMENTSOF(keys), what);
-	require_key(c, n, key, "kernels", what);
-	require_key(c, n, key, "topology", what);
-	require_key(c, n, key, "image", what);
-	require_key(c, n, key, "workloads", what);
 	if ((v = node_map_get(n, "description")))
 		e->description = get_string(c, v, "description");
 	if ((v = node_map_get(n, "kernels"))) {
@@ -1647,6 +1639,33 @@ static void load_experiment(struct ctx *c, struct spec_experiment *e, const stru
 		if (s)
 			ref_set(c, &e->without_kvm, v);
 	}
+}
+
+static void load_experiment(struct ctx *c, struct spec_experiment *e, const struct node *key,
+			    const struct node *n)
+{
+	static const char *const keys[] = { "description", "kernels", "topology", "image", "hosts",
+					    "repeat", "warmup", "quiesce", "timeout", "boot", "monitors", "sysctl",
+					    "workloads", "observe", "decide", "overhead-budget", "without-kvm" };
+	_cleanup_free_ char *what = xasprintf("experiment '%s'", key->scalar);
+	const struct node *v;
+
+	e->name = xstrdup(key->scalar);
+	e->pos = key->pos;
+	e->repeat = 3;
+	decide_defaults(&e->decide);
+	e->decide.pos = key->pos;
+	e->timeout_usec = 3600ULL * 1000000;
+	e->boot = BOOT_PER_RUN;
+	e->quiesce = true;
+	if (!want_kind(c, n, NODE_MAP, what))
+		return;
+	check_keys(c, n, keys, ELEMENTSOF(keys), what);
+	require_key(c, n, key, "kernels", what);
+	require_key(c, n, key, "topology", what);
+	require_key(c, n, key, "image", what);
+	require_key(c, n, key, "workloads", what);
+	load_experiment_refs(c, e, n);
 	if ((v = node_map_get(n, "repeat")))
 		load_repeat(c, e, v);
 	load_decide(c, e, node_map_get(n, "decide"));
