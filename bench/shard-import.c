@@ -280,13 +280,15 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < shards; k++) {
 		_cleanup_free_ char *bp = xasprintf("%s/shard-%zu.tar.zst", bundles, k), *why = NULL;
 		_cleanup_strv_ struct strv ids = STRV_INIT, failed = STRV_INIT;
+		struct executor_run er;
 		double t;
 		int r;
 
 		for (size_t j = 0; j < runs; j++)
 			strv_push_take(&ids, run_id(k, runs, j));
 		t = mono();
-		r = engine_import_shard(&x, bp, &ids, &failed, &why);
+		engine_executor_run(&x, &er);
+		r = engine_import_shard(&er, bp, &ids, &failed, &why);
 		ms[k] = (mono() - t) * 1000.0;
 		sum_ms += ms[k];
 		if (r != 1) {

@@ -555,8 +555,11 @@ static bool housekeep(struct engine *x, cpu_set_t *saved)
 }
 
 /* Worker processes on this machine: placement, the pool. */
-static int execute_local(struct engine *x)
+/* The local executor is the engine's own: it sees the engine whole (the
+ * workers are forks of it and read its state), unlike exec-slurm.c. */
+static int execute_local(const struct executor_run *r)
 {
+	struct engine *x = r->engine;
 	struct pool_ops ops = { .work = engine_work, .message = on_message, .ended = on_ended, .userdata = x };
 	_cleanup_diags_ struct diags pd = { 0 };
 	_cleanup_free_ char *err = NULL;
@@ -579,6 +582,13 @@ static int execute_local(struct engine *x)
 	return 0;
 }
 
+void engine_executor_run(struct engine *x, struct executor_run *ret)
+{
+	*ret = (struct executor_run){ .o = x->o, .s = x->s, .e = x->e, .rs = x->rs, .dir = x->dir,
+				      .variants = x->variants, .arts = x->arts, .img = x->img, .groups = x->groups,
+				      .ngroups = x->ngroups, .total = x->prog.total, .engine = x };
+}
+
 const struct executor_ops executor_local = { .name = "local", .execute = execute_local };
 
 /* The pending runs, by the executor: groups, the policy, the runs. */
@@ -587,6 +597,7 @@ static int execute(struct engine *x)
 	const struct executor_ops *ex = x->o->cluster && x->o->cluster->type == SPEC_ENGINE_SLURM ? &executor_slurm
 												   : &executor_local;
 	struct seq_policy sp = { 0 };
+	struct executor_run er;
 	bool seq = x->e->repeat_auto && !(x->o && x->o->policy);
 	int r;
 
@@ -599,7 +610,8 @@ static int execute(struct engine *x)
 		x->prog.total += x->rs->runs[i].status == RUN_PENDING;
 	engine_progress_looks(x);
 	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUNS_BEGIN });
-	r = ex->execute(x);
+	engine_executor_run(x, &er);
+	r = ex->execute(&er);
 	if (seq)
 		sequential_end(x, &sp);
 	if (r < 0)
@@ -675,8 +687,11 @@ int engine_run(const struct engine_opts *o, const struct spec_experiment *e, con
 	if (o->cluster && o->cluster->type == SPEC_ENGINE_SLURM) {
 		_cleanup_free_ char *err = NULL;
 
+		struct executor_run er;
+
 		/* before a folder is made or a kernel built */
-		if (engine_cluster_check(&x, true, &err) < 0) {
+		engine_executor_run(&x, &er);
+		if (engine_cluster_check(&er, true, &err) < 0) {
 			engine_emit_text(&x, ENGINE_EV_ERROR, "%s", err);
 			return -1;
 		}

@@ -44,7 +44,11 @@
 #include "../util/tarball.h"
 #include "../util/tempdir.h"
 #include "../store/bundle.h"
-#include "engine-priv.h"
+#include "executor.h"
+#include "../image/image.h"
+#include "../kernel/build.h"
+#include "../plan/plan.h"
+#include "../util/strmap.h"
 #include "shard.h"
 #include "slurm-queue.h"
 #include "spool.h"
@@ -56,7 +60,7 @@
 #endif
 
 struct slurm_exec {
-	struct engine *x;
+	const struct executor_run *x;
 	const struct spec_engine *c;
 	char *jobdir;  /* <spool>/jobs/<run id> */
 	char *journal; /* <run folder>/slurm.json */
@@ -80,7 +84,7 @@ static void say(struct slurm_exec *se, const char *fmt, ...)
 	va_start(ap, fmt);
 	t = xvasprintf(fmt, ap);
 	va_end(ap);
-	engine_emit_text(se->x, ENGINE_EV_NOTE, "slurm: %s", t);
+	engine_emit_text(se->x->engine, ENGINE_EV_NOTE, "slurm: %s", t);
 }
 
 /* A Slurm command's output; the error (stderr's first line) in *ret_err. */
@@ -110,7 +114,7 @@ static void save_journal(struct slurm_exec *se)
 
 	shard_journal_format(&se->j, &sb);
 	if (fs_write_atomic(se->journal, sb.buf, sb.len, 0644) < 0)
-		engine_emit_text(se->x, ENGINE_EV_WARNING, "cannot write %s: %s", se->journal, strerror(errno));
+		engine_emit_text(se->x->engine, ENGINE_EV_WARNING, "cannot write %s: %s", se->journal, strerror(errno));
 }
 
 /* A retry and why: into the journal, the run (the report lists them) and the progress. */
@@ -126,7 +130,7 @@ static void retry_note(struct slurm_exec *se, const char *fmt, ...)
 	for (char *p = t; *p; p++)
 		if (*p == '\n' || *p == '\t')
 			*p = ' ';
-	strv_push(&se->x->rs->cluster, t);
+	engine_note_cluster(se->x->engine, t, false);
 	say(se, "%s", t);
 	strv_push_take(&se->j.retries, t);
 }
@@ -164,7 +168,7 @@ static char *shard_dir(const struct slurm_exec *se, unsigned index)
 /* Kernels, image, catalogue and the run's lab.yaml where the nodes see them. */
 static int publish(struct slurm_exec *se)
 {
-	struct engine *x = se->x;
+	const struct executor_run *x = se->x;
 	const char *spool = se->c->spool;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_free_ char *cat = path_join(se->jobdir, "catalogue");
@@ -189,14 +193,14 @@ static int publish(struct slurm_exec *se)
 	se->spec.image_id = xstrdup(x->img->id);
 	se->spec.image_digest = xstrdup(digest);
 	if (path_mkdir_p(se->jobdir, 0755) < 0) {
-		engine_emit_text(x, ENGINE_EV_ERROR, "cannot create %s: %s", se->jobdir, strerror(errno));
+		engine_emit_text(x->engine, ENGINE_EV_ERROR, "cannot create %s: %s", se->jobdir, strerror(errno));
 		return -1;
 	}
 	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
 		_cleanup_free_ char *from = path_join(x->dir, files[i]), *to = path_join(se->jobdir, files[i]);
 
 		if (path_is_file(from) && fs_copy_file(from, to, true) < 0) {
-			engine_emit_text(x, ENGINE_EV_ERROR, "cannot copy %s to %s: %s", from, to, strerror(errno));
+			engine_emit_text(x->engine, ENGINE_EV_ERROR, "cannot copy %s to %s: %s", from, to, strerror(errno));
 			return -1;
 		}
 	}
@@ -208,7 +212,7 @@ static int publish(struct slurm_exec *se)
 		fs_remove_tree(tmp);
 		if (path_mkdir_p(tmp, 0755) < 0 || (fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
 		    tarball_extract(tar, fd, 0, NULL, &err) < 0 || rename(tmp, cat) < 0) {
-			engine_emit_text(x, ENGINE_EV_ERROR, "cannot unpack the catalogue into %s: %s", cat,
+			engine_emit_text(x->engine, ENGINE_EV_ERROR, "cannot unpack the catalogue into %s: %s", cat,
 					 err.buf ? err.buf : strerror(errno));
 			fs_remove_tree(tmp);
 			return -1;
@@ -216,14 +220,14 @@ static int publish(struct slurm_exec *se)
 	}
 	return 0;
 fail:
-	engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_DIAGS, .diags = &d });
+	engine_emit(x->engine, &(struct engine_event){ .type = ENGINE_EV_DIAGS, .diags = &d });
 	return -1;
 }
 
 /* The shard's run folder for the node: this run with only the shard's runs, all pending. */
 static int write_seed(struct slurm_exec *se, const struct shard_entry *e)
 {
-	struct engine *x = se->x;
+	const struct executor_run *x = se->x;
 	_cleanup_free_ char *sd = shard_dir(se, e->index), *work = xasprintf("%s/work/%s", sd, x->rs->id);
 	_cleanup_free_ char *sp = path_join(sd, "shard.json");
 	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT, sj = STRBUF_INIT;
@@ -235,7 +239,7 @@ static int write_seed(struct slurm_exec *se, const struct shard_entry *e)
 	se->spec.index = e->index;
 	shard_spec_format(&se->spec, &sj);
 	if (path_mkdir_p(sd, 0755) < 0 || fs_write_atomic(sp, sj.buf, sj.len, 0644) < 0) {
-		engine_emit_text(x, ENGINE_EV_ERROR, "cannot write %s: %s", sp, strerror(errno));
+		engine_emit_text(x->engine, ENGINE_EV_ERROR, "cannot write %s: %s", sp, strerror(errno));
 		return -1;
 	}
 	/* a shard submitted again goes on from its own folder: what it finished stays */
@@ -243,7 +247,7 @@ static int write_seed(struct slurm_exec *se, const struct shard_entry *e)
 		return 0;
 	store_format(x->rs, &text);
 	if (store_parse(x->rs->id, text.buf, text.len, "run.json", &sub, &d) < 0) {
-		engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_DIAGS, .diags = &d });
+		engine_emit(x->engine, &(struct engine_event){ .type = ENGINE_EV_DIAGS, .diags = &d });
 		return -1;
 	}
 	drop = xcalloc(sub->n + 1, sizeof(bool));
@@ -257,9 +261,9 @@ static int write_seed(struct slurm_exec *se, const struct shard_entry *e)
 	strv_release(&sub->cluster);
 	if (path_mkdir_p(work, 0755) < 0 || store_save(work, sub, &d) < 0) {
 		if (!d.n)
-			engine_emit_text(x, ENGINE_EV_ERROR, "cannot create %s: %s", work, strerror(errno));
+			engine_emit_text(x->engine, ENGINE_EV_ERROR, "cannot create %s: %s", work, strerror(errno));
 		else
-			engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_DIAGS, .diags = &d });
+			engine_emit(x->engine, &(struct engine_event){ .type = ENGINE_EV_DIAGS, .diags = &d });
 		return -1;
 	}
 	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
@@ -309,7 +313,7 @@ static char *slurm_time(uint64_t sec)
  * own options, then engine:'s (partition, constraint, ... sbatch:). */
 static void sbatch_command(struct slurm_exec *se, size_t n, const char *script, struct command *cmd)
 {
-	struct engine *x = se->x;
+	const struct executor_run *x = se->x;
 	const struct spec_engine *c = se->c;
 
 	command_init(cmd, "sbatch");
@@ -351,7 +355,7 @@ static void sbatch_command(struct slurm_exec *se, size_t n, const char *script, 
 /* Submit these shards as one array job; each records its job and task. */
 static int submit(struct slurm_exec *se, struct shard_entry **es, size_t n)
 {
-	struct engine *x = se->x;
+	const struct executor_run *x = se->x;
 	_cleanup_(command_release) struct command cmd = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_free_ char *script = NULL, *err = NULL;
@@ -373,18 +377,18 @@ static int submit(struct slurm_exec *se, struct shard_entry **es, size_t n)
 		if (write_seed(se, es[i]) < 0)
 			return -1;
 	if (!(script = write_script(se, sub, es, n))) {
-		engine_emit_text(x, ENGINE_EV_ERROR, "cannot write the job script in %s: %s", se->jobdir, strerror(errno));
+		engine_emit_text(x->engine, ENGINE_EV_ERROR, "cannot write the job script in %s: %s", se->jobdir, strerror(errno));
 		return -1;
 	}
 	sbatch_command(se, n, script, &cmd);
 	if (slurm_cmd(&cmd, &out, &err) < 0) {
-		engine_emit_text(x, ENGINE_EV_ERROR, "cannot submit to Slurm: %s", err);
+		engine_emit_text(x->engine, ENGINE_EV_ERROR, "cannot submit to Slurm: %s", err);
 		return -1;
 	}
 	errno = 0;
 	job = strtoull(out.buf ? out.buf : "", &end, 10);
 	if (errno || !job || (*end && *end != ';' && *end != '\n')) {
-		engine_emit_text(x, ENGINE_EV_ERROR, "sbatch answered '%s', not a job id", out.buf ? out.buf : "");
+		engine_emit_text(x->engine, ENGINE_EV_ERROR, "sbatch answered '%s', not a job id", out.buf ? out.buf : "");
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -423,7 +427,7 @@ static void take_block(struct slurm_exec *se, const struct shard_block *b, struc
 	for (size_t k = 0; k < b->n; k++) {
 		size_t i;
 
-		while (engine_next(se->x, b->groups[k], &i) == 0)
+		while (engine_next(se->x->engine, b->groups[k], &i) == 0)
 			strv_push(runs, se->x->rs->runs[i].id);
 	}
 }
@@ -496,7 +500,7 @@ static void fail_shard(struct slurm_exec *se, struct shard_entry *e, const char 
 		ssize_t i = engine_find_run(se->x->rs, e->runs.v[k]);
 
 		if (i >= 0)
-			engine_fail_run(se->x, (size_t)i, xstrdup(why));
+			engine_fail_run(se->x->engine, (size_t)i, xstrdup(why));
 	}
 	e->state = SHARD_FAILED;
 }
@@ -515,7 +519,7 @@ static void note_boot_failure(struct slurm_exec *se, const char *node)
 	}
 }
 
-int engine_import_shard(struct engine *x, const char *path, const struct strv *runs, struct strv *boot_failed,
+int engine_import_shard(const struct executor_run *x, const char *path, const struct strv *runs, struct strv *boot_failed,
 			char **ret_why)
 {
 	_cleanup_free_ char *tmp = NULL, *id = NULL;
@@ -542,7 +546,7 @@ int engine_import_shard(struct engine *x, const char *path, const struct strv *r
 
 		if (i < 0 || !strv_contains(runs, fr->id) || fr->status == RUN_PENDING)
 			continue;
-		if (engine_import_run(x, (size_t)i, from, fr, tmp, &boots))
+		if (engine_import_run(x->engine, (size_t)i, from, fr, tmp, &boots))
 			done[ndone++] = (size_t)i;
 		if (boot_failed && fr->status == RUN_FAILED && fr->node && fr->error &&
 		    str_startswith(fr->error, "boot failed"))
@@ -551,7 +555,7 @@ int engine_import_shard(struct engine *x, const char *path, const struct strv *r
 	/* one journal write and one index transaction a shard, not one a run:
 	 * the journal is the whole run's, and a cluster run is thousands */
 	if (ndone)
-		engine_save_runs(x, done, ndone);
+		engine_save_runs(x->engine, done, ndone);
 	tempdir_remove(tmp);
 	return 1;
 }
@@ -559,7 +563,7 @@ int engine_import_shard(struct engine *x, const char *path, const struct strv *r
 /* The shard's bundle into the run: only its own pending runs. 1 imported, 0 none there, -1 refused. */
 static int import_shard(struct slurm_exec *se, struct shard_entry *e)
 {
-	struct engine *x = se->x;
+	const struct executor_run *x = se->x;
 	_cleanup_free_ char *sd = shard_dir(se, e->index), *bp = path_join(sd, "result.tar.zst"), *why = NULL;
 	_cleanup_strv_ struct strv failed = STRV_INIT;
 	int r = engine_import_shard(x, bp, &e->runs, &failed, &why);
@@ -723,7 +727,7 @@ static int poll_queue(struct slurm_exec *se, struct seen *seen)
 	command_env(&cmd, "SLURM_BITSTR_LEN", "0");
 	if (slurm_cmd(&cmd, &out, &err) < 0 || slurm_queue_parse(out.buf ? out.buf : "", out.len, &q, &err) < 0) {
 		/* a controller that does not answer is no empty queue: nothing is concluded this time */
-		engine_emit_text(se->x, ENGINE_EV_WARNING, "slurm: %s", err ? err : "squeue failed");
+		engine_emit_text(se->x->engine, ENGINE_EV_WARNING, "slurm: %s", err ? err : "squeue failed");
 		return -1;
 	}
 	for (size_t i = 0; i < se->j.n; i++)
@@ -769,7 +773,7 @@ static void cancel_all(struct slurm_exec *se)
 	if (!n)
 		return;
 	if (slurm_cmd(&cmd, &out, &err) < 0)
-		engine_emit_text(se->x, ENGINE_EV_WARNING, "slurm: scancel %s: %s", ids.buf, err);
+		engine_emit_text(se->x->engine, ENGINE_EV_WARNING, "slurm: scancel %s: %s", ids.buf, err);
 	else
 		say(se, "cancelled job%s %s", n == 1 ? "" : "s", ids.buf);
 }
@@ -793,12 +797,11 @@ static int load_journal(struct slurm_exec *se)
 	if (strbuf_read_file(&sb, se->journal, 64 << 20) < 0)
 		return 0;
 	if (shard_journal_parse(se->journal, sb.buf ? sb.buf : "", sb.len, &se->j, &err) < 0) {
-		engine_emit_text(se->x, ENGINE_EV_ERROR, "%s", err);
+		engine_emit_text(se->x->engine, ENGINE_EV_ERROR, "%s", err);
 		return -1;
 	}
 	for (size_t i = 0; i < se->j.retries.n; i++)
-		if (!strv_contains(&se->x->rs->cluster, se->j.retries.v[i]))
-			strv_push(&se->x->rs->cluster, se->j.retries.v[i]);
+		engine_note_cluster(se->x->engine, se->j.retries.v[i], true);
 	for (size_t i = 0; i < se->j.n; i++) {
 		struct shard_entry *e = &se->j.v[i];
 		bool pending = false;
@@ -808,7 +811,7 @@ static int load_journal(struct slurm_exec *se)
 
 			if (r >= 0 && se->x->rs->runs[r].status == RUN_PENDING) {
 				pending = true;
-				se->x->issued[r] = true; /* its shard has it */
+				engine_mark_issued(se->x->engine, (size_t)r); /* its shard has it */
 			}
 		}
 		if (!pending && e->state != SHARD_FAILED)
@@ -822,16 +825,16 @@ static int load_journal(struct slurm_exec *se)
 /* The blocks of the groups no recorded shard holds. */
 static void make_blocks(struct slurm_exec *se)
 {
-	struct engine *x = se->x;
+	const struct executor_run *x = se->x;
 	const char **hosts = xcalloc(x->ngroups + 1, sizeof(char *));
 	struct run_group *gs = xcalloc(x->ngroups + 1, sizeof(*gs));
 	size_t *map = xcalloc(x->ngroups + 1, sizeof(size_t)), n = 0;
 
 	for (size_t g = 0; g < x->ngroups; g++) {
 		const struct run_group *rg = &x->groups[g];
-		const struct plan_run *pr = rg->n ? engine_plan_run(x, x->rs->runs[rg->runs[0]].id) : NULL;
+		const struct plan_run *pr = rg->n ? engine_plan_run(x->engine, x->rs->runs[rg->runs[0]].id) : NULL;
 
-		if (!rg->n || x->issued[rg->runs[0]])
+		if (!rg->n || engine_issued(x->engine, rg->runs[0]))
 			continue;
 		gs[n] = *rg;
 		hosts[n] = pr ? pr->host : "";
@@ -846,7 +849,7 @@ static void make_blocks(struct slurm_exec *se)
 	free(map);
 }
 
-int engine_cluster_check(const struct engine *x, bool ask_slurm, char **ret_err)
+int engine_cluster_check(const struct executor_run *x, bool ask_slurm, char **ret_err)
 {
 	const struct spec_engine *c = x->o->cluster;
 	_cleanup_free_ char *err = NULL;
@@ -876,7 +879,7 @@ int engine_cluster_check(const struct engine *x, bool ask_slurm, char **ret_err)
 	return 0;
 }
 
-static int execute_slurm(struct engine *x)
+static int execute_slurm(const struct executor_run *x)
 {
 	const struct spec_engine *c = x->o->cluster;
 	struct slurm_exec se = { .x = x, .c = c, .seq = x->e->repeat_auto && !(x->o && x->o->policy) };
@@ -886,11 +889,11 @@ static int execute_slurm(struct engine *x)
 	int nodes, ret = -1;
 
 	if (engine_cluster_check(x, false, &err) < 0) {
-		engine_emit_text(x, ENGINE_EV_ERROR, "%s", err);
+		engine_emit_text(x->engine, ENGINE_EV_ERROR, "%s", err);
 		return -1;
 	}
 	if ((nodes = partition_nodes(c, &err)) < 0) {
-		engine_emit_text(x, ENGINE_EV_ERROR, "Slurm cannot be reached (nothing was submitted): %s", err);
+		engine_emit_text(x->engine, ENGINE_EV_ERROR, "Slurm cannot be reached (nothing was submitted): %s", err);
 		return -1;
 	}
 	se.slots = c->max_tasks ? c->max_tasks : (unsigned)nodes;
@@ -903,7 +906,7 @@ static int execute_slurm(struct engine *x)
 		goto out;
 	make_blocks(&se);
 	say(&se, "%zu runs in %zu comparison block%s, shards on up to %u node%s at a time (partition %s: %d node%s); "
-		 "spool %s", x->prog.total, se.nblocks, se.nblocks == 1 ? "" : "s", se.slots, se.slots == 1 ? "" : "s",
+		 "spool %s", x->total, se.nblocks, se.nblocks == 1 ? "" : "s", se.slots, se.slots == 1 ? "" : "s",
 	    c->partition ? c->partition : "default", nodes, nodes == 1 ? "" : "s", c->spool);
 	engine_cluster_active = 1;
 	for (;;) {
@@ -911,7 +914,7 @@ static int execute_slurm(struct engine *x)
 
 		if (engine_cluster_cancel) {
 			cancel_all(&se);
-			engine_emit_text(x, ENGINE_EV_ERROR, "interrupted: lab's jobs were cancelled, every finished shard "
+			engine_emit_text(x->engine, ENGINE_EV_ERROR, "interrupted: lab's jobs were cancelled, every finished shard "
 					 "is kept ('lab run --resume %s' goes on)", x->rs->id);
 			goto out;
 		}
@@ -923,7 +926,7 @@ static int execute_slurm(struct engine *x)
 		queued = count_state(&se, SHARD_QUEUED);
 		if (!queued && se.next_block >= se.nblocks && !count_state(&se, SHARD_NEW))
 			break;
-		x->prog.running = (unsigned)queued;
+		engine_set_running(x->engine, (unsigned)queued);
 		nap(c->poll_sec ? c->poll_sec : 15);
 		/* a finished shard shows first as its bundle in the spool */
 		for (size_t i = 0; i < se.j.n; i++)

@@ -352,3 +352,24 @@ void engine_boot_run(struct engine *x, size_t i, const char *guest)
 		break;
 	}
 }
+
+bool engine_issued(const struct engine *x, size_t i)
+{
+	return x->issued[i];
+}
+
+void engine_mark_issued(struct engine *x, size_t i)
+{
+	x->issued[i] = true;
+}
+
+void engine_set_running(struct engine *x, unsigned n)
+{
+	x->prog.running = n;
+}
+
+void engine_note_cluster(struct engine *x, const char *line, bool once)
+{
+	if (!once || !strv_contains(&x->rs->cluster, line))
+		strv_push(&x->rs->cluster, line);
+}

@@ -455,11 +455,14 @@ static void tenv_init(struct tenv *t, const char *engine)
 /* As the engine's execute(): groups and policy from the result set, then the executor. */
 static int tenv_execute(struct tenv *t)
 {
+	struct executor_run er;
+
 	engine_sched_init(&t->x);
 	engine_make_groups(&t->x);
 	for (size_t i = 0; i < t->rs->n; i++)
 		t->x.prog.total += t->rs->runs[i].status == RUN_PENDING;
-	return executor_slurm.execute(&t->x);
+	engine_executor_run(&t->x, &er);
+	return executor_slurm.execute(&er);
 }
 
 static void assert_lines(const struct strv *got, const char *const *want, size_t n)
