@@ -14,7 +14,7 @@
 #include "util/escape.h"
 #include "util/json.h"
 #include "util/path.h"
-#include "util/paths.h"
+#include "util/dirs.h"
 #include "vm/machine.h"
 #include "util/table.h"
 #include "util/banned.h"
@@ -70,6 +70,25 @@ static void json_error(const char *msg, const struct diags *d)
 	json_object_end(&j);
 	json_finish(&j);
 	cmd_write(&sb);
+}
+
+/* What bundle and fetch made: its path on a line, or {"KEY": path} with --json. */
+void cmd_print_path(const struct lab_ctx *ctx, const char *key, const char *path)
+{
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j, &out, true);
+		json_object_begin(&j);
+		json_kv_string(&j, key, path);
+		json_object_end(&j);
+		json_finish(&j);
+	} else if (ctx->verbosity >= 0) {
+		strbuf_addf(&out, "%s\n", path);
+	}
+	cmd_write(&out);
 }
 
 void cmd_write_table(const struct lab_ctx *ctx, const struct table *t)
@@ -204,7 +223,7 @@ const struct spec_image *cmd_find_image(const struct lab_ctx *ctx, const struct 
 
 char *cmd_results_dir(const struct spec *s)
 {
-	return paths_results(s ? s->settings.results : NULL, s ? s->dir : NULL);
+	return dirs_results(s ? s->settings.results : NULL, s ? s->dir : NULL);
 }
 
 char *cmd_results_root(const struct lab_ctx *ctx)

@@ -28,7 +28,7 @@
 #include "util/units.h"
 #include "util/path.h"
 #include "vm/vm.h"
-#include "util/paths.h"
+#include "util/dirs.h"
 #include "util/tempdir.h"
 #include "util/banned.h"
 
@@ -198,7 +198,7 @@ static void gc_text(bool dry, bool reindex, const struct strv *vms, size_t reind
 
 int cmd_gc(struct lab_ctx *ctx, int argc, char **argv)
 {
-	_cleanup_free_ char *state = paths_state(), *cache = NULL;
+	_cleanup_free_ char *state = dirs_state(), *cache = NULL;
 	_cleanup_strv_ struct strv vms = STRV_INIT, builds = STRV_INIT, skipped = STRV_INIT, unpacks = STRV_INIT,
 			      stale = STRV_INIT;
 	_cleanup_free_ char *root = NULL;

@@ -24,7 +24,7 @@
 #include "util/units.h"
 #include "util/table.h"
 #include "vm/vm.h"
-#include "util/paths.h"
+#include "util/dirs.h"
 #include "util/banned.h"
 
 struct hopts {
@@ -52,7 +52,7 @@ static int open_host(struct lab_ctx *ctx, int argc, char **argv, const char *sub
 {
 	int want = streq(sub, "boot") ? 2 : 1;
 	_cleanup_free_ const char **names = NULL;
-	_cleanup_free_ char *state = paths_state(), *cache = NULL;
+	_cleanup_free_ char *state = dirs_state(), *cache = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 	int first = cmd_options_parse(ctx, "host", sub, OPTS_ANYWHERE, argc, argv, o);
 	long i;

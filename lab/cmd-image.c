@@ -18,7 +18,7 @@
 #include "util/path.h"
 #include "util/table.h"
 #include "util/units.h"
-#include "util/paths.h"
+#include "util/dirs.h"
 #include "util/banned.h"
 
 struct iopts {
@@ -102,7 +102,7 @@ static void packages_json(const struct image_artifact *a, struct strbuf *sb)
 static int image_build_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *layer = paths_layer_dir();
+	_cleanup_free_ char *layer = dirs_layer_dir();
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	struct iopts o = { 0 };
 	struct image_opts io = { 0 };
@@ -167,7 +167,7 @@ static int image_list_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	static const char *const cols[] = { "IMAGE:name", "ID:id", "STATE:state", "PACKAGES:packages",
 					    "DISK:disk_bytes", "CREATED:created", NULL };
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *cache = NULL, *layer = paths_layer_dir();
+	_cleanup_free_ char *cache = NULL, *layer = dirs_layer_dir();
 	_cleanup_table_ struct table *t = table_new(cols);
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strv_ struct strv current = STRV_INIT;
@@ -235,7 +235,7 @@ static int image_list_cmd(struct lab_ctx *ctx, int argc, char **argv)
 static int image_show_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *layer = paths_layer_dir();
+	_cleanup_free_ char *layer = dirs_layer_dir();
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	const struct spec_image *im;
@@ -355,7 +355,7 @@ static void print_instance(const struct lab_ctx *ctx, const struct image_artifac
 static int image_instance_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *layer = paths_layer_dir(), *cache = NULL, *kdir = NULL, *dir = NULL;
+	_cleanup_free_ char *layer = dirs_layer_dir(), *cache = NULL, *kdir = NULL, *dir = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	_cleanup_strv_ struct strv cgroups = STRV_INIT;

@@ -12,7 +12,7 @@
 #include "util/fs.h"
 #include "util/json.h"
 #include "util/path.h"
-#include "util/paths.h"
+#include "util/dirs.h"
 #include "util/banned.h"
 
 struct init_opts {
@@ -69,7 +69,7 @@ static int init_copy(struct lab_ctx *ctx, const char *data, const char *dir, boo
 
 int cmd_init(struct lab_ctx *ctx, int argc, char **argv)
 {
-	_cleanup_free_ char *data = paths_datadir(), *dst = NULL;
+	_cleanup_free_ char *data = dirs_datadir(), *dst = NULL;
 	struct init_opts o = { 0 };
 	const char *dir = ".";
 	size_t copied = 0;

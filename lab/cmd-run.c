@@ -25,7 +25,7 @@
 #include "util/clock.h"
 #include "util/units.h"
 #include "vm/vm.h"
-#include "util/paths.h"
+#include "util/dirs.h"
 #include "util/banned.h"
 
 /* A signal stops the engine's workers (in a worker: its guests), then lab. */
@@ -225,7 +225,7 @@ int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const
 			  struct result_set **ret_rs)
 {
 	_cleanup_free_ char *root = hook && hook->root ? xstrdup(hook->root) : cmd_results_dir(s);
-	_cleanup_free_ char *layer = paths_layer_dir(), *plugin = paths_insn_plugin();
+	_cleanup_free_ char *layer = dirs_layer_dir(), *plugin = dirs_insn_plugin();
 	struct run_ui u = { .ctx = ctx, .t0 = now_sec(), .tty = isatty(2) && !getenv("LAB_NO_TTY"), .hook = hook };
 	struct spec_engine cluster = s->engine;
 	struct engine_opts o = { .s = s, .root = root, .layer = layer, .insn_plugin = plugin, .set = &ctx->set,
@@ -242,7 +242,7 @@ int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const
 	}
 
 	if (!plugin && spec_experiment_host_source(s, e, CATALOGUE_HOST_INSN_PLUGIN)) {
-		cmd_error(ctx, "experiment '%s': the insn monitor needs lab's QEMU plugin " PATHS_INSN_PLUGIN_NAME
+		cmd_error(ctx, "experiment '%s': the insn monitor needs lab's QEMU plugin " DIRS_INSN_PLUGIN_NAME
 			       " (make builds it; LAB_INSN_PLUGIN names another)", e->name);
 		return -1;
 	}
@@ -399,7 +399,7 @@ const struct lab_option run_options[] = {
 int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *resume = NULL, *state = paths_state();
+	_cleanup_free_ char *resume = NULL, *state = dirs_state();
 	struct run_opts o = { 0 };
 	int first = cmd_options_parse(ctx, "run", NULL, OPTS_ANYWHERE, argc, argv, &o);
 	struct jobs_opts jo = { .jobs = o.jobs, .oversubscribe = o.oversubscribe };

@@ -16,7 +16,7 @@
 #include "engine/engine.h"
 #include "engine/shard-node.h"
 #include "util/alloc.h"
-#include "util/paths.h"
+#include "util/dirs.h"
 #include "util/banned.h"
 
 #ifndef LAB_VERSION
@@ -66,7 +66,7 @@ static int run_shard(struct lab_ctx *ctx, const char *jobdir, const char *n)
 {
 	const char *env = getenv("SLURMD_NODENAME");
 	char host[256] = "";
-	_cleanup_free_ char *layer = paths_layer_dir(), *plugin = paths_insn_plugin(), *state = paths_state();
+	_cleanup_free_ char *layer = dirs_layer_dir(), *plugin = dirs_insn_plugin(), *state = dirs_state();
 	_cleanup_free_ char *bundle = NULL, *why = NULL;
 	/* the tests play a node with another lab: LAB_TEST_VERSION */
 	const char *version = getenv("LAB_TEST_VERSION") ? getenv("LAB_TEST_VERSION") : LAB_VERSION;

@@ -23,7 +23,7 @@
 #include "util/fs.h"
 #include "util/json.h"
 #include "util/path.h"
-#include "util/paths.h"
+#include "util/dirs.h"
 #include "util/banned.h"
 
 struct snap_opts {
@@ -287,7 +287,7 @@ static int snap_write(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_(snap_opts_release) struct snap_opts o = { 0 };
 	_cleanup_spec_ struct spec *s = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
-	_cleanup_free_ char *layer = paths_layer_dir();
+	_cleanup_free_ char *layer = dirs_layer_dir();
 	_cleanup_free_ struct snapshot_built *configs = NULL, *packages = NULL;
 	char **cnames = NULL, **pnames = NULL;
 	int first = cmd_options_parse(ctx, "snapshot", "write", OPTS_ANYWHERE, argc, argv, &o), rc = EXIT_OK;

@@ -21,7 +21,7 @@
 #include "util/units.h"
 #include "vm/domain.h"
 #include "vm/vm.h"
-#include "util/paths.h"
+#include "util/dirs.h"
 #include "util/banned.h"
 
 #define MAX_HOST_NODES_OPT 16
@@ -193,7 +193,7 @@ static int xml_print(const struct lab_ctx *ctx, const struct vopts *o, const str
 	struct domain_config dc;
 
 	{
-		_cleanup_free_ char *vdir = paths_vm(state, name);
+		_cleanup_free_ char *vdir = dirs_vm(state, name);
 
 		disk = path_join(vdir, "disk.qcow2");
 		seed = path_join(vdir, "seed.iso");
@@ -204,8 +204,8 @@ static int xml_print(const struct lab_ctx *ctx, const struct vopts *o, const str
 		cmd_error(ctx, "vm xml: --insn loads a TCG plugin: not with --accel kvm");
 		return EXIT_USAGE;
 	}
-	if (o->insn && !(plugin = paths_insn_plugin()))
-		plugin = xstrdup("/unbuilt/lib/" PATHS_INSN_PLUGIN_NAME);
+	if (o->insn && !(plugin = dirs_insn_plugin()))
+		plugin = xstrdup("/unbuilt/lib/" DIRS_INSN_PLUGIN_NAME);
 	dname = xasprintf("lab-%s", name);
 	dc = (struct domain_config){
 		.name = dname,
@@ -244,7 +244,7 @@ static int xml_print(const struct lab_ctx *ctx, const struct vopts *o, const str
 static int vm_xml(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *hoststore = NULL, *cmdline = NULL, *kpath = NULL, *state = paths_state();
+	_cleanup_free_ char *hoststore = NULL, *cmdline = NULL, *kpath = NULL, *state = dirs_state();
 	_cleanup_diags_ struct diags d = { 0 };
 	const struct spec_topology *t;
 	struct domain_host host;
@@ -377,7 +377,7 @@ static int up_boot(struct lab_ctx *ctx, const char *state, const struct spec_hos
 static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_free_ char *state = paths_state(), *cache = NULL, *layer = paths_layer_dir(), *extra = NULL;
+	_cleanup_free_ char *state = dirs_state(), *cache = NULL, *layer = dirs_layer_dir(), *extra = NULL;
 	_cleanup_free_ char *plugin = NULL;
 	const struct spec_topology *t;
 	const struct spec_experiment *e = NULL;
@@ -409,8 +409,8 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 	if (host_uri(ctx, s, o.host, &uri, &rh) < 0)
 		return EXIT_USAGE;
 	if ((o.insn || (e && spec_experiment_host_source(s, e, CATALOGUE_HOST_INSN_PLUGIN))) &&
-	    !(plugin = paths_insn_plugin())) {
-		cmd_error(ctx, "vm up: the insn monitor needs lab's QEMU plugin " PATHS_INSN_PLUGIN_NAME
+	    !(plugin = dirs_insn_plugin())) {
+		cmd_error(ctx, "vm up: the insn monitor needs lab's QEMU plugin " DIRS_INSN_PLUGIN_NAME
 			       " (make builds it; LAB_INSN_PLUGIN names another)");
 		return EXIT_FAILED;
 	}
@@ -445,7 +445,7 @@ static int vm_up_cmd(struct lab_ctx *ctx, int argc, char **argv)
 
 static int load(struct lab_ctx *ctx, const char *name, struct vm *v)
 {
-	_cleanup_free_ char *state = paths_state();
+	_cleanup_free_ char *state = dirs_state();
 	_cleanup_diags_ struct diags d = { 0 };
 
 	if (vm_load(state, name, v, &d) < 0) {
@@ -520,7 +520,7 @@ static int vm_cp_cmd(struct lab_ctx *ctx, int argc, char **argv)
 
 static int vm_console_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
-	_cleanup_free_ char *state = paths_state();
+	_cleanup_free_ char *state = dirs_state();
 	_cleanup_diags_ struct diags d = { 0 };
 	struct vm v = { 0 };
 	_cleanup_(vopts_release) struct vopts o = { 0 };
@@ -571,7 +571,7 @@ static int vm_console_cmd(struct lab_ctx *ctx, int argc, char **argv)
 
 static int vm_reset_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
-	_cleanup_free_ char *state = paths_state();
+	_cleanup_free_ char *state = dirs_state();
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_(vopts_release) struct vopts o = { 0 };
 	int i = parse(ctx, argc, argv, &o, "reset");
@@ -613,7 +613,7 @@ static void print_removed(const struct lab_ctx *ctx, const struct strv *removed)
 
 static int vm_down_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
-	_cleanup_free_ char *state = paths_state();
+	_cleanup_free_ char *state = dirs_state();
 	_cleanup_(vopts_release) struct vopts o = { 0 };
 	_cleanup_strv_ struct strv names = STRV_INIT, removed = STRV_INIT;
 	_cleanup_diags_ struct diags d = { 0 };
@@ -655,7 +655,7 @@ static int vm_ls_cmd(struct lab_ctx *ctx, int argc, char **argv)
 {
 	static const char *const cols[] = { "NAME:name", "STATE:state", "TOPOLOGY:topology", "KERNEL:variant",
 					    "IMAGE:image", "SSH:port", NULL };
-	_cleanup_free_ char *state = paths_state();
+	_cleanup_free_ char *state = dirs_state();
 	_cleanup_table_ struct table *t = table_new(cols);
 	struct vm *v = NULL;
 	bool *alive = NULL;

@@ -146,6 +146,11 @@ void cmd_error(const struct lab_ctx *ctx, const char *fmt, ...) _printf_(2, 3);
 /* Print sorted diagnostics: stderr as text, or a JSON error object on stdout. */
 void cmd_report_diags(const struct lab_ctx *ctx, struct diags *d);
 void cmd_write(const struct strbuf *sb);
+/* What a command made: its path on a line (not with -q), or {"KEY": path} with --json. */
+void cmd_print_path(const struct lab_ctx *ctx, const char *key, const char *path);
+/* lab bundle's bundle of the stored run in dir (its reports and MANIFEST
+ * included) to the file out, or to out_fd when it is >= 0: 0, or -1 said. */
+int cmd_bundle_pack(const struct lab_ctx *ctx, const char *dir, const char *out, int out_fd);
 struct table;
 /* A listing: the table as JSON with --json, else as text; to stdout. */
 void cmd_write_table(const struct lab_ctx *ctx, const struct table *t);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd.h"
-#include "util/paths.h"
+#include "util/dirs.h"
 #include "util/strv.h"
 #include "util/banned.h"
 
@@ -208,7 +208,7 @@ int main(int argc, char **argv)
 	else if (!(cmd = command_find(argv[i])))
 		return no_command(&g.ctx, argv[i]);
 	/* without a home, the cache and the state have no private place: no /tmp fallback */
-	if (!paths_have_home()) {
+	if (!dirs_have_home()) {
 		cmd_error(&g.ctx, "HOME is not set and uid %u has no home in the passwd database: set HOME, "
 				  "or XDG_CACHE_HOME and XDG_STATE_HOME",
 			  (unsigned)geteuid());

@@ -15,7 +15,7 @@
 #include "../util/clock.h"
 #include "../util/fs.h"
 #include "../util/path.h"
-#include "../util/paths.h"
+#include "../util/dirs.h"
 #include "../util/units.h"
 #include "../vm/machine.h"
 #include "../vm/vm.h"
@@ -364,8 +364,8 @@ static void on_ended(void *userdata, size_t task, unsigned slot, pid_t pid, int 
 	x->prog.running = x->ngroups - x->ended < x->jobs ? (unsigned)(x->ngroups - x->ended) : x->jobs;
 	if (pid > 0) {
 		/* a worker that died left its guest: it goes now, not at the next gc */
-		_cleanup_free_ char *state = paths_state(), *name = xasprintf("run-%d", (int)pid);
-		_cleanup_free_ char *vmdir = paths_vm(state, name);
+		_cleanup_free_ char *state = dirs_state(), *name = xasprintf("run-%d", (int)pid);
+		_cleanup_free_ char *vmdir = dirs_vm(state, name);
 		_cleanup_diags_ struct diags d = { 0 };
 
 		if (access(vmdir, F_OK) == 0)

@@ -19,7 +19,7 @@
 #include "../util/fs.h"
 #include "../util/json.h"
 #include "../util/path.h"
-#include "../util/paths.h"
+#include "../util/dirs.h"
 #include "../vm/vm.h"
 #include "../util/hash.h"
 #include "engine-priv.h"
@@ -285,7 +285,7 @@ static void vm_opts_fill(struct engine *x, const char *name, const struct plan_r
 static int boot(struct engine *x, const char *name, const struct plan_run *pr, ssize_t vi, const char *rundir,
 		struct vm *v, struct result_run *r)
 {
-	_cleanup_free_ char *state = paths_state(), *cache = spec_cache_dir(x->s);
+	_cleanup_free_ char *state = dirs_state(), *cache = spec_cache_dir(x->s);
 	_cleanup_diags_ struct diags d = { 0 };
 	struct vm_progress vp = { .step = worker_vm_step, .userdata = x };
 	const struct spec_host *lh = engine_find_host(x->s, pr->host, HOST_LIBVIRT);
@@ -330,7 +330,7 @@ static int boot(struct engine *x, const char *name, const struct plan_run *pr, s
 
 static void shut_down(struct engine *x, const char *name, struct vm *v)
 {
-	_cleanup_free_ char *state = paths_state();
+	_cleanup_free_ char *state = dirs_state();
 	_cleanup_diags_ struct diags d = { 0 };
 
 	worker_step(x, "shut down");
@@ -391,7 +391,7 @@ static int host_ready(struct engine *x, struct target *t, const struct spec_host
 	const struct kartifact *k = &x->arts[vi];
 
 	if (!t->host_open) {
-		_cleanup_free_ char *state = paths_state(), *cache = spec_cache_dir(x->s);
+		_cleanup_free_ char *state = dirs_state(), *cache = spec_cache_dir(x->s);
 
 		if (host_open(state, cache, sh, &t->h, &d) < 0) {
 			run_fail(r, xasprintf("host %s: %s", sh->name, d.n ? d.v[0].msg : "?"));

@@ -11,7 +11,7 @@
 #include "../util/fs.h"
 #include "../util/json.h"
 #include "../util/path.h"
-#include "../util/paths.h"
+#include "../util/dirs.h"
 #include "../util/tarball.h"
 #include "../util/units.h"
 #include "host.h"
@@ -27,7 +27,7 @@ int host_open(const char *state, const char *cache, const struct spec_host *h, s
 			  h->name, h->uri ? h->uri : "qemu:///embed");
 		return -EINVAL;
 	}
-	x.dir = paths_host(state, h->name);
+	x.dir = dirs_host(state, h->name);
 	if ((r = path_mkdir_p(x.dir, 0700)) < 0 || (r = fs_check_private(state, FS_PRIVATE, d)) < 0) {
 		diags_add(d, NULL, "cannot create '%s': %s", x.dir, strerror(-r));
 		host_close(&x);

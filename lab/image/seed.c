@@ -12,7 +12,7 @@
 #include "../util/command.h"
 #include "../util/fs.h"
 #include "../util/path.h"
-#include "../util/paths.h"
+#include "../util/dirs.h"
 #include "../util/yamlw.h"
 #include "../ssh/key.h"
 #include "seed.h"

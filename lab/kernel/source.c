@@ -9,7 +9,7 @@
 #include "../util/command.h"
 #include "../util/fs.h"
 #include "../util/path.h"
-#include "../util/paths.h"
+#include "../util/dirs.h"
 #include "../util/tarball.h"
 #include "../cache/cache.h"
 #include "source.h"

@@ -15,7 +15,7 @@
 #include "../util/path.h"
 #include "../util/units.h"
 #include "spec.h"
-#include "../util/paths.h"
+#include "../util/dirs.h"
 #include "../util/banned.h"
 
 static const struct spec_source default_source = {
@@ -36,7 +36,7 @@ const struct spec_kernel *spec_find_kernel(const struct spec *s, const char *nam
 
 char *spec_cache_dir(const struct spec *s)
 {
-	return paths_cache(s ? s->settings.cache : NULL);
+	return dirs_cache(s ? s->settings.cache : NULL);
 }
 
 const struct spec_topology *spec_find_topology(const struct spec *s, const char *name)

@@ -456,6 +456,6 @@ struct spec_bisect_step {
 int spec_bisect_step(struct spec *s, struct spec_experiment *e, const struct spec_bisect_step *st, struct diags *d);
 int catalogue_load(struct spec *s, struct diags *d);
 
-/* lab's cache folder for this lab.yaml (util/paths.h: LAB_CACHE_DIR,
+/* lab's cache folder for this lab.yaml (util/dirs.h: LAB_CACHE_DIR,
  * settings.cache, XDG, home); s may be NULL. */
 char *spec_cache_dir(const struct spec *s);

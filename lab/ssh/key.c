@@ -11,7 +11,7 @@
 #include "../util/command.h"
 #include "../util/fs.h"
 #include "../util/path.h"
-#include "../util/paths.h"
+#include "../util/dirs.h"
 #include "../util/strbuf.h"
 #include "key.h"
 #include "../util/banned.h"
@@ -42,7 +42,7 @@ int ssh_read_line(const char *path, char **ret, struct diags *d)
 
 int ssh_lab_key(const char *cache, char **ret_private, char **ret_public_line, struct diags *d)
 {
-	_cleanup_free_ char *key = paths_ssh_key(cache), *dir = path_dirname(key);
+	_cleanup_free_ char *key = dirs_ssh_key(cache), *dir = path_dirname(key);
 	_cleanup_free_ char *pub = xasprintf("%s.pub", key);
 	int r;
 

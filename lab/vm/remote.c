@@ -12,7 +12,7 @@
 #include "../util/command.h"
 #include "../util/fs.h"
 #include "../util/path.h"
-#include "../util/paths.h"
+#include "../util/dirs.h"
 #include "../util/strbuf.h"
 #include "../util/strv.h"
 #include "../util/units.h"
@@ -110,7 +110,7 @@ static int remote_vm_prepare(struct host *h, const char *name, const struct kart
 	struct remote_vm rv = { 0 };
 	int r;
 
-	rv.dir = paths_vm(base, name);
+	rv.dir = dirs_vm(base, name);
 	rv.kernel = path_join(kdir, "bzImage");
 	rv.modules = in->modules ? path_join(kdir, "modules.ext4") : NULL;
 	rv.disk = path_join(rv.dir, "overlay.qcow2");

@@ -22,7 +22,7 @@
 #include "../util/json.h"
 #include "../util/json-read.h"
 #include "../util/path.h"
-#include "../util/paths.h"
+#include "../util/dirs.h"
 #include "../util/strbuf.h"
 #include "../util/units.h"
 #include "backend.h"
@@ -175,7 +175,7 @@ int vm_save(const struct vm *v)
 
 int vm_load(const char *state, const char *name, struct vm *ret, struct diags *d)
 {
-	_cleanup_free_ char *dir = paths_vm(state, name), *path = path_join(dir, "vm.json");
+	_cleanup_free_ char *dir = dirs_vm(state, name), *path = path_join(dir, "vm.json");
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_json_doc_ struct json_doc *doc = NULL;
 	_cleanup_free_ char *err = NULL;
@@ -595,7 +595,7 @@ int vm_name_check(const char *name, struct diags *d)
 /* The state folder ready and the name free: a VM that runs keeps it; what a dead one left goes. */
 static int claim_name(const char *state, const char *name, struct diags *d)
 {
-	_cleanup_free_ char *dir = paths_vm(state, name);
+	_cleanup_free_ char *dir = dirs_vm(state, name);
 	_cleanup_diags_ struct diags ignore = { 0 };
 	struct vm old = { 0 };
 	int r;
@@ -624,7 +624,7 @@ static void record_init(struct vm *v, const char *state, const char *name, const
 {
 	v->backend = o->remote ? &vm_backend_remote : &vm_backend_local;
 	v->name = xstrdup(name);
-	v->dir = paths_vm(state, name);
+	v->dir = dirs_vm(state, name);
 	v->owner = o->owner;
 	v->domain = xasprintf("lab-%s", name);
 	v->topology = xstrdup(o->topo->name);

@@ -28,24 +28,24 @@
 #include <stdbool.h>
 
 /* The user's home, or NULL when neither HOME nor the passwd entry gives one. */
-const char *paths_home(void);
+const char *dirs_home(void);
 /* Whether the cache and the state folder have a place (a home, or both
  * LAB_/XDG_ variables for them): main() asks before any command runs. */
-bool paths_have_home(void);
+bool dirs_have_home(void);
 /* `setting`: lab.yaml's settings.cache, or NULL. */
-char *paths_cache(const char *setting);
-char *paths_state(void);
+char *dirs_cache(const char *setting);
+char *dirs_state(void);
 /* `setting`: settings.results or NULL; `spec_dir`: lab.yaml's folder or NULL. */
-char *paths_results(const char *setting, const char *spec_dir);
-char *paths_ssh_key(const char *cache);
-char *paths_vm(const char *state, const char *name);
-char *paths_host(const char *state, const char *name);
+char *dirs_results(const char *setting, const char *spec_dir);
+char *dirs_ssh_key(const char *cache);
+char *dirs_vm(const char *state, const char *name);
+char *dirs_host(const char *state, const char *name);
 /* Where lab's shipped data (lab.yaml, workloads/, kernels/, images/) lives. */
-char *paths_datadir(void);
+char *dirs_datadir(void);
 /* lab's guest layer (images/layer) in the shipped data. */
-char *paths_layer_dir(void);
-#define PATHS_INSN_PLUGIN_NAME "lab-insn.so"
+char *dirs_layer_dir(void);
+#define DIRS_INSN_PLUGIN_NAME "lab-insn.so"
 /* The insn monitor's QEMU plugin: $LAB_INSN_PLUGIN (absolute), else the data
  * folder's lib/lab-insn.so (installed) or build/lib/lab-insn.so (a checkout);
  * NULL when there is none. */
-char *paths_insn_plugin(void);
+char *dirs_insn_plugin(void);

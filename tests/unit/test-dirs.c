@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include "unit.h"
 #include "util/alloc.h"
-#include "util/paths.h"
+#include "util/dirs.h"
 
 static void clear(void)
 {
@@ -26,23 +26,23 @@ static void test_order(void **state)
 {
 	(void)state;
 	clear();
-	assert_path(paths_cache(NULL), "/home/u/.cache/lab");
-	assert_path(paths_cache("/big/cache"), "/big/cache");
-	assert_path(paths_state(), "/home/u/.local/state/lab");
-	assert_path(paths_results(NULL, "/exp"), "/exp/results");
-	assert_path(paths_results(NULL, NULL), "results");
-	assert_path(paths_results("/r", "/exp"), "/r");
+	assert_path(dirs_cache(NULL), "/home/u/.cache/lab");
+	assert_path(dirs_cache("/big/cache"), "/big/cache");
+	assert_path(dirs_state(), "/home/u/.local/state/lab");
+	assert_path(dirs_results(NULL, "/exp"), "/exp/results");
+	assert_path(dirs_results(NULL, NULL), "results");
+	assert_path(dirs_results("/r", "/exp"), "/r");
 	setenv("XDG_CACHE_HOME", "/x/cache", 1);
 	setenv("XDG_STATE_HOME", "/x/state", 1);
-	assert_path(paths_cache(NULL), "/x/cache/lab");
-	assert_path(paths_cache("/big/cache"), "/big/cache"); /* lab.yaml over XDG */
-	assert_path(paths_state(), "/x/state/lab");
+	assert_path(dirs_cache(NULL), "/x/cache/lab");
+	assert_path(dirs_cache("/big/cache"), "/big/cache"); /* lab.yaml over XDG */
+	assert_path(dirs_state(), "/x/state/lab");
 	setenv("LAB_CACHE_DIR", "/l/cache", 1);
 	setenv("LAB_STATE_DIR", "/l/state", 1);
 	setenv("LAB_RESULTS_DIR", "/l/results", 1);
-	assert_path(paths_cache("/big/cache"), "/l/cache"); /* LAB_* over everything */
-	assert_path(paths_state(), "/l/state");
-	assert_path(paths_results("/r", "/exp"), "/l/results");
+	assert_path(dirs_cache("/big/cache"), "/l/cache"); /* LAB_* over everything */
+	assert_path(dirs_state(), "/l/state");
+	assert_path(dirs_results("/r", "/exp"), "/l/results");
 	clear();
 }
 
@@ -52,20 +52,20 @@ static void test_relative_ignored(void **state)
 	clear();
 	setenv("XDG_CACHE_HOME", "relative", 1);
 	setenv("LAB_STATE_DIR", "also/relative", 1);
-	assert_path(paths_cache(NULL), "/home/u/.cache/lab");
-	assert_path(paths_state(), "/home/u/.local/state/lab");
+	assert_path(dirs_cache(NULL), "/home/u/.cache/lab");
+	assert_path(dirs_state(), "/home/u/.local/state/lab");
 	setenv("HOME", "not/absolute", 1);
-	assert_non_null(paths_home()); /* the passwd entry's, absolute */
-	assert_true(paths_home()[0] == '/');
+	assert_non_null(dirs_home()); /* the passwd entry's, absolute */
+	assert_true(dirs_home()[0] == '/');
 	clear();
 }
 
 static void test_derived(void **state)
 {
 	(void)state;
-	assert_path(paths_ssh_key("/c"), "/c/ssh/id_ed25519");
-	assert_path(paths_vm("/s", "t1200"), "/s/vms/t1200");
-	assert_path(paths_host("/s", "box"), "/s/hosts/box");
+	assert_path(dirs_ssh_key("/c"), "/c/ssh/id_ed25519");
+	assert_path(dirs_vm("/s", "t1200"), "/s/vms/t1200");
+	assert_path(dirs_host("/s", "box"), "/s/hosts/box");
 }
 
 int main(void)

@@ -6,10 +6,10 @@
 #include "alloc.h"
 #include "macro.h"
 #include "path.h"
-#include "paths.h"
+#include "dirs.h"
 #include "banned.h"
 
-const char *paths_home(void)
+const char *dirs_home(void)
 {
 	const char *home = getenv("HOME");
 	struct passwd *pw;
@@ -37,29 +37,29 @@ static char *user_dir(const char *lab_var, const char *xdg_var, const char *fall
 		return xstrdup(v);
 	if ((v = env_abs(xdg_var)))
 		return xasprintf("%s/lab", v);
-	home = paths_home();
+	home = dirs_home();
 	return xasprintf("%s/%s", home ? home : "/nonexistent", fallback);
 }
 
-bool paths_have_home(void)
+bool dirs_have_home(void)
 {
-	return paths_home() || ((env_abs("LAB_CACHE_DIR") || env_abs("XDG_CACHE_HOME")) &&
+	return dirs_home() || ((env_abs("LAB_CACHE_DIR") || env_abs("XDG_CACHE_HOME")) &&
 				(env_abs("LAB_STATE_DIR") || env_abs("XDG_STATE_HOME")));
 }
 
-char *paths_cache(const char *setting)
+char *dirs_cache(const char *setting)
 {
 	if (!env_abs("LAB_CACHE_DIR") && setting)
 		return xstrdup(setting);
 	return user_dir("LAB_CACHE_DIR", "XDG_CACHE_HOME", ".cache/lab");
 }
 
-char *paths_state(void)
+char *dirs_state(void)
 {
 	return user_dir("LAB_STATE_DIR", "XDG_STATE_HOME", ".local/state/lab");
 }
 
-char *paths_results(const char *setting, const char *spec_dir)
+char *dirs_results(const char *setting, const char *spec_dir)
 {
 	const char *v = env_abs("LAB_RESULTS_DIR");
 
@@ -70,22 +70,22 @@ char *paths_results(const char *setting, const char *spec_dir)
 	return spec_dir ? path_join(spec_dir, "results") : xstrdup("results");
 }
 
-char *paths_ssh_key(const char *cache)
+char *dirs_ssh_key(const char *cache)
 {
 	return xasprintf("%s/ssh/id_ed25519", cache);
 }
 
-char *paths_vm(const char *state, const char *name)
+char *dirs_vm(const char *state, const char *name)
 {
 	return xasprintf("%s/vms/%s", state, name);
 }
 
-char *paths_host(const char *state, const char *name)
+char *dirs_host(const char *state, const char *name)
 {
 	return xasprintf("%s/hosts/%s", state, name);
 }
 
-char *paths_datadir(void)
+char *dirs_datadir(void)
 {
 	const char *env = getenv("LAB_DATADIR");
 	char exe[PATH_MAX];
@@ -123,12 +123,12 @@ char *paths_datadir(void)
 }
 
 
-char *paths_insn_plugin(void)
+char *dirs_insn_plugin(void)
 {
 	const char *env = getenv("LAB_INSN_PLUGIN");
-	_cleanup_free_ char *data = paths_datadir();
+	_cleanup_free_ char *data = dirs_datadir();
 	/* installed (make install), then a checkout's build */
-	static const char *const where[] = { "lib/" PATHS_INSN_PLUGIN_NAME, "build/lib/" PATHS_INSN_PLUGIN_NAME };
+	static const char *const where[] = { "lib/" DIRS_INSN_PLUGIN_NAME, "build/lib/" DIRS_INSN_PLUGIN_NAME };
 
 	if (env && *env == '/')
 		return xstrdup(env);
@@ -142,9 +142,9 @@ char *paths_insn_plugin(void)
 }
 
 
-char *paths_layer_dir(void)
+char *dirs_layer_dir(void)
 {
-	_cleanup_free_ char *data = paths_datadir();
+	_cleanup_free_ char *data = dirs_datadir();
 
 	return path_join(data, "images/layer");
 }
