@@ -209,10 +209,8 @@ struct jobs_opts {
 	 * of one JSON array (reports says how many went out so far) */
 	bool json_array;
 	size_t reports;
+	const char *engine; /* --engine: the engine: section's type overridden (NULL: as it says) */
 };
-
-/* --engine: the lab.yaml engine: section's type overridden (NULL: as it says). */
-static const char *engine_choice;
 
 int cmd_engine_run(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
 		   const char *resume_dir, unsigned jobs, bool oversubscribe, struct result_set **ret_rs)
@@ -233,8 +231,8 @@ int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const
 				 .userdata = &u, .cluster = &cluster };
 	int r;
 
-	if (engine_choice)
-		cluster.type = streq(engine_choice, "slurm") ? SPEC_ENGINE_SLURM : SPEC_ENGINE_LOCAL;
+	if (hook && hook->engine)
+		cluster.type = streq(hook->engine, "slurm") ? SPEC_ENGINE_SLURM : SPEC_ENGINE_LOCAL;
 	if (cluster.type == SPEC_ENGINE_SLURM && !cluster.spool) {
 		cmd_error(ctx, "--engine slurm: %s has no engine: section with a spool: (a folder the head and every "
 			       "node see)", s->path);
@@ -261,8 +259,9 @@ static int run_experiment(const struct lab_ctx *ctx, const struct spec *s, const
 	_cleanup_comparison_ struct comparison *c = NULL;
 	_cleanup_strbuf_ struct strbuf rep = STRBUF_INIT;
 	struct report_opts ro = { .all = false };
+	const struct cmd_engine_hook hook = { .engine = jo->engine };
 
-	if (cmd_engine_run(ctx, s, e, resume_dir, jo->jobs, jo->oversubscribe, &rs) < 0)
+	if (cmd_engine_run_hooked(ctx, s, e, resume_dir, jo->jobs, jo->oversubscribe, &hook, &rs) < 0)
 		return -1;
 	c = compare_build(rs);
 	if (engine_failed(rs, c))
@@ -402,13 +401,12 @@ int cmd_run(struct lab_ctx *ctx, int argc, char **argv)
 	_cleanup_free_ char *resume = NULL, *state = dirs_state();
 	struct run_opts o = { 0 };
 	int first = cmd_options_parse(ctx, "run", NULL, OPTS_ANYWHERE, argc, argv, &o);
-	struct jobs_opts jo = { .jobs = o.jobs, .oversubscribe = o.oversubscribe };
+	struct jobs_opts jo = { .jobs = o.jobs, .oversubscribe = o.oversubscribe, .engine = o.engine };
 	bool failed = false;
 	int rc;
 
 	if (first < 0)
 		return cmd_options_exit(first);
-	engine_choice = o.engine;
 	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
 		return EXIT_USAGE;
 	{

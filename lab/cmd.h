@@ -211,6 +211,7 @@ struct cmd_engine_hook {
 	void (*started)(void *userdata, const char *id);
 	void *userdata;
 	const char *root; /* the results folder; NULL: lab.yaml's */
+	const char *engine; /* lab run --engine: the engine: section's type overridden (NULL: as it says) */
 };
 int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
 			  const char *resume_dir, unsigned jobs, bool oversubscribe, const struct cmd_engine_hook *hook,

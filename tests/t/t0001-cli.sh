@@ -122,6 +122,12 @@ test_expect_success 'init refuses to overwrite, --force replaces' '
 	test_grep -q "^version: 1" proj/lab.yaml
 '
 
+test_expect_success 'run --engine slurm without an engine: section with a spool: refused before anything is made' '
+	test_must_fail_with 1 lab -C proj run --engine slurm --as-declared quick 2>err &&
+	test_grep -q "^lab: --engine slurm: lab.yaml has no engine: section with a spool:" err &&
+	test ! -d proj/results
+'
+
 test_expect_success 'plan of the initialised project interleaves base and patched, the other way round in the second boot' '
 	lab -C proj plan --as-declared quick >plan &&
 	awk "NR > 1 && \$7 == 1 {print \$2}" plan | head -2 >kernels &&
