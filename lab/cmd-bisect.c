@@ -389,68 +389,12 @@ static int run_step(struct bisector *x, unsigned prefix, const struct bisect_opt
 	return save_state(x);
 }
 
-/* The bisect folder as a stored run: every step's runs, renumbered, with
- * their files copied; again at the end of every lab bisect, interrupted or not. */
-static int gather(struct bisector *x)
+/* The bisect folder as a stored run again (bisect_gather), errors said. */
+static int gather_folder(struct bisector *x)
 {
-	_cleanup_result_set_ struct result_set *all = NULL;
 	_cleanup_diags_ struct diags d = { 0 };
-	struct bisect *b = &x->b;
-	unsigned seq = 0, boots = 0;
 
-	all = result_set_new(x->id, b->experiment);
-	{
-		_cleanup_free_ char *g = bisect_kernel_name(b, b->good);
-
-		strv_push(&all->variants, g);
-	}
-	for (size_t i = 0; i < b->nsteps; i++) {
-		const struct bisect_step *st = &b->steps[i];
-		_cleanup_free_ char *dir = st->run ? store_find(x->root, st->run) : NULL;
-		_cleanup_result_set_ struct result_set *rs = NULL;
-		_cleanup_strmap_ struct strmap boot_ids = STRMAP_INIT;
-		_cleanup_strv_ struct strv names = STRV_INIT;
-
-		if (!dir || store_load(dir, &rs, &d) < 0)
-			continue;
-		for (size_t v = 1; v < rs->variants.n; v++)
-			if (!strv_contains(&all->variants, rs->variants.v[v]))
-				strv_push(&all->variants, rs->variants.v[v]);
-		/* the record of what ran; the decisions are bisect.json's (each step
-		 * had its own expectation: a verdict against one of them over every
-		 * prefix would be wrong for the others) */
-		all->decide = rs->decide;
-		all->icount = rs->icount;
-		for (size_t k = 0; k < rs->n; k++) {
-			const struct result_run *r = &rs->runs[k];
-			_cleanup_free_ char *id = xasprintf("%s.%04u", b->experiment, ++seq);
-			_cleanup_free_ char *from = NULL, *to = NULL, *boot = NULL;
-			struct result_run *n = result_add_run(all, id, r->variant, r->group, r->job, r->repeat);
-			size_t bi = 0;
-
-			n->status = r->status;
-			n->release = r->release ? xstrdup(r->release) : NULL;
-			n->error = r->error ? xstrdup(r->error) : NULL;
-			n->guest = r->guest ? xstrdup(r->guest) : NULL;
-			n->boot_pos = r->boot_pos;
-			if (result_run_fingerprint(r))
-				n->fp = result_add_fingerprint(all, result_run_fingerprint(r));
-			if (r->boot) {
-				if (!strmap_get(&boot_ids, r->boot, &bi)) {
-					bi = ++boots;
-					strmap_put(&boot_ids, r->boot, bi);
-				}
-				n->boot = xasprintf("%s.b%zu", b->experiment, bi);
-			}
-			for (size_t m = 0; m < r->nm; m++)
-				result_add_metric(n, r->m[m].name, r->m[m].value);
-			from = xasprintf("%s/runs/%s", dir, r->id);
-			to = xasprintf("%s/runs/%s", x->dir, id);
-			if (path_is_dir(from) && !path_is_dir(to))
-				fs_copy_tree(from, to, false, NULL);
-		}
-	}
-	if (store_save(x->dir, all, &d) < 0 || index_put(x->root, all, NULL, &d) < 0) {
+	if (bisect_gather(&x->b, x->root, x->dir, x->id, &d) < 0) {
 		cmd_report_diags(x->ctx, &d);
 		return -1;
 	}
@@ -496,7 +440,7 @@ int cmd_bisect(struct lab_ctx *ctx, int argc, char **argv)
 	}
 	if (rc == EXIT_OK)
 		blog(&x, "%s: %s", bisect_state_name(state), why ? why : "");
-	if (gather(&x) < 0 && rc == EXIT_OK)
+	if (gather_folder(&x) < 0 && rc == EXIT_OK)
 		rc = EXIT_FAILED;
 	if (ctx->json) {
 		_cleanup_free_ char *path = path_join(x.dir, BISECT_FILE);

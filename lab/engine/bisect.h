@@ -99,3 +99,10 @@ int bisect_parse(const char *path, const char *text, size_t len, struct bisect *
 /* The summary a person reads: the steps in order with their verdicts, then
  * the outcome ("first bad: pcp-auto@7 (mm: tune PCP high automatically)"). */
 void bisect_format_text(const struct bisect *b, struct strbuf *out);
+
+struct diags;
+/* The bisect's folder dir (<root>/<id>) as a stored run: every step's
+ * runs found under root, renumbered <experiment>.NNNN with their boots
+ * and files, saved there and indexed; the decisions stay bisect.json's
+ * (bisect-folder.c). 0, or -1 with d. */
+int bisect_gather(const struct bisect *b, const char *root, const char *dir, const char *id, struct diags *d);
