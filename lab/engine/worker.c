@@ -247,6 +247,7 @@ static int boot_again(struct engine *x, const char *state, const struct vm_opts 
 		      struct vm *v, struct diags *d)
 {
 	static const char *const files[] = { "console.log", "qemu.log" };
+	struct vm_opts again = *vo;
 
 	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
 		_cleanup_free_ char *from = path_join(rundir, files[k]);
@@ -256,7 +257,8 @@ static int boot_again(struct engine *x, const char *state, const struct vm_opts 
 	}
 	diags_release(d);
 	worker_step(x, "QEMU crashed during the boot (boot-1.qemu.log): booting again");
-	return vm_up(state, vo, v, d);
+	again.again = true;
+	return vm_up(state, &again, v, d);
 }
 
 static void vm_opts_fill(struct engine *x, const char *name, const struct plan_run *pr, ssize_t vi,

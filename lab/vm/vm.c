@@ -700,17 +700,18 @@ static int write_domain(const char *state, const struct vm *v, const struct vm_o
 
 /*
  * The boot journal, <state>/boots.log: a line per guest lab started (unix
- * time, VM, kernel variant, accelerator, host), appended whole, so that
+ * time, VM, kernel variant, accelerator, host, and "again" for a boot
+ * after QEMU crashed in the one before), appended whole, so that
  * what a run or a test cost in boots can be counted, whatever the
  * machine's load made it cost in seconds. Best effort: a boot is never
  * refused for it.
  */
-static void journal_boot(const char *state, const struct vm *v, bool kvm)
+static void journal_boot(const char *state, const struct vm *v, bool kvm, bool again)
 {
 	_cleanup_free_ char *f = path_join(state, "boots.log");
-	_cleanup_free_ char *line = xasprintf("%.0f\t%s\t%s\t%s\t%s\n", now_sec(), v->name,
+	_cleanup_free_ char *line = xasprintf("%.0f\t%s\t%s\t%s\t%s%s\n", now_sec(), v->name,
 					      v->variant ? v->variant : "-", kvm ? "kvm" : "tcg",
-					      v->host_name ? v->host_name : "local");
+					      v->host_name ? v->host_name : "local", again ? "\tagain" : "");
 
 	(void)fs_append(f, line, strlen(line));
 }
@@ -737,7 +738,7 @@ static int boot(const char *state, struct vm *v, const struct vm_opts *o, const 
 	if (r == 0) {
 		vm_save(v);
 		r = vm_holder_wait(v->holder, fd, &why);
-		journal_boot(state, v, kvm);
+		journal_boot(state, v, kvm, o->again);
 	}
 	if (r == 0)
 		r = vm_save(v);

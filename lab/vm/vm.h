@@ -95,6 +95,9 @@ struct vm_opts {
 	const char *insn_plugin;          /* lab-insn.so: QEMU counts instructions (TCG only; this machine only),
 					   * served on <VM folder>/VM_INSN_SOCKET; NULL: no plugin */
 	const struct vm_progress *progress;
+	/* a boot again after QEMU crashed in the last one (the emulator's
+	 * fault): the boot journal marks it "again" */
+	bool again;
 };
 
 /*

@@ -104,8 +104,14 @@ test_boot_journal() {
 }
 
 test_done() {
-	_boots=0 _declared=$(test_declared lab-test-boots)
-	[ -f "$TRASH/state/lab/boots.log" ] && _boots=$(wc -l <"$TRASH/state/lab/boots.log")
+	# a boot again after QEMU crashed (the journal's "again") is the
+	# emulator's fault, not the test's: said, not counted
+	_boots=0 _again=0 _declared=$(test_declared lab-test-boots)
+	if [ -f "$TRASH/state/lab/boots.log" ]; then
+		_again=$(grep -c '	again$' "$TRASH/state/lab/boots.log" || :)
+		_boots=$(($(wc -l <"$TRASH/state/lab/boots.log") - _again))
+	fi
+	[ "$_again" -eq 0 ] || echo "# $_again boot(s) again after QEMU crashed during a boot, not counted"
 	if [ "$_boots" -gt "${_declared:-0}" ]; then
 		test_count=$((test_count + 1)) test_failed=$((test_failed + 1))
 		echo "not ok $test_count - booted $_boots guests, declares ${_declared:-none} (# lab-test-boots)" |
