@@ -32,7 +32,6 @@ int bisect_gather(const struct bisect *b, const char *root, const char *dir, con
 		_cleanup_free_ char *sdir = st->run ? store_find(root, st->run) : NULL;
 		_cleanup_result_set_ struct result_set *rs = NULL;
 		_cleanup_strmap_ struct strmap boot_ids = STRMAP_INIT;
-		_cleanup_strv_ struct strv names = STRV_INIT;
 
 		if (!sdir || store_load(sdir, &rs, d) < 0)
 			continue;
@@ -47,7 +46,7 @@ int bisect_gather(const struct bisect *b, const char *root, const char *dir, con
 		for (size_t k = 0; k < rs->n; k++) {
 			const struct result_run *r = &rs->runs[k];
 			_cleanup_free_ char *nid = xasprintf("%s.%04u", b->experiment, ++seq);
-			_cleanup_free_ char *from = NULL, *to = NULL, *boot = NULL;
+			_cleanup_free_ char *from = NULL, *to = NULL;
 			struct result_run *n = result_add_run(all, nid, r->variant, r->group, r->job, r->repeat);
 			size_t bi = 0;
 
