@@ -75,20 +75,12 @@ static void json_error(const char *msg, const struct diags *d)
 /* What bundle and fetch made: its path on a line, or {"KEY": path} with --json. */
 void cmd_print_path(const struct lab_ctx *ctx, const char *key, const char *path)
 {
-	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
-
-	if (ctx->json) {
-		struct json j;
-
-		json_init(&j, &out, true);
-		json_object_begin(&j);
-		json_kv_string(&j, key, path);
-		json_object_end(&j);
-		json_finish(&j);
-	} else if (ctx->verbosity >= 0) {
-		strbuf_addf(&out, "%s\n", path);
+	if (ctx->json)
+		cmd_json_strings(key, path, NULL);
+	else if (ctx->verbosity >= 0) {
+		printf("%s\n", path);
+		fflush(stdout);
 	}
-	cmd_write(&out);
 }
 
 void cmd_write_table(const struct lab_ctx *ctx, const struct table *t)
