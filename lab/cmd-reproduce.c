@@ -15,13 +15,13 @@
  *   3. lab.yaml from there is validated with the run's --set and
  *      --kernels, naming only the snapshot's files (never the host's),
  *      and the experiment planned;
- *   4. each kernel's source and merged .config are held to the recorded
- *      ones (engine/reproduce.h): a difference refuses, naming the options,
- *      before anything is booted;
- *   5. the experiment runs (its kernels and image from the cache when
- *      their content keys match, else built), stored as a new run whose
- *      `reproduces` file names the original;
- *   6. the verdict of the reproduction (result/reproduction.h) and the
+ *   4. the workflow (engine/reproduce-run.h): each kernel's source and
+ *      merged .config held to the recorded ones (a difference refuses,
+ *      naming the options, before anything is booted); the experiment
+ *      run (its kernels and image from the cache when their content keys
+ *      match, else built), stored as a new run whose `reproduces` file
+ *      names the original;
+ *   5. the verdict of the reproduction (result/reproduction.h) and the
  *      image's package versions that differ from the original's.
  *
  * Exit 0 when it reproduced or could not decide, 1 when something was not
@@ -40,7 +40,7 @@
 #include "result/reproduction.h"
 #include "store/bundle.h"
 #include "engine/engine.h"
-#include "engine/reproduce.h"
+#include "engine/reproduce-run.h"
 #include "store/snapshot.h"
 #include "store/store.h"
 #include "util/alloc.h"
@@ -49,8 +49,6 @@
 #include "util/path.h"
 #include "util/tempdir.h"
 #include "util/banned.h"
-
-#define REPRODUCES_FILE "reproduces"
 
 struct repro_opts {
 	unsigned repeat;
@@ -181,105 +179,31 @@ static void step(void *userdata, const char *variant, const char *what)
 		fprintf(stderr, "lab: reproduce: kernel %s: %s\n", variant, what);
 }
 
-/* Sources and .configs against the recorded ones; EXIT_OK or after the refusal was said. */
-static int hold_to_record(struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
-			  const char *dir, const struct snapshot *snap)
+/* The packages that moved, said, then the verdict; the exit code. */
+static int render(const struct lab_ctx *ctx, const struct reproduce_outcome *out)
 {
-	_cleanup_strv_ struct strv variants = STRV_INIT, refused = STRV_INIT, notes = STRV_INIT;
-	_cleanup_diags_ struct diags d = { 0 };
-	struct kbuild_progress p = { .step = step, .userdata = ctx };
+	_cleanup_strbuf_ struct strbuf rep = STRBUF_INIT;
 
-	for (size_t i = 0; i < e->kernels.n; i++)
-		strv_push(&variants, e->kernels.v[i].name);
-	if (ctx->verbosity >= 0)
-		fprintf(stderr, "lab: reproduce: holding %zu kernels to the recorded sources and .configs\n",
-			variants.n);
-	/* a source that is not the recorded one refuses before anything is configured */
-	if (reproduce_check_sources(s, &variants, snap, &refused, &d) < 0 ||
-	    (!refused.n && reproduce_check_configs(s, &variants, dir, snap, &p, &refused, &notes, &d) < 0)) {
-		cmd_report_diags(ctx, &d);
-		return EXIT_FAILED;
-	}
-	for (size_t i = 0; i < notes.n && ctx->verbosity >= 0; i++) {
-		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-
-		strbuf_addstr(&sb, "lab: reproduce: ");
-		term_escape_lines(&sb, notes.v[i]);
-		strbuf_addch(&sb, '\n');
-		fputs(sb.buf, stderr);
-	}
-	if (!refused.n)
-		return EXIT_OK;
-	for (size_t i = 0; i < refused.n; i++)
-		cmd_error(ctx, "%s", refused.v[i]);
-	cmd_error(ctx, "reproduce: refused, nothing was booted: these kernels would not be the ones run %s measured",
-		  snap->experiment);
-	return EXIT_FAILED;
-}
-
-struct link {
-	const char *root, *orig_id;
-	char *id;
-	int err;
-};
-
-/* The new run names the original as soon as its folder exists. */
-static void started(void *userdata, const char *id)
-{
-	struct link *l = userdata;
-	_cleanup_free_ char *dir = path_join(l->root, id), *p = path_join(dir, REPRODUCES_FILE);
-	_cleanup_free_ char *line = xasprintf("%s\n", l->orig_id);
-
-	free(l->id);
-	l->id = xstrdup(id);
-	l->err = fs_write_atomic(p, line, strlen(line), 0644);
-}
-
-/* The verdict and the packages that moved, said; the exit code. */
-static int verdict(const struct lab_ctx *ctx, const char *orig_dir, const struct snapshot *osnap,
-		   const struct result_set *rs, const char *new_dir, const struct spec_experiment *e)
-{
-	_cleanup_result_set_ struct result_set *ors = NULL;
-	_cleanup_comparison_ struct comparison *co = NULL, *cr = NULL;
-	_cleanup_(snapshot_release) struct snapshot nsnap = { 0 };
-	_cleanup_strv_ struct strv pk = STRV_INIT;
-	_cleanup_diags_ struct diags d = { 0 };
-	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
-	_cleanup_reproduction_ struct reproduction *rp = NULL;
-	bool not_reproduced;
-
-	if (store_load(orig_dir, &ors, &d) < 0) {
-		cmd_report_diags(ctx, &d);
-		return EXIT_FAILED;
-	}
-	co = compare_build(ors);
-	cr = compare_build(rs);
-	rp = reproduction_build(ors, co, rs, cr);
-	if (snapshot_load(new_dir, &nsnap, &d) == 0 &&
-	    reproduce_packages(orig_dir, osnap, new_dir, &nsnap, e->image.name, &pk, &d) == 0 && pk.n &&
-	    ctx->verbosity >= 0) {
+	if (out->packages.n && ctx->verbosity >= 0) {
 		/* the lines come from two runs' package lists: escaped for the terminal */
 		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
-		strbuf_addf(&sb, "lab: reproduce: image %s: %zu packages differ from the original's (recorded first):",
-			    e->image.name, pk.n);
-		for (size_t i = 0; i < pk.n; i++) {
+		strbuf_addstr(&sb, "lab: reproduce: image ");
+		term_escape(&sb, out->image);
+		strbuf_addf(&sb, ": %zu packages differ from the original's (recorded first):", out->packages.n);
+		for (size_t i = 0; i < out->packages.n; i++) {
 			strbuf_addstr(&sb, "\n  ");
-			term_escape(&sb, pk.v[i]);
+			term_escape(&sb, out->packages.v[i]);
 		}
 		strbuf_addch(&sb, '\n');
 		fputs(sb.buf, stderr);
 	}
 	if (ctx->json)
-		reproduction_format_json(rp, &out);
+		reproduction_format_json(out->rp, &rep);
 	else
-		reproduction_format_text(rp, &out);
-	cmd_write(&out);
-	not_reproduced = rp->verdict == REPRO_NOT_REPRODUCED;
-	for (size_t i = 0; i < rs->n; i++)
-		if (rs->runs[i].status != RUN_OK)
-			not_reproduced = true; /* a failed run: said in the report */
-	return not_reproduced ? EXIT_FAILED : EXIT_OK;
+		reproduction_format_text(out->rp, &rep);
+	cmd_write(&rep);
+	return out->failed ? EXIT_FAILED : EXIT_OK;
 }
 
 /* The results folder, made absolute (the run is stored from inside the checkout), into *ret;
@@ -321,50 +245,38 @@ static int checked_out(struct lab_ctx *ctx, const char *root, const char *dir, c
 	return cmd_snapshot_project(ctx, dir, snap, tmpdir && *tmpdir ? tmpdir : "/tmp", "reproduce", tmp, spec);
 }
 
-/* The snapshot's experiment held to the record, then run again as a new run that names the original
- * (*rs its results) and the verdict said; the exit code. */
+/* The snapshot's experiment held to the record, then run again as a new run that names the original,
+ * and the verdict said (engine/reproduce-run.h); the exit code. */
 static int run_again(struct lab_ctx *ctx, const struct repro_opts *o, struct spec *s, const char *root,
-		     const char *dir, const struct snapshot *snap, struct result_set **rs)
+		     const char *dir, const struct snapshot *snap)
 {
-	_cleanup_free_ char *orig_id = NULL, *new_dir = NULL;
-	struct spec_experiment *e;
-	struct link l = { 0 };
-	struct cmd_engine_hook hook = { .started = started, .userdata = &l };
-	int rc;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_(reproduce_outcome_release) struct reproduce_outcome out = { 0 };
+	struct kbuild_progress progress = { .step = step, .userdata = ctx };
+	struct cmd_workflow cw = { .ctx = ctx, .noun = "reproduce" };
+	struct workflow w;
+	int r;
 
-	if (!(e = (struct spec_experiment *)spec_find_experiment(s, snap->experiment))) {
-		cmd_error(ctx, "%s: the snapshot's experiment '%s' is not in its lab.yaml", dir, snap->experiment);
-		return EXIT_USAGE;
+	cmd_workflow_init(&cw, &w);
+	r = reproduce_run(&w, s, root, dir, snap, &(struct reproduce_params){ .repeat = o->repeat, .progress = &progress },
+			  &out, &d);
+	cmd_report_errors(ctx, &d);
+	if (r == -EPERM) {
+		for (size_t i = 0; i < out.refused.n; i++)
+			cmd_error(ctx, "%s", out.refused.v[i]);
+		cmd_error(ctx, "reproduce: refused, nothing was booted: these kernels would not be the ones run %s "
+			       "measured",
+			  snap->experiment);
 	}
-	if (o->repeat) {
-		e->repeat = o->repeat;
-		e->repeat_auto = false;
-	}
-	if ((rc = hold_to_record(ctx, s, e, dir, snap)) != EXIT_OK)
-		return rc;
-	l.root = root;
-	l.orig_id = orig_id = path_basename(dir);
-	hook.root = root;
-	if (ctx->verbosity >= 0)
-		fprintf(stderr, "lab: reproduce: run %s, experiment %s\n", l.orig_id, e->name);
-	if (cmd_engine_run_hooked(ctx, s, e, NULL, 0, false, &hook, rs) < 0) {
-		free(l.id);
-		return EXIT_FAILED;
-	}
-	if (l.err < 0)
-		cmd_error(ctx, "the new run %s could not record that it reproduces %s: %s", l.id, l.orig_id,
-			  strerror(-l.err));
-	new_dir = path_join(root, l.id);
-	rc = verdict(ctx, dir, snap, *rs, new_dir, e);
-	free(l.id);
-	return rc;
+	if (r < 0)
+		return r == -EINVAL ? EXIT_USAGE : EXIT_FAILED;
+	return render(ctx, &out);
 }
 
 int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_(snapshot_release) struct snapshot snap = { 0 };
 	_cleanup_spec_ struct spec *s = NULL;
-	_cleanup_result_set_ struct result_set *rs = NULL;
 	_cleanup_free_ char *root = NULL, *dir = NULL, *tmp = NULL, *spec = NULL;
 	_cleanup_close_ int here = -1;
 	struct repro_opts o = { 0 };
@@ -402,7 +314,7 @@ int cmd_reproduce(struct lab_ctx *ctx, int argc, char **argv)
 		rc = load_checked(ctx, spec + strlen(project) + 1, &snap, &s);
 	}
 	if (rc == EXIT_OK)
-		rc = run_again(ctx, &o, s, root, dir, &snap, &rs);
+		rc = run_again(ctx, &o, s, root, dir, &snap);
 out:
 	if (here >= 0 && fchdir(here) < 0)
 		rc = EXIT_FAILED;

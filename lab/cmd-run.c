@@ -21,6 +21,8 @@
 #include "result/compare.h"
 #include "result/report.h"
 #include "engine/engine.h"
+#include "engine/workflow.h"
+#include "util/escape.h"
 #include "util/alloc.h"
 #include "util/clock.h"
 #include "util/units.h"
@@ -248,6 +250,42 @@ int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const
 
 	ui_end(&u);
 	return r;
+}
+
+static int workflow_run(void *userdata, const struct spec *s, const struct spec_experiment *e, const char *resume_dir,
+			const char *root, void (*started)(void *started_data, const char *id), void *started_data,
+			struct result_set **ret_rs)
+{
+	const struct cmd_workflow *cw = userdata;
+	const struct cmd_engine_hook hook = { .started = started, .userdata = started_data, .root = root };
+
+	return cmd_engine_run_hooked(cw->ctx, s, e, resume_dir, cw->jobs, cw->oversubscribe, &hook, ret_rs);
+}
+
+static int workflow_load_spec(void *userdata, struct spec **ret)
+{
+	const struct cmd_workflow *cw = userdata;
+
+	return cmd_load_spec(cw->ctx, cw->ctx->file, ret);
+}
+
+static void workflow_say(void *userdata, const char *line)
+{
+	const struct cmd_workflow *cw = userdata;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	if (cw->ctx->verbosity < 0)
+		return;
+	strbuf_addf(&sb, "lab: %s: ", cw->noun);
+	term_escape_lines(&sb, line);
+	strbuf_addch(&sb, '\n');
+	fputs(sb.buf, stderr);
+}
+
+void cmd_workflow_init(struct cmd_workflow *cw, struct workflow *w)
+{
+	*w = (struct workflow){ .run = workflow_run, .load_spec = workflow_load_spec, .say = workflow_say,
+				.userdata = cw };
 }
 
 /* The engine on one experiment, then its comparison report; *any_failed

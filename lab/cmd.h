@@ -216,6 +216,24 @@ struct cmd_engine_hook {
 int cmd_engine_run_hooked(const struct lab_ctx *ctx, const struct spec *s, const struct spec_experiment *e,
 			  const char *resume_dir, unsigned jobs, bool oversubscribe, const struct cmd_engine_hook *hook,
 			  struct result_set **ret_rs);
+/*
+ * A workflow's way into lab (engine/workflow.h), as a command gives it:
+ * run is lab run's engine call with its progress on stderr (jobs,
+ * oversubscribe as given), load_spec loads ctx->file with ctx's --set and
+ * --kernels, say writes "lab: NOUN: LINE" on stderr, escaped (not with -q).
+ * cw must outlive w.
+ */
+struct cmd_workflow {
+	const struct lab_ctx *ctx;
+	const char *noun;
+	unsigned jobs;
+	bool oversubscribe;
+};
+struct workflow;
+void cmd_workflow_init(struct cmd_workflow *cw, struct workflow *w);
+/* A library's errors said: a message without a place as the command's own
+ * ("lab: MSG", cmd_error), the rest as cmd_report_diags. */
+void cmd_report_errors(const struct lab_ctx *ctx, struct diags *d);
 /* The same for commands that work without lab.yaml: ./results then; NULL after a reported error. */
 char *cmd_results_root(const struct lab_ctx *ctx);
 /* The folder of the one stored run named in args (an id or a path), or NULL after an error. */

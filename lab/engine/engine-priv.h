@@ -57,8 +57,6 @@ struct engine {
 	struct run_policy policy;
 	char **cpusets; /* per slot; NULL: the topology's own pinning */
 	pid_t lab;
-	unsigned jobs;
-	size_t ended; /* groups whose worker ended */
 	struct engine_progress prog;
 	double t0;
 	/* in a worker */
@@ -70,17 +68,11 @@ struct engine {
 /* Events (events.c), besides executor.h's: the diagnostics as one event. */
 void engine_emit_diags(struct engine *x, struct diags *d);
 
-/* The parent's side (engine.c). */
-/* One line from the worker of `task`; the reply to a "next" goes back on `slot`. */
-void engine_message(struct engine *x, size_t task, unsigned slot, const char *line);
 
 /* Scheduling (sched.c). Runs into groups: each pending run alone, with
  * `boot: once` a group per variant and host, with `boot: side-by-side` a
  * group per host (its runs in the plan's order, the variants interleaved). */
 void engine_make_groups(struct engine *x);
-/* How many guests at a time (*ret_jobs) and each one's host CPUs; -1 with
- * *ret_err when the experiment's guests cannot run that many at a time. */
-int engine_place(struct engine *x, bool check_only, unsigned *ret_jobs, char **ret_err);
 /* x->rs, x->groups and the policy set: issued and boot numbering start
  * from the result set (a resumed run's boots go on from its last). */
 void engine_sched_init(struct engine *x);
@@ -105,5 +97,3 @@ void engine_executor_run(struct engine *x, struct executor_run *ret);
 /* The run folder and the whole index entry (the verdicts with it): 0, or -1 said. */
 int engine_save(struct engine *x, const char *dir, const struct result_set *rs);
 
-/* The worker's side (worker.c): the runs the parent hands out for group `task`. */
-int engine_work(void *userdata, size_t task, unsigned slot, int fd);

@@ -5,7 +5,6 @@
  * and the index; the policy asked for every next run; the boots recorded.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +14,7 @@
 #include "../util/clock.h"
 #include "../util/fs.h"
 #include "../util/path.h"
-#include "../util/dirs.h"
 #include "../util/units.h"
-#include "../vm/machine.h"
-#include "../vm/vm.h"
 #include "catalogue-tar.h"
 #include "engine-priv.h"
 #include "../store/index.h"
@@ -106,35 +102,22 @@ static struct result_set *pending_set(const struct spec *s, const struct spec_ex
 static void save_lines(const char *dir, const char *name, const struct strv *v)
 {
 	_cleanup_free_ char *p = path_join(dir, name);
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
-	if (!v || !v->n)
-		return;
-	for (size_t i = 0; i < v->n; i++)
-		strbuf_addf(&sb, "%s\n", v->v[i]);
-	fs_write_atomic(p, sb.buf, sb.len, 0644);
+	if (v && v->n)
+		fs_write_lines(p, v, 0644);
 }
 
 /* The values a run was made with, a line each; none when there is no such file. */
 static int saved_values(const char *dir, const char *name, struct strv *ret, char **ret_err)
 {
 	_cleanup_free_ char *sp = path_join(dir, name);
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	const char *p, *nl;
+	int r;
 
 	if (!path_is_file(sp))
 		return 0;
-	if (strbuf_read_file(&sb, sp, 64 * 1024) < 0) {
-		*ret_err = xasprintf("cannot read %s: %s", sp, strerror(errno));
+	if ((r = fs_read_lines(sp, 64 * 1024, ret)) < 0) {
+		*ret_err = xasprintf("cannot read %s: %s", sp, strerror(-r));
 		return -1;
-	}
-	for (p = sb.buf ? sb.buf : ""; *p; p = *nl ? nl + 1 : nl) {
-		nl = strchrnul(p, '\n');
-		if (nl > p) {
-			_cleanup_free_ char *line = xstrndup(p, (size_t)(nl - p));
-
-			strv_push(ret, line);
-		}
 	}
 	return 0;
 }
@@ -348,50 +331,6 @@ void engine_message(struct engine *x, size_t task, unsigned slot, const char *li
 	wire_msg_release(&m);
 }
 
-static void on_message(void *userdata, size_t task, unsigned slot, const char *line)
-{
-	engine_message(userdata, task, slot, line);
-}
-
-/* A worker ended. Runs of its group that did not end fail with the reason. */
-static void on_ended(void *userdata, size_t task, unsigned slot, pid_t pid, int status)
-{
-	struct engine *x = userdata;
-	const struct run_group *g = &x->groups[task];
-
-	(void)slot;
-	x->ended++;
-	x->prog.running = x->ngroups - x->ended < x->jobs ? (unsigned)(x->ngroups - x->ended) : x->jobs;
-	if (pid > 0) {
-		/* a worker that died left its guest: it goes now, not at the next gc */
-		_cleanup_free_ char *state = dirs_state(), *name = xasprintf("run-%d", (int)pid);
-		_cleanup_free_ char *vmdir = dirs_vm(state, name);
-		_cleanup_diags_ struct diags d = { 0 };
-
-		if (access(vmdir, F_OK) == 0)
-			vm_down(state, name, &d);
-	}
-	for (size_t j = 0; j < g->n; j++) {
-		struct result_run *r = &x->rs->runs[g->runs[j]];
-
-		if (r->status != RUN_PENDING)
-			continue;
-		/* a worker that ended well after the policy said the group was done: what it
-		 * never had stays pending (a sequential run's skipped boots leave the run) */
-		if (status == 0 && !x->issued[g->runs[j]])
-			continue;
-		r->status = RUN_FAILED;
-		free(r->error);
-		r->error = status < 0 ? xstrdup("lab could not start a worker for it")
-				      : xasprintf("its worker ended (status %d) before the run did", status);
-		x->prog.done++;
-		x->prog.failed++;
-		engine_progress_looks(x);
-		engine_emit(x, &(struct engine_event){ .type = ENGINE_EV_RUN_DONE, .run = r, .lost = true });
-		engine_save_run(x, g->runs[j]);
-	}
-}
-
 /* The plan of the experiment alone; NULL after the error went out. */
 static struct plan *plan_of(struct engine *x, bool quiet)
 {
@@ -453,26 +392,6 @@ static int open_run(struct engine *x, const struct plan *p, const char *resume_d
 	return 0;
 }
 
-/* What is about to happen, said once. */
-static void announce(struct engine *x, unsigned jobs)
-{
-	const struct spec_topology *t = spec_find_topology(x->s, x->e->topology.name);
-
-	if (!x->prog.total)
-		return;
-	if (x->e->boot == BOOT_SIDE_BY_SIDE)
-		engine_emit_text(x, ENGINE_EV_NOTE,
-			  "%zu runs, one at a time%s; boot: side-by-side, a guest per variant (%zu of %llu MiB) "
-			  "up together, the runs alternating between them",
-			  x->prog.total, jobs > 1 ? " per host" : "", x->variants->n,
-			  t ? (unsigned long long)(t->memory >> 20) : 0ULL);
-	else
-		engine_emit_text(x, ENGINE_EV_NOTE, "%zu runs on %u guest%s at a time%s%s", x->prog.total, jobs,
-			  jobs > 1 ? "s" : "",
-			  x->e->boot == BOOT_ONCE ? "; boot: once, a guest serves all the runs of a variant in a boot" : "",
-			  x->cpusets ? ", each pinned to its own host CPUs" : "");
-}
-
 /* `repeat: auto`: the sequential policy with lab.yaml's budget. */
 static void sequential_begin(struct engine *x, struct seq_policy *sp)
 {
@@ -518,78 +437,12 @@ static void sequential_end(struct engine *x, struct seq_policy *sp)
 	seq_policy_release(sp);
 }
 
-/*
- * While pinned guests run here, lab (its workers, their ssh and parse
- * scripts, the VM holders) keeps to the host CPUs the vCPUs leave, where
- * there are any: its own work then never takes a vCPU's CPU. Only when
- * every guest of the experiment is on this machine. *saved: the affinity
- * to return to; false when nothing changed.
- */
-static bool housekeep(struct engine *x, cpu_set_t *saved)
-{
-	const struct spec_topology *t = spec_find_topology(x->s, x->e->topology.name);
-	_cleanup_free_ char *storage = NULL, *hk = NULL;
-	_cleanup_free_ uint8_t *bits = xcalloc(CPU_SETSIZE / 8, 1);
-	struct domain_host h;
-	cpu_set_t set;
-
-	for (size_t i = 0; i < x->e->hosts.n; i++) {
-		const struct spec_host *lh = engine_find_host(x->s, x->e->hosts.v[i].name, HOST_LIBVIRT);
-
-		if (!lh || lh->address)
-			return false;
-	}
-	if (!t || sched_getaffinity(0, sizeof(*saved), saved) < 0)
-		return false;
-	vm_probe_host(&h, &storage);
-	if (!(hk = domain_housekeeping_cpus(&h, t, x->cpusets)) || parse_cpulist(hk, bits, CPU_SETSIZE, NULL) < 0)
-		return false;
-	CPU_ZERO(&set);
-	for (unsigned c = 0; c < CPU_SETSIZE; c++)
-		if ((bits[c / 8] & (1u << (c % 8))) && CPU_ISSET(c, saved))
-			CPU_SET(c, &set);
-	if (!CPU_COUNT(&set) || sched_setaffinity(0, sizeof(set), &set) < 0)
-		return false;
-	engine_emit_text(x, ENGINE_EV_NOTE, "lab's own work (ssh, parse scripts) on host CPUs %s, off the vCPUs'", hk);
-	return true;
-}
-
-/* Worker processes on this machine: placement, the pool. */
-/* The local executor is the engine's own: it sees the engine whole (the
- * workers are forks of it and read its state), unlike exec-slurm.c. */
-static int execute_local(const struct executor_run *r)
-{
-	struct engine *x = r->engine;
-	struct pool_ops ops = { .work = engine_work, .message = on_message, .ended = on_ended, .userdata = x };
-	_cleanup_diags_ struct diags pd = { 0 };
-	_cleanup_free_ char *err = NULL;
-	unsigned jobs = 1;
-	bool housekept;
-	cpu_set_t saved;
-
-	if (engine_place(x, false, &jobs, &err) < 0) {
-		engine_emit_text(x, ENGINE_EV_ERROR, "%s", err);
-		return -1;
-	}
-	announce(x, jobs);
-	x->jobs = jobs;
-	x->prog.running = x->ngroups < jobs ? (unsigned)x->ngroups : jobs;
-	housekept = x->ngroups && housekeep(x, &saved);
-	if (pool_run(x->ngroups, jobs, &ops, &pd) < 0)
-		engine_emit_diags(x, &pd);
-	if (housekept)
-		sched_setaffinity(0, sizeof(saved), &saved);
-	return 0;
-}
-
 void engine_executor_run(struct engine *x, struct executor_run *ret)
 {
 	*ret = (struct executor_run){ .o = x->o, .s = x->s, .e = x->e, .rs = x->rs, .dir = x->dir,
 				      .variants = x->variants, .arts = x->arts, .img = x->img, .groups = x->groups,
 				      .ngroups = x->ngroups, .total = x->prog.total, .engine = x };
 }
-
-const struct executor_ops executor_local = { .name = "local", .execute = execute_local };
 
 /* The pending runs, by the executor: groups, the policy, the runs. */
 static int execute(struct engine *x)

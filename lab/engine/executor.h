@@ -9,8 +9,9 @@
  * the run's facts read-only and a handle to pass back; it never sees
  * struct engine, which is the engine's own (engine-priv.h).
  *
- * Two executors: local worker processes (executor_local, engine.c and
- * worker.c) and a Slurm cluster (executor_slurm, exec-slurm.c).
+ * Two executors: local worker processes (executor_local, exec-local.c;
+ * the worker's side is the engine's worker.c) and a Slurm cluster
+ * (executor_slurm, exec-slurm.c).
  */
 #pragma once
 
@@ -50,7 +51,7 @@ struct executor_ops {
 	const char *name;
 	int (*execute)(const struct executor_run *r);
 };
-extern const struct executor_ops executor_local; /* worker processes here (pool.c, worker.c) */
+extern const struct executor_ops executor_local; /* worker processes here (exec-local.c) */
 extern const struct executor_ops executor_slurm; /* array tasks on a Slurm cluster (exec-slurm.c) */
 /* Set while the cluster's executor runs; set by engine_cancel() on a signal. */
 extern volatile sig_atomic_t engine_cluster_active, engine_cluster_cancel;
@@ -88,6 +89,22 @@ bool engine_import_run(struct engine *x, size_t i, const struct result_set *from
 void engine_save_runs(struct engine *x, const size_t *runs, size_t n);
 /* A pending run ends failed with `why` (taken), said and saved. */
 void engine_fail_run(struct engine *x, size_t i, char *why);
+
+/* The local executor's (exec-local.c). */
+/* How many guests at a time (*ret_jobs) and each one's host CPUs; -1 with
+ * *ret_err when the experiment's guests cannot run that many at a time
+ * (sched.c). check_only: nothing kept. */
+int engine_place(struct engine *x, bool check_only, unsigned *ret_jobs, char **ret_err);
+/* The host CPUs of each slot (a NULL-ended list) engine_place chose; NULL:
+ * the topology's own pinning. */
+char *const *engine_cpusets(const struct engine *x);
+/* In a worker process (a fork of the engine, worker.c): the runs the
+ * engine hands out for group `task` on `slot`, its lines on fd. The
+ * worker's exit status. */
+int engine_work(struct engine *x, size_t task, unsigned slot, int fd);
+/* A line from the worker of `task`; the reply to its "next" goes back on
+ * `slot` (pool_reply). */
+void engine_message(struct engine *x, size_t task, unsigned slot, const char *line);
 
 /* The Slurm executor's (exec-slurm.c). A shard's result bundle (a cluster
  * node's `lab shard`) into the run, checked as any hostile bundle

@@ -170,6 +170,11 @@ static const char *bare_metal(const struct engine *x)
  * than the CPUs lab may use unless asked (--oversubscribe), and said when
  * the topology alone is bigger than the host. -1 with *ret_err.
  */
+char *const *engine_cpusets(const struct engine *x)
+{
+	return x->cpusets;
+}
+
 int engine_place(struct engine *x, bool check_only, unsigned *ret_jobs, char **ret_err)
 {
 	const struct spec_topology *t = spec_find_topology(x->s, x->e->topology.name);

@@ -69,23 +69,6 @@ static int refuse(struct node_run *nr, const char *fmt, ...)
 	return -EPERM;
 }
 
-/* A file of lines (set, kernels) into v; nothing when there is none. */
-static void read_lines(const char *path, struct strv *v)
-{
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-
-	if (strbuf_read_file(&sb, path, 64 * 1024) < 0 || !sb.buf)
-		return;
-	for (char *p = sb.buf, *nl; *p; p = nl + (*nl != 0)) {
-		nl = strchrnul(p, '\n');
-		if (nl > p) {
-			_cleanup_free_ char *l = xstrndup(p, (size_t)(nl - p));
-
-			strv_push(v, l);
-		}
-	}
-}
-
 /* shard.json read and checked: this lab's version, the run its folder names. The spool's folder in *ret_spool. */
 static int check_shard(struct node_run *nr, char **ret_spool)
 {
@@ -137,8 +120,9 @@ static int load_experiment(struct node_run *nr, const struct spec_experiment **r
 	_cleanup_free_ char *p_set = path_join(jobdir, "set"), *p_kernels = path_join(jobdir, "kernels");
 	_cleanup_diags_ struct diags d = { 0 };
 
-	read_lines(p_set, &nr->set);
-	read_lines(p_kernels, &nr->kernels);
+	/* a run made without --set or --kernels has no such file */
+	fs_read_lines(p_set, 64 * 1024, &nr->set);
+	fs_read_lines(p_kernels, 64 * 1024, &nr->kernels);
 	{
 		const struct spec_load_opts lo = { .set = (const char *const *)nr->set.v, .nset = nr->set.n,
 						   .catalogue = cat };

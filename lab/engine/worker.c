@@ -499,9 +499,8 @@ static const char *run_one(struct engine *x, struct target *t, struct result_run
  * A worker: the runs lab hands out for one group, in turn, on one guest
  * (or host) while they succeed.
  */
-int engine_work(void *userdata, size_t task, unsigned slot, int fd)
+int engine_work(struct engine *x, size_t task, unsigned slot, int fd)
 {
-	struct engine *x = userdata;
 	bool side = x->e->boot == BOOT_SIDE_BY_SIDE;
 	/* side-by-side: a guest per variant, all kept up; else one, reused */
 	size_t nt = side ? x->variants->n : 1;

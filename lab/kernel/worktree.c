@@ -43,46 +43,19 @@ int worktree_ensure(const char *work, const char *pristine, struct strbuf *log, 
 	return fs_write_atomic(done, "", 0, 0644);
 }
 
-/* The non-empty lines of file `f` (none when it is missing). */
-static void read_lines(const char *f, struct strv *ret)
-{
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-
-	if (strbuf_read_file(&sb, f, 1 << 20) < 0)
-		return;
-	for (char *line = sb.buf; *line;) {
-		char *nl = strchr(line, '\n');
-
-		if (nl)
-			*nl = '\0';
-		if (*line)
-			strv_push(ret, line);
-		line = nl ? nl + 1 : line + strlen(line);
-	}
-}
-
-static int write_lines(const char *f, const struct strv *lines)
-{
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-
-	for (size_t i = 0; i < lines->n; i++)
-		strbuf_addf(&sb, "%s\n", lines->v[i]);
-	return fs_write_atomic(f, sb.buf, sb.len, 0644);
-}
-
 /* "sha256 path" lines of the patches currently applied to the work tree. */
 static void read_applied(const char *work, struct strv *ret)
 {
 	_cleanup_free_ char *f = path_join(work, "applied");
 
-	read_lines(f, ret);
+	fs_read_lines(f, 1 << 20, ret); /* none applied yet: no file */
 }
 
 static int write_applied(const char *work, const struct strv *applied)
 {
 	_cleanup_free_ char *f = path_join(work, "applied");
 
-	return write_lines(f, applied);
+	return fs_write_lines(f, applied, 0644);
 }
 
 /* Put back, from the pristine tree, one file a patch touched. */
@@ -109,11 +82,11 @@ static int record_touched(const char *work, const struct patch *p)
 	_cleanup_strv_ struct strv touched = STRV_INIT;
 	_cleanup_free_ char *f = path_join(work, "touched");
 
-	read_lines(f, &touched);
+	fs_read_lines(f, 1 << 20, &touched);
 	for (size_t j = 0; j < p->nfiles; j++)
 		if (!strv_contains(&touched, p->files[j].path))
 			strv_push(&touched, p->files[j].path);
-	return write_lines(f, &touched);
+	return fs_write_lines(f, &touched, 0644);
 }
 
 /*
@@ -128,7 +101,7 @@ static int restore_touched(const char *work, const char *pristine, const struct 
 	int r;
 
 	if (path_is_file(f)) {
-		read_lines(f, &touched);
+		fs_read_lines(f, 1 << 20, &touched);
 		for (size_t i = 0; i < touched.n; i++)
 			if ((r = restore_one(tree, pristine, touched.v[i], d)) < 0)
 				return r;

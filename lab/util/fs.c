@@ -13,6 +13,7 @@
 #include "fs.h"
 #include "path.h"
 #include "strbuf.h"
+#include "strv.h"
 #include "banned.h"
 
 int fs_write_all(int fd, const void *data, size_t len)
@@ -226,4 +227,31 @@ int fs_check_private(const char *path, enum fs_privacy level, struct diags *d)
 		return -EPERM;
 	}
 	return 0;
+}
+
+int fs_read_lines(const char *path, size_t max, struct strv *ret)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int r = strbuf_read_file(&sb, path, max);
+
+	if (r < 0)
+		return r;
+	for (const char *p = sb.buf ? sb.buf : "", *nl; *p; p = *nl ? nl + 1 : nl) {
+		nl = strchrnul(p, '\n');
+		if (nl > p) {
+			_cleanup_free_ char *line = xstrndup(p, (size_t)(nl - p));
+
+			strv_push(ret, line);
+		}
+	}
+	return 0;
+}
+
+int fs_write_lines(const char *path, const struct strv *v, unsigned mode)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < v->n; i++)
+		strbuf_addf(&sb, "%s\n", v->v[i]);
+	return fs_write_atomic(path, sb.buf ? sb.buf : "", sb.len, mode);
 }

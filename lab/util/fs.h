@@ -8,6 +8,12 @@
 /* Write data to path atomically: a fresh temp file beside it (random name,
  * O_EXCL), fsync, rename. */
 int fs_write_atomic(const char *path, const void *data, size_t len, unsigned mode);
+struct strv;
+/* The file's non-empty lines (without their newlines) appended to ret; at
+ * most max bytes read. 0, or a negative errno (-ENOENT: no file). */
+int fs_read_lines(const char *path, size_t max, struct strv *ret);
+/* One line per value, written atomically (fs_write_atomic) with mode. */
+int fs_write_lines(const char *path, const struct strv *v, unsigned mode);
 /* All of data to fd, again after EINTR and short writes: 0 or -errno. */
 int fs_write_all(int fd, const void *data, size_t len);
 /*

@@ -2,7 +2,8 @@
 /* Temporary folders (util/tempdir.h): removed by the handler of SIGINT,
  * SIGTERM and SIGHUP (and then lab dies of the signal), not by a forked
  * child's, not once forgotten, not when the signal is ignored; the
- * handler's allocation-free walk; lab gc's view of stale folders. */
+ * handler's allocation-free walk; lab gc's view of stale folders. Also the
+ * line files of util/fs.h the run folders hold (set, kernels, applied). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -399,6 +400,40 @@ static void test_stale(void **state)
 	assert_int_equal(stale.n, 0);
 }
 
+/* Lines round trip; blank lines and a missing last newline read as the
+ * lines they hold; a missing file and one over the limit add nothing. */
+static void test_lines(void **state)
+{
+	_cleanup_free_ char *p = path_join(base, "lines"), *q = path_join(base, "no-such");
+	_cleanup_strv_ struct strv v = STRV_INIT, back = STRV_INIT;
+	static const char text[] = "\n a=1\n\n\nb = two\nlast";
+
+	(void)state;
+	strv_push(&v, "x=1");
+	strv_push(&v, "kernel base");
+	assert_int_equal(fs_write_lines(p, &v, 0644), 0);
+	assert_int_equal(fs_read_lines(p, 1024, &back), 0);
+	assert_int_equal(back.n, 2);
+	assert_string_equal(back.v[0], "x=1");
+	assert_string_equal(back.v[1], "kernel base");
+	strv_release(&back);
+	assert_int_equal(fs_write_atomic(p, text, sizeof(text) - 1, 0644), 0);
+	assert_int_equal(fs_read_lines(p, 1024, &back), 0);
+	assert_int_equal(back.n, 3);
+	assert_string_equal(back.v[0], " a=1");
+	assert_string_equal(back.v[1], "b = two");
+	assert_string_equal(back.v[2], "last");
+	strv_release(&back);
+	assert_int_equal(fs_read_lines(q, 1024, &back), -ENOENT);
+	assert_int_equal(fs_read_lines(p, 8, &back), -EFBIG);
+	assert_int_equal(back.n, 0);
+	/* no lines: an empty file */
+	strv_release(&v);
+	assert_int_equal(fs_write_lines(p, &v, 0644), 0);
+	assert_int_equal(fs_read_lines(p, 1024, &back), 0);
+	assert_int_equal(back.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_signal_with_command),
 		cmocka_unit_test(test_stale),
 		cmocka_unit_test(test_fork_keeps_parents),
+		cmocka_unit_test(test_lines),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

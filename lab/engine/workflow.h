@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a workflow that drives the engine (bisect-run.h, calibrate-run.h,
+ * reproduce-run.h) needs from the command that starts it, and nothing
+ * more: a way to run an experiment, lab.yaml loaded again as the command
+ * loaded it, and somewhere to say a line. The workflows are library code:
+ * they never print or exit; what they decide comes back as data and their
+ * errors as diags (a message without a place is said as the command's own).
+ *
+ * lab's commands give lab run's engine call (its progress on stderr) and
+ * the terminal (cmd_workflow in cmd.h); a test gives fabricated runs.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+struct spec;
+struct spec_experiment;
+struct result_set;
+
+struct workflow {
+	/*
+	 * Experiment e of s: a new run under root (NULL: the spec's results
+	 * folder), or the stored one in resume_dir. started(started_data, id)
+	 * as soon as the run's folder exists. 0 with *ret_rs; -1 after the
+	 * error was said (the run, when it began, stays stored).
+	 */
+	int (*run)(void *userdata, const struct spec *s, const struct spec_experiment *e, const char *resume_dir,
+		   const char *root, void (*started)(void *started_data, const char *id), void *started_data,
+		   struct result_set **ret_rs);
+	/* lab.yaml loaded again, as the command loaded it (a step cuts its
+	 * experiment in place). 0 with *ret; -1 after the error was said. */
+	int (*load_spec)(void *userdata, struct spec **ret);
+	/* A line for whoever watches (not escaped yet); NULL: nobody. */
+	void (*say)(void *userdata, const char *line);
+	void *userdata;
+};

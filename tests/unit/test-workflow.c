@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The workflows that drive the engine are library code (engine/workflow.h):
+ * here they run against a fabricated engine call, no guest, no command.
+ * calibrate: the experiment cut to its baseline over the boots asked, the
+ * record built from what the runs measured and saved; bad input refused
+ * before anything runs; a failed run saves nothing. bisect: a series of 4
+ * whose patch 3 moves the metric, found in 3 steps (the ends, then the
+ * middle); interrupted after a step's run began, resumed: that run goes
+ * on, nothing done is run again; the bisect's folder a stored run of every
+ * step's runs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <math.h>
+#include <unistd.h>
+#include "unit.h"
+#include "engine/bisect-run.h"
+#include "engine/calibrate-run.h"
+#include "result/calibrate.h"
+#include "result/result.h"
+#include "spec/spec.h"
+#include "store/store.h"
+#include "util/alloc.h"
+#include "util/fs.h"
+#include "util/path.h"
+#include "util/strv.h"
+
+static char root[] = "/tmp/lab-unit-workflow.XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return fs_remove_tree(root);
+}
+
+static const char yaml[] = "version: 1\n"
+			   "kernels:\n"
+			   "  base: {}\n"
+			   "  patched: {from: base, patches: [x.patch]}\n"
+			   "topologies: {t: {memory: 1G}}\n"
+			   "images: {i: {recipe: r}}\n"
+			   "experiments:\n"
+			   "  e: {kernels: [base, patched], topology: t, image: i, repeat: 4, boot: once, workloads: [w]}\n"
+			   "  p: {kernels: [base, patched], topology: t, image: i, repeat: 4, workloads: [w]}\n";
+
+static struct spec *load(void)
+{
+	static const struct spec_load_opts memonly = { .no_include = true, .no_filesystem = true };
+	_cleanup_diags_ struct diags d = { 0 };
+	struct spec *s = NULL;
+
+	assert_int_equal(spec_load_buffer("t.yaml", yaml, strlen(yaml), &memonly, &s, &d), 0);
+	return s;
+}
+
+/* What the fake engine call saw, and how it answers. */
+struct fake {
+	unsigned calls;
+	bool fail;
+	struct strv kernels; /* the experiment's kernels when it ran */
+	unsigned min_boots, max_boots, repeat;
+	bool repeat_auto, monitors_off;
+	const char *root;
+	struct strv said;
+};
+
+/* Boot b's runs measure 100 + b (boots differ) + 0.1 * the run's place in it. */
+static int fake_run(void *userdata, const struct spec *s, const struct spec_experiment *e, const char *resume_dir,
+		    const char *rt, void (*started)(void *, const char *), void *started_data,
+		    struct result_set **ret_rs)
+{
+	struct fake *f = userdata;
+	struct result_set *rs;
+	unsigned per_boot;
+
+	(void)s;
+	assert_null(resume_dir);
+	f->calls++;
+	f->root = rt;
+	for (size_t i = 0; i < e->kernels.n; i++)
+		strv_push(&f->kernels, e->kernels.v[i].name);
+	f->min_boots = e->decide.min_boots;
+	f->max_boots = e->decide.max_boots;
+	f->repeat = e->repeat;
+	f->repeat_auto = e->repeat_auto;
+	f->monitors_off = e->monitors_off;
+	if (f->fail)
+		return -1;
+	if (started)
+		started(started_data, "20260101-000000-0001");
+	rs = result_set_new("20260101-000000-0001", e->name);
+	strv_push(&rs->variants, e->kernels.v[0].name);
+	per_boot = e->repeat / e->decide.min_boots;
+	for (unsigned i = 0; i < e->repeat; i++) {
+		_cleanup_free_ char *id = xasprintf("e.%04u", i + 1);
+		unsigned boot = i / per_boot;
+		struct result_run *r = result_add_run(rs, id, e->kernels.v[0].name, "w", 0, i + 1);
+
+		r->status = RUN_OK;
+		r->boot = xasprintf("e.b%u", boot + 1);
+		result_add_metric(r, "w.m", 100 + boot + 0.1 * (i % per_boot));
+	}
+	*ret_rs = rs;
+	return 0;
+}
+
+static void fake_say(void *userdata, const char *line)
+{
+	struct fake *f = userdata;
+
+	strv_push(&f->said, line);
+}
+
+static void fake_release(struct fake *f)
+{
+	strv_release(&f->kernels);
+	strv_release(&f->said);
+}
+
+static void test_calibrate(void **state)
+{
+	_cleanup_spec_ struct spec *s = load();
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	struct fake f = { 0 };
+	struct workflow w = { .run = fake_run, .say = fake_say, .userdata = &f };
+	struct calib_record rec = { 0 }, back = { 0 };
+	const struct calib_metric *m;
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(calibrate_run(&w, s, root,
+				       &(struct calibrate_params){ .experiment = "e", .boots = 6, .runs = 2 }, &rec,
+				       &path, &d),
+			 0);
+	assert_int_equal(d.n, 0);
+	/* the engine ran the baseline alone, a fixed design of 6 boots of 2 runs, under root */
+	assert_int_equal(f.calls, 1);
+	assert_int_equal(f.kernels.n, 1);
+	assert_string_equal(f.kernels.v[0], "base");
+	assert_int_equal(f.min_boots, 6);
+	assert_int_equal(f.max_boots, 6);
+	assert_int_equal(f.repeat, 12);
+	assert_false(f.repeat_auto);
+	assert_false(f.monitors_off);
+	assert_string_equal(f.root, root);
+	/* the record: what the runs measured, between boots far more than within */
+	assert_string_equal(rec.experiment, "e");
+	assert_non_null(rec.c);
+	m = calibration_find(rec.c, rec.c->n ? rec.c->m[0].group : "", "w.m");
+	assert_non_null(m);
+	assert_int_equal(m->boots, 6);
+	assert_int_equal(m->runs, 12);
+	assert_true(fabs(m->mean - 102.55) < 1e-9);
+	assert_true(m->cv_between > m->cv_within);
+	/* saved where it says, and read back the same */
+	assert_true(path_is_file(path));
+	assert_int_equal(calib_load(root, "e", &back, &err), 0);
+	assert_string_equal(back.experiment, "e");
+	assert_non_null(calibration_find(back.c, m->group, "w.m"));
+	calib_record_release(&back);
+	calib_record_release(&rec);
+	/* boot: per-run (the default): a boot is a run, whatever --runs-per-boot says */
+	{
+		_cleanup_spec_ struct spec *sp = load();
+		_cleanup_free_ char *pp = NULL;
+
+		assert_int_equal(calibrate_run(&w, sp, root,
+					       &(struct calibrate_params){ .experiment = "p", .boots = 6, .runs = 2 },
+					       &rec, &pp, &d),
+				 0);
+		assert_int_equal(f.repeat, 6);
+		assert_int_equal(calibration_find(rec.c, rec.c->m[0].group, "w.m")->runs, 6);
+		calib_record_release(&rec);
+	}
+	fake_release(&f);
+}
+
+static void test_calibrate_refuses(void **state)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_free_ char *path = NULL, *none = NULL;
+	struct fake f = { 0 };
+	struct workflow w = { .run = fake_run, .userdata = &f };
+	struct calib_record rec = { 0 };
+
+	(void)state;
+	{
+		_cleanup_spec_ struct spec *s = load();
+
+		assert_int_equal(calibrate_run(&w, s, root, &(struct calibrate_params){ .experiment = "nosuch" }, &rec,
+					       &path, &d),
+				 -EINVAL);
+		assert_int_equal(d.n, 1);
+		assert_non_null(strstr(d.v[0].msg, "no experiment 'nosuch'"));
+	}
+	diags_release(&d);
+	{
+		_cleanup_spec_ struct spec *s = load();
+
+		assert_int_equal(calibrate_run(&w, s, root,
+					       &(struct calibrate_params){ .experiment = "e", .monitors = true }, &rec,
+					       &path, &d),
+				 -EINVAL);
+		assert_non_null(strstr(d.v[0].msg, "has no monitors to measure"));
+	}
+	/* refused before anything ran */
+	assert_int_equal(f.calls, 0);
+	diags_release(&d);
+	/* the runs failed (said by the engine call): -EIO, nothing saved */
+	{
+		_cleanup_spec_ struct spec *s = load();
+		char fresh[] = "/tmp/lab-unit-workflow-none.XXXXXX";
+
+		assert_non_null(mkdtemp(fresh));
+		f.fail = true;
+		assert_int_equal(calibrate_run(&w, s, fresh, &(struct calibrate_params){ .experiment = "e" }, &rec,
+					       &path, &d),
+				 -EIO);
+		assert_int_equal(f.calls, 1);
+		none = calib_path(fresh, "e");
+		assert_false(path_is_file(none));
+		assert_int_equal(fs_remove_tree(fresh), 0);
+	}
+	calib_record_release(&rec);
+	fake_release(&f);
+}
+
+static const char bisect_yaml[] =
+	"version: 1\n"
+	"kernels:\n"
+	"  base: {}\n"
+	"  slow:\n"
+	"    from: base\n"
+	"    patches:\n"
+	"      - tests/data/bisect-series/0001-proc-say-what-proccmdline-shows.patch\n"
+	"      - tests/data/bisect-series/0002-proc-say-what-procuptime-shows.patch\n"
+	"      - tests/data/bisect-series/0006-proc-wait-200-us-in-every-read-of-procversion.patch\n"
+	"      - tests/data/bisect-series/0007-proc-say-what-procsoftirqs-shows.patch\n"
+	"topologies: {t: {memory: 1G}}\n"
+	"images: {i: {recipe: r}}\n"
+	"experiments:\n"
+	"  proc:\n"
+	"    kernels: [base, slow]\n"
+	"    topology: t\n"
+	"    image: i\n"
+	"    boot: once\n"
+	"    repeat: auto\n"
+	"    decide: {max-boots: 4, runs-per-boot: 2}\n"
+	"    workloads:\n"
+	"      - workload: w\n"
+	"        expect:\n"
+	"          w.m: {direction: decrease, mde: 20%}\n";
+
+/* The fake engine of a bisect: each step's run stored as the engine stores
+ * one, 4 boots a kernel of 2 runs; patch 3 makes w.m 30% higher. */
+struct bfake {
+	const char *root;
+	struct strv visited; /* each call's kernel under test */
+	struct strv resumed; /* the run folders it was asked to go on with */
+	const char *fail_at; /* this kernel's run begins, then lab stops */
+	struct strv said;
+};
+
+static unsigned prefix_of(const char *kernel)
+{
+	const char *at = strchr(kernel, '@');
+
+	return at ? (unsigned)atoi(at + 1) : 0;
+}
+
+static void fabricate_runs(struct result_set *rs, const struct spec_experiment *e)
+{
+	unsigned seq = 0;
+
+	rs->decide = (struct decide_params){ .alpha = e->decide.alpha, .power = e->decide.power, .q = e->decide.q,
+					     .method = (enum stat_method)e->decide.statistic,
+					     .sequential = e->repeat_auto, .min_boots = e->decide.min_boots,
+					     .max_boots = e->decide.max_boots };
+	for (size_t k = 0; k < e->jobs[0].nexpect; k++) {
+		const struct spec_expect *x = &e->jobs[0].expect[k];
+
+		result_add_expect(rs, 0, x->metric,
+				  x->dir == EXPECT_INCREASE ? DIR_INCREASE
+				  : x->dir == EXPECT_DECREASE ? DIR_DECREASE : DIR_UNCHANGED,
+				  x->effect, x->has_effect);
+	}
+	for (unsigned b = 0; b < 4; b++)
+		for (unsigned v = 0; v < 2; v++)
+			for (unsigned k = 0; k < 2; k++) {
+				_cleanup_free_ char *id = xasprintf("proc.%04u", ++seq);
+				const char *kernel = e->kernels.v[v].name;
+				struct result_run *r = result_add_run(rs, id, kernel, "w", 0, b * 2 + k + 1);
+
+				r->status = RUN_OK;
+				r->boot = xasprintf("proc.b%u", b * 2 + v + 1);
+				result_add_metric(r, "w.m", (prefix_of(kernel) >= 3 ? 130 : 100) + (k ? 0.2 : -0.2) +
+								    0.1 * b);
+			}
+}
+
+/* Each run's metrics file, as a worker leaves it. */
+static void write_metrics(const char *dir, const struct result_set *rs)
+{
+	for (size_t i = 0; i < rs->n; i++) {
+		_cleanup_free_ char *rd = xasprintf("%s/runs/%s", dir, rs->runs[i].id);
+		_cleanup_free_ char *mp = path_join(rd, "metrics");
+		_cleanup_free_ char *line = xasprintf("w.m %.6f\n", rs->runs[i].m[0].value);
+
+		assert_int_equal(path_mkdir_p(rd, 0755), 0);
+		assert_int_equal(fs_write_atomic(mp, line, strlen(line), 0644), 0);
+	}
+}
+
+static int bisect_step_run(void *userdata, const struct spec *s, const struct spec_experiment *e,
+			   const char *resume_dir, const char *rt, void (*started)(void *, const char *),
+			   void *started_data, struct result_set **ret_rs)
+{
+	struct bfake *f = userdata;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_free_ char *id = NULL, *dir = NULL;
+	struct result_set *rs;
+
+	(void)s;
+	assert_string_equal(rt, f->root);
+	/* the cut: the good end and the kernel under test, nothing else */
+	assert_int_equal(e->kernels.n, 2);
+	strv_push(&f->visited, e->kernels.v[1].name);
+	if (resume_dir) {
+		strv_push(&f->resumed, resume_dir);
+		id = path_basename(resume_dir);
+	} else {
+		assert_int_equal(store_create(rt, &id, &d), 0);
+	}
+	dir = path_join(rt, id);
+	rs = result_set_new(id, e->name);
+	strv_push(&rs->variants, e->kernels.v[0].name);
+	strv_push(&rs->variants, e->kernels.v[1].name);
+	fabricate_runs(rs, e);
+	if (!resume_dir) {
+		/* the folder holds its pending runs before the engine says it started */
+		for (size_t i = 0; i < rs->n; i++)
+			rs->runs[i].status = RUN_PENDING;
+		assert_int_equal(store_save_journal(dir, rs, &d), 0);
+		for (size_t i = 0; i < rs->n; i++)
+			rs->runs[i].status = RUN_OK;
+	}
+	started(started_data, id);
+	if (f->fail_at && streq(f->fail_at, e->kernels.v[1].name)) {
+		f->fail_at = NULL;
+		result_set_free(rs);
+		return -1;
+	}
+	write_metrics(dir, rs);
+	assert_int_equal(store_save(dir, rs, &d), 0);
+	*ret_rs = rs;
+	return 0;
+}
+
+static int bisect_load_spec(void *userdata, struct spec **ret)
+{
+	static const struct spec_load_opts memonly = { .no_include = true, .no_filesystem = true };
+	_cleanup_diags_ struct diags d = { 0 };
+
+	(void)userdata;
+	return spec_load_buffer("t.yaml", bisect_yaml, strlen(bisect_yaml), &memonly, ret, &d);
+}
+
+static void bisect_say(void *userdata, const char *line)
+{
+	struct bfake *f = userdata;
+
+	strv_push(&f->said, line);
+}
+
+static void bfake_release(struct bfake *f)
+{
+	strv_release(&f->visited);
+	strv_release(&f->resumed);
+	strv_release(&f->said);
+}
+
+static const struct bisect_params slow_params = { .experiment = "proc", .good = "base", .bad = "slow",
+						  .metric = "w.m", .threshold_pct = 20 };
+
+/* The bisect's folder holds a stored run of every step's runs, and its log says how it ended. */
+static void assert_folder(const struct bisect_session *x, size_t runs)
+{
+	_cleanup_result_set_ struct result_set *all = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf log = STRBUF_INIT;
+	_cleanup_free_ char *lp = path_join(x->dir, "bisect.log");
+
+	assert_int_equal(store_load(x->dir, &all, &d), 0);
+	assert_int_equal(all->n, runs);
+	assert_int_equal(strbuf_read_file(&log, lp, 1 << 20), 0);
+	assert_non_null(strstr(log.buf, "found: "));
+}
+
+static void test_bisect(void **state)
+{
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	char broot[] = "/tmp/lab-unit-bisect.XXXXXX";
+	struct bfake f = { .root = broot };
+	struct workflow w = { .run = bisect_step_run, .load_spec = bisect_load_spec, .say = bisect_say, .userdata = &f };
+	struct bisect_session x = { 0 };
+	enum bisect_state st;
+
+	(void)state;
+	assert_non_null(mkdtemp(broot));
+	assert_int_equal(bisect_load_spec(NULL, &s), 0);
+	assert_int_equal(bisect_session_new(&x, &w, broot, s, &slow_params, &d), 0);
+	assert_int_equal(x.b.npatches, 4);
+	assert_int_equal(bisect_session_walk(&x, false, &st, &d), 0);
+	assert_int_equal(d.n, 0);
+	assert_int_equal(st, BISECT_FOUND);
+	/* the ends first, then the middle of what is left */
+	assert_int_equal(f.visited.n, 3);
+	assert_string_equal(f.visited.v[0], "slow@4");
+	assert_string_equal(f.visited.v[1], "slow@2");
+	assert_string_equal(f.visited.v[2], "slow@3");
+	assert_int_equal(f.resumed.n, 0);
+	bisect_format_text(&x.b, &text);
+	assert_non_null(strstr(text.buf, "first bad: slow@3 (proc: wait 200 us in every read of /proc/version)"));
+	assert_folder(&x, 3 * 16);
+	assert_true(f.said.n >= 5); /* started, a line before and after each step, found */
+	bisect_session_release(&x);
+	bfake_release(&f);
+	assert_int_equal(fs_remove_tree(broot), 0);
+}
+
+static void test_bisect_resumed(void **state)
+{
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_free_ char *id = NULL, *step_run = NULL;
+	char broot[] = "/tmp/lab-unit-bisect.XXXXXX";
+	struct bfake f = { .root = broot, .fail_at = "slow@2" };
+	struct workflow w = { .run = bisect_step_run, .load_spec = bisect_load_spec, .say = bisect_say, .userdata = &f };
+	struct bisect_session x = { 0 }, y = { 0 };
+	enum bisect_state st;
+
+	(void)state;
+	assert_non_null(mkdtemp(broot));
+	assert_int_equal(bisect_load_spec(NULL, &s), 0);
+	assert_int_equal(bisect_session_new(&x, &w, broot, s, &slow_params, &d), 0);
+	/* lab stops in the second step, its run begun */
+	assert_int_equal(bisect_session_walk(&x, false, &st, &d), -1);
+	assert_int_equal(st, BISECT_RUNNING);
+	assert_int_equal(f.visited.n, 2);
+	id = xstrdup(x.id);
+	assert_non_null(bisect_step(&x.b, 2)->run);
+	step_run = path_join(broot, bisect_step(&x.b, 2)->run);
+	bisect_session_release(&x);
+	/* read back from bisect.json: that run goes on, the first step is not run again */
+	assert_int_equal(bisect_session_open(&y, &w, broot, id, &d), 0);
+	assert_int_equal(bisect_session_walk(&y, true, &st, &d), 0);
+	assert_int_equal(st, BISECT_FOUND);
+	assert_int_equal(f.visited.n, 4);
+	assert_string_equal(f.visited.v[2], "slow@2");
+	assert_string_equal(f.visited.v[3], "slow@3");
+	assert_int_equal(f.resumed.n, 1);
+	assert_string_equal(f.resumed.v[0], step_run);
+	assert_folder(&y, 3 * 16);
+	bisect_session_release(&y);
+	bfake_release(&f);
+	assert_int_equal(fs_remove_tree(broot), 0);
+}
+
+static void test_bisect_refuses(void **state)
+{
+	_cleanup_diags_ struct diags d = { 0 };
+	char broot[] = "/tmp/lab-unit-bisect.XXXXXX";
+	struct bfake f = { .root = broot };
+	struct workflow w = { .run = bisect_step_run, .load_spec = bisect_load_spec, .userdata = &f };
+	static const struct { struct bisect_params p; const char *says; } bad[] = {
+		{ { .experiment = "proc", .good = "base", .bad = "slow@5", .metric = "w.m" },
+		  "is not base, slow or slow@N with N from 1 to 4" },
+		{ { .experiment = "proc", .good = "slow@3", .bad = "slow@2", .metric = "w.m" },
+		  "must come before the bad end" },
+		{ { .experiment = "nosuch", .good = "base", .bad = "slow", .metric = "w.m" }, "no experiment 'nosuch'" },
+		{ { .experiment = "proc", .good = "base", .bad = "base", .metric = "w.m" },
+		  "is not a series on top of another kernel" },
+		{ { .experiment = "proc", .good = "base", .bad = "slow", .metric = "nosuch.metric" }, "nosuch.metric" },
+	};
+
+	(void)state;
+	assert_non_null(mkdtemp(broot));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		_cleanup_spec_ struct spec *s = NULL;
+		_cleanup_strv_ struct strv stored = STRV_INIT;
+		struct bisect_session x = { 0 };
+
+		assert_int_equal(bisect_load_spec(NULL, &s), 0);
+		assert_int_equal(bisect_session_new(&x, &w, broot, s, &bad[i].p, &d), -1);
+		assert_true(d.n >= 1);
+		if (!strstr(d.v[0].msg, bad[i].says))
+			fail_msg("case %zu: '%s' does not say '%s'", i, d.v[0].msg, bad[i].says);
+		/* nothing stored, nothing run */
+		store_list(broot, &stored);
+		assert_int_equal(stored.n, 0);
+		assert_int_equal(f.visited.n, 0);
+		diags_release(&d);
+		bisect_session_release(&x);
+	}
+	bfake_release(&f);
+	assert_int_equal(fs_remove_tree(broot), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_calibrate),
+		cmocka_unit_test(test_calibrate_refuses),
+		cmocka_unit_test(test_bisect),
+		cmocka_unit_test(test_bisect_resumed),
+		cmocka_unit_test(test_bisect_refuses),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
