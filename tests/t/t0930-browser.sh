@@ -5,8 +5,12 @@
 # (tests/tools/fabricate-run --big: t0900's, plus a metric in the tens of
 # millions): it loads with no console error and no request, its headline
 # names the declared expectation, and its screenshots (in the trash
-# directory) are not blank.
-# lab-test-seconds: 135 (make test here on 2026-12-05, with the other lane busy: tests/run-all balances its two lanes by it)
+# directory) are not blank. The pages are checked in one Chromium
+# (browser-check --batch, a browser context each), each check's result in
+# files the tests then read; a page that hangs, one that is missing and a
+# browser that hangs are checked alone, as they test browser-check's own
+# way out. The batch's results are held to a check of the same page alone.
+# lab-test-seconds: 100 (2026-12-07, beside make test-full: 99 s, of which the batch of 27 pages 47 s; each page alone took 135 s in all)
 . "$(dirname "$0")/test-lib.sh"
 
 BC=$SRC_DIR/tests/tools/browser-check
@@ -25,24 +29,43 @@ export TMPDIR="$TRASH/tmp"
 ALL="--no-console-errors --self-contained --captions-above --no-e-notation --contains m.tps"
 ALL="$ALL --headline-contains m.tps --no-horizontal-scroll-at 390"
 
-# check_fails PAGE "CHECK..." [OPTION...]: browser-check PAGE with every
-# check (and OPTIONs) fails exactly the CHECKs named, or none when "".
-check_fails() {
-	_page=$1 _want=$2
+# check PAGE [OPTION...] / check_as OUT PAGE [OPTION...]: a line of the
+# batch: browser-check every check (and OPTIONs) on PAGE, its results in
+# OUT.json, OUT.err and OUT.rc (OUT: the page's name)
+check() {
+	check_as "$@"
+}
+check_as() {
+	_out=$1 _page=$2
 	shift 2
+	printf '%s' "$_out" >>batch
+	for _w in $ALL "$@" "$_page"; do printf " '%s'" "$_w" >>batch; done
+	echo >>batch
+}
+# plain OUT PAGE [OPTION...]: a line with only the OPTIONs, none of $ALL
+plain() {
+	_out=$1 _page=$2
+	shift 2
+	printf '%s' "$_out" >>batch
+	for _w in "$@" "$_page"; do printf " '%s'" "$_w" >>batch; done
+	echo >>batch
+}
+# check_fails OUT "CHECK...": the check OUT failed exactly the CHECKs
+# named (exit 1), or none (exit 0) when ""; a line on stderr per failure
+check_fails() {
+	_out=$1 _want=$2
 	_code=1
 	test -n "$_want" || _code=0
-	# shellcheck disable=SC2086
-	test_must_fail_with $_code "$BC" $ALL --json "$@" "$_page" >"$_page.json" 2>"$_page.err"
-	cat "$_page.err"
-	python3 - "$_page.json" "$_want" <<-'PY'
+	test "$(cat "$_out.rc")" = "$_code" || { echo "$_out: exit $(cat "$_out.rc"), not $_code" >&2; return 1; }
+	cat "$_out.err"
+	python3 - "$_out.json" "$_want" <<-'PY'
 	import json, sys
 	r = json.load(open(sys.argv[1]))
 	got = sorted({f["check"] for f in r["failures"]})
 	want = sorted(sys.argv[2].split())
 	assert got == want, "failed %s, expected %s" % (got, want)
 	PY
-	test "$(wc -l <"$_page.err")" -eq "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["failures"]))' "$_page.json")"
+	test "$(wc -l <"$_out.err")" -eq "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["failures"]))' "$_out.json")"
 }
 
 # png_not_blank PNG WIDTH [HEIGHT]: a PNG that many colours cover
@@ -96,65 +119,127 @@ bad no-viewport "s.replace('<meta name=\"viewport\" content=\"width=device-width
 bad headline "s.replace('patched: m.tps', 'patched: nothing')"
 bad busy "s.replace('</body>', '<script>for (;;) {}</script></body>')"
 
+# The batch: every page below, and the report and the site lab writes.
+ID=20261130-120000-cafe
+"$SRC_DIR/tests/tools/fabricate-run" results $ID --big
+# the site's index and experiment pages: no headline of their own
+SITE="--no-console-errors --self-contained --no-e-notation --no-horizontal-scroll-at 390"
+: >batch
+check good good.html --screenshot good.png --dom good.dom.html
+check_as good-phone good.html --width 390 --mobile --height 700 --screenshot good-phone.png
+for p in caption-below caption-drawn-below no-figure e-notation-svg e-notation-text console-error exception \
+	missing-image external-image wide no-viewport headline; do
+	check $p $p.html
+done
+# a picture that loads: 1x1, opaque
+python3 -c 'import base64, sys; open("dot.png", "wb").write(base64.b64decode(sys.argv[1]))' \
+	iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==
+check local-image local-image.html
+plain wide-1000 wide.html --no-horizontal-scroll-at 1000
+check_as good-contains good.html --contains 'not on the page' --contains 'transactions/s'
+# a page that hangs its renderer inside the batch: its line times out, and
+# the next line gets a fresh browser
+plain busy-in-batch busy.html --timeout 5
+check_as good-after-busy good.html
+plain report report.html --no-console-errors --self-contained --contains m.tps --headline-contains m.tps \
+	--screenshot report.png --dom report.dom.html
+plain report-phone report.html --width 390 --mobile --screenshot report-phone.png --no-console-errors
+check_as report-all report.html --screenshot report-all.png
+check_as report-all-phone report.html --width 390 --mobile --screenshot report-all-phone.png
+# shellcheck disable=SC2086
+plain site site/index.html $SITE --contains $ID --screenshot site.png --dom site.dom.html
+# shellcheck disable=SC2086
+plain site-phone site/index.html $SITE --width 390 --mobile
+# shellcheck disable=SC2086
+plain site-exp site/exp/e.html $SITE --captions-above --contains m.tps
+check_as site-run site/runs/$ID.html
+
+test_expect_success CHROMIUM 'the report and the site, then every page in one browser' "
+	lab report --format html --all $ID >report.html &&
+	lab site --json site >site.json &&
+	ls site/exp/*.html >pages &&
+	test_line_count = 1 pages &&
+	test \"\$(cat pages)\" = site/exp/e.html &&
+	'$BC' --batch batch &&
+	test -z \"\$(find tmp -mindepth 1)\" &&
+	for o in \$(cut -d' ' -f1 batch); do test -s \$o.rc && test -s \$o.json || exit 1; done
+"
+
+test_expect_success CHROMIUM 'a page checked alone says what its line in the batch said' "
+	test_must_fail_with 1 '$BC' \$ALL --json caption-below.html >alone.json 2>alone.err &&
+	cmp alone.err caption-below.err &&
+	python3 - alone.json caption-below.json <<-'EOF'
+	import json, sys
+	a, b = (json.load(open(p)) for p in sys.argv[1:])
+	assert a['failures'] == b['failures'] and a['figures'] == b['figures'], (a, b)
+	EOF
+"
+
 test_expect_success CHROMIUM 'a good page passes every check, and its screenshot is not blank' "
-	check_fails good.html '' --screenshot good.png --dom good.dom.html &&
-	test ! -s good.html.err &&
+	check_fails good '' &&
+	test ! -s good.err &&
 	png_not_blank good.png 1000 &&
 	grep -q '<figcaption>m.tps' good.dom.html &&
-	check_fails good.html '' --width 390 --mobile --height 700 --screenshot good-phone.png &&
+	check_fails good-phone '' &&
 	png_not_blank good-phone.png 390 700
 "
 
 test_expect_success CHROMIUM 'captions: below in the DOM, drawn below, or no figure at all' "
-	check_fails caption-below.html captions-above &&
-	grep -q 'figure 1 (.m.tps (transactions/s).): its first child is <svg>, not its <figcaption>' caption-below.html.err &&
-	grep -q 'figure 1 .*: the caption is drawn below its <svg>' caption-below.html.err &&
-	check_fails caption-drawn-below.html captions-above &&
-	! grep -q 'first child' caption-drawn-below.html.err &&
-	grep -q 'the caption is drawn below its <svg> (caption bottom [0-9]* > svg top [0-9]*)' caption-drawn-below.html.err &&
-	check_fails no-figure.html captions-above &&
-	grep -q 'the page has no <figure>' no-figure.html.err
+	check_fails caption-below captions-above &&
+	grep -q 'figure 1 (.m.tps (transactions/s).): its first child is <svg>, not its <figcaption>' caption-below.err &&
+	grep -q 'figure 1 .*: the caption is drawn below its <svg>' caption-below.err &&
+	check_fails caption-drawn-below captions-above &&
+	! grep -q 'first child' caption-drawn-below.err &&
+	grep -q 'the caption is drawn below its <svg> (caption bottom [0-9]* > svg top [0-9]*)' caption-drawn-below.err &&
+	check_fails no-figure captions-above &&
+	grep -q 'the page has no <figure>' no-figure.err
 "
 
 test_expect_success CHROMIUM 'e-notation in a drawn SVG label or in the text' "
-	check_fails e-notation-svg.html no-e-notation &&
-	grep -q \"no-e-notation: '1.518e+04' in svg <text> in figure 'm.tps (transactions/s)'\" e-notation-svg.html.err &&
-	check_fails e-notation-text.html no-e-notation &&
-	grep -q \"'2e-05' in text: 'p=2e-05'\" e-notation-text.html.err
+	check_fails e-notation-svg no-e-notation &&
+	grep -q \"no-e-notation: '1.518e+04' in svg <text> in figure 'm.tps (transactions/s)'\" e-notation-svg.err &&
+	check_fails e-notation-text no-e-notation &&
+	grep -q \"'2e-05' in text: 'p=2e-05'\" e-notation-text.err
 "
 
 test_expect_success CHROMIUM 'console errors and uncaught exceptions' "
-	check_fails console-error.html no-console-errors &&
-	grep -q 'no-console-errors: console.error: boom' console-error.html.err &&
-	check_fails exception.html no-console-errors &&
-	grep -q 'no-console-errors: uncaught exception: TypeError' exception.html.err
+	check_fails console-error no-console-errors &&
+	grep -q 'no-console-errors: console.error: boom' console-error.err &&
+	check_fails exception no-console-errors &&
+	grep -q 'no-console-errors: uncaught exception: TypeError' exception.err
 "
 
 test_expect_success CHROMIUM 'requests: a missing file, an external one, and one that loads' "
-	check_fails missing-image.html 'no-console-errors self-contained' &&
-	grep -q 'request failed: file://.*/missing.png (net::ERR_FILE_NOT_FOUND)' missing-image.html.err &&
-	grep -q 'self-contained: the page requests file://.*/missing.png' missing-image.html.err &&
-	check_fails external-image.html 'no-console-errors self-contained' &&
-	grep -q 'self-contained: the page requests http://127.0.0.1:9/x.png' external-image.html.err &&
-	cp good.png dot.png &&
-	check_fails local-image.html self-contained &&
-	grep -q 'self-contained: the page requests file://.*/dot.png' local-image.html.err
+	check_fails missing-image 'no-console-errors self-contained' &&
+	grep -q 'request failed: file://.*/missing.png (net::ERR_FILE_NOT_FOUND)' missing-image.err &&
+	grep -q 'self-contained: the page requests file://.*/missing.png' missing-image.err &&
+	check_fails external-image 'no-console-errors self-contained' &&
+	grep -q 'self-contained: the page requests http://127.0.0.1:9/x.png' external-image.err &&
+	check_fails local-image self-contained &&
+	grep -q 'self-contained: the page requests file://.*/dot.png' local-image.err
 "
 
 test_expect_success CHROMIUM 'sideways scrolling on a phone: a wide block, no viewport' "
-	check_fails wide.html no-horizontal-scroll-at &&
-	grep -q 'at 390 px the page scrolls sideways: it is [0-9]* px wide; too wide: div#banner' wide.html.err &&
-	'$BC' --no-horizontal-scroll-at 1000 wide.html &&
-	check_fails no-viewport.html no-horizontal-scroll-at &&
-	grep -q 'no <meta name=viewport>, so a phone lays it out 980 px wide' no-viewport.html.err
+	check_fails wide no-horizontal-scroll-at &&
+	grep -q 'at 390 px the page scrolls sideways: it is [0-9]* px wide; too wide: div#banner' wide.err &&
+	test \"\$(cat wide-1000.rc)\" = 0 &&
+	check_fails no-viewport no-horizontal-scroll-at &&
+	grep -q 'no <meta name=viewport>, so a phone lays it out 980 px wide' no-viewport.err
 "
 
 test_expect_success CHROMIUM 'the headline and the visible text' "
-	check_fails headline.html headline-contains &&
-	grep -q \"the headline does not name 'm.tps': 'patched: nothing\" headline.html.err &&
-	check_fails good.html contains --contains 'not on the page' --contains 'transactions/s' &&
-	grep -q \"the visible text does not hold 'not on the page'\" good.html.err &&
-	! grep -q transactions/s good.html.err
+	check_fails headline headline-contains &&
+	grep -q \"the headline does not name 'm.tps': 'patched: nothing\" headline.err &&
+	check_fails good-contains contains &&
+	grep -q \"the visible text does not hold 'not on the page'\" good-contains.err &&
+	! grep -q transactions/s good-contains.err
+"
+
+test_expect_success CHROMIUM 'a page that hangs its renderer in a batch: its line times out, the next one passes' "
+	test \"\$(cat busy-in-batch.rc)\" = 2 &&
+	grep -q 'busy.html: timed out' busy-in-batch.err &&
+	grep -q '\"error\": .*timed out' busy-in-batch.json &&
+	check_fails good-after-busy ''
 "
 
 test_expect_success CHROMIUM 'a page that never loads: a timeout, and nothing left behind' "
@@ -186,38 +271,28 @@ test_expect_success 'a browser that hangs is killed, and what it started' "
 	test -z \"\$(find tmp -mindepth 1)\"
 "
 
-ID=20261130-120000-cafe
-"$SRC_DIR/tests/tools/fabricate-run" results $ID --big
-
 test_expect_success CHROMIUM 'the HTML report loads clean, and its headline names m.tps' "
-	lab report --format html --all $ID >report.html &&
-	'$BC' --no-console-errors --self-contained --contains m.tps --headline-contains m.tps \
-		--screenshot report.png --dom report.dom.html report.html &&
+	check_fails report '' &&
 	png_not_blank report.png 1000 &&
 	grep -q '<figure>' report.dom.html &&
-	'$BC' --width 390 --mobile --screenshot report-phone.png --no-console-errors report.html &&
+	check_fails report-phone '' &&
 	png_not_blank report-phone.png 390
 "
 
 test_expect_success CHROMIUM 'the HTML report passes every check, at a desktop and a phone width' "
-	'$BC' \$ALL --screenshot report-all.png report.html &&
+	check_fails report-all '' &&
 	png_not_blank report-all.png 1000 &&
-	'$BC' \$ALL --width 390 --mobile --screenshot report-all-phone.png report.html &&
+	check_fails report-all-phone '' &&
 	png_not_blank report-all-phone.png 390
 "
 
-# the site's index and experiment pages: no headline of their own
-SITE="--no-console-errors --self-contained --no-e-notation --no-horizontal-scroll-at 390"
 test_expect_success CHROMIUM 'the site built from the store passes every check: index, experiment page, report' "
-	lab site --json site >site.json &&
-	'$BC' \$SITE --contains $ID --screenshot site.png --dom site.dom.html site/index.html &&
+	check_fails site '' &&
 	png_not_blank site.png 1000 &&
 	grep -q 'href=\"runs/$ID.html\"' site.dom.html &&
-	'$BC' \$SITE --width 390 --mobile site/index.html &&
-	ls site/exp/*.html >pages &&
-	test_line_count = 1 pages &&
-	'$BC' \$SITE --captions-above --contains m.tps \$(cat pages) &&
-	'$BC' \$ALL site/runs/$ID.html
+	check_fails site-phone '' &&
+	check_fails site-exp '' &&
+	check_fails site-run ''
 "
 
 test_done
