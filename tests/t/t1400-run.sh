@@ -6,7 +6,7 @@
 # on; after kill -9 in the middle, lab gc and --resume finish the missing
 # run without repeating the stored one. The runs are made with
 # --set repeat=1 (lab.yaml says 5), which --resume must apply again.
-# lab-test-seconds: 90 (make test here on 2026-12-05, with the other lane busy: tests/run-all balances its two lanes by it)
+# lab-test-seconds: 115 (make test here: 112 s and 120 s on 2026-12-06/07, with the other lane busy; tests/run-all balances its two lanes by it)
 # lab-test-seconds-full: 245
 # lab-test-boots: 2
 # lab-test-boots-full: 4

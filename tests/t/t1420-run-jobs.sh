@@ -17,7 +17,7 @@
 #   lab calibrate --monitors: each run followed in its boot by itself
 #   without each monitor; a monitor that costs 20% is over its budget and
 #   lab report says so, one that costs nothing is not.
-# lab-test-seconds: 350 (make test here on 2026-12-06 evening, quiet: 348 s; tests/run-all balances its two lanes by it)
+# lab-test-seconds: 285 (make test here: 274 s and 292 s on 2026-12-06/07; tests/run-all balances its two lanes by it)
 # lab-test-seconds-full: 900
 # lab-test-boots: 8
 # lab-test-boots-full: 23

@@ -18,7 +18,7 @@
 #   so, naming the node; a hostile result bundle is refused with nothing
 #   written outside the run; a bare-metal host and a Slurm that cannot be
 #   reached are clear errors before anything is made or submitted.
-# lab-test-seconds: 150 (make test here on 2026-12-06 evening, quiet: 117 s; tests/run-all balances its two lanes by it)
+# lab-test-seconds: 140 (make test here: 142 s and 139 s on 2026-12-06/07; tests/run-all balances its two lanes by it)
 # lab-test-seconds-full: 900
 # lab-test-boots: 4
 # lab-test-boots-full: 36
