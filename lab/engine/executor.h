@@ -103,7 +103,7 @@ char *const *engine_cpusets(const struct engine *x);
  * worker's exit status. */
 int engine_work(struct engine *x, size_t task, unsigned slot, int fd);
 /* A line from the worker of `task`; the reply to its "next" goes back on
- * `slot` (pool_reply). */
+ * `slot` (pool_reply) (worker-lines.c). */
 void engine_message(struct engine *x, size_t task, unsigned slot, const char *line);
 
 /* The Slurm executor's (exec-slurm.c). A shard's result bundle (a cluster
