@@ -132,17 +132,10 @@ void cmd_report_diags(const struct lab_ctx *ctx, struct diags *d)
 
 void cmd_report_errors(const struct lab_ctx *ctx, struct diags *d)
 {
-	bool placed = false;
-
-	for (size_t i = 0; i < d->n; i++)
-		placed |= *d->v[i].file != 0;
-	if (placed || d->n > 1 || (ctx->json && d->n != 1)) {
-		if (d->n)
-			cmd_report_diags(ctx, d);
-		return;
-	}
-	if (d->n == 1)
+	if (d->n == 1 && !*d->v[0].file)
 		cmd_error(ctx, "%s", d->v[0].msg);
+	else if (d->n)
+		cmd_report_diags(ctx, d);
 }
 
 const struct cli_command *command_find(const char *name)

@@ -29,12 +29,8 @@ export TMPDIR="$TRASH/tmp"
 ALL="--no-console-errors --self-contained --captions-above --no-e-notation --contains m.tps"
 ALL="$ALL --headline-contains m.tps --no-horizontal-scroll-at 390"
 
-# check PAGE [OPTION...] / check_as OUT PAGE [OPTION...]: a line of the
-# batch: browser-check every check (and OPTIONs) on PAGE, its results in
-# OUT.json, OUT.err and OUT.rc (OUT: the page's name)
-check() {
-	check_as "$@"
-}
+# check_as OUT PAGE [OPTION...]: a line of the batch: browser-check every
+# check (and OPTIONs) on PAGE, its results in OUT.json, OUT.err and OUT.rc
 check_as() {
 	_out=$1 _page=$2
 	shift 2
@@ -125,16 +121,16 @@ ID=20261130-120000-cafe
 # the site's index and experiment pages: no headline of their own
 SITE="--no-console-errors --self-contained --no-e-notation --no-horizontal-scroll-at 390"
 : >batch
-check good good.html --screenshot good.png --dom good.dom.html
+check_as good good.html --screenshot good.png --dom good.dom.html
 check_as good-phone good.html --width 390 --mobile --height 700 --screenshot good-phone.png
 for p in caption-below caption-drawn-below no-figure e-notation-svg e-notation-text console-error exception \
 	missing-image external-image wide no-viewport headline; do
-	check $p $p.html
+	check_as $p $p.html
 done
 # a picture that loads: 1x1, opaque
 python3 -c 'import base64, sys; open("dot.png", "wb").write(base64.b64decode(sys.argv[1]))' \
 	iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==
-check local-image local-image.html
+check_as local-image local-image.html
 plain wide-1000 wide.html --no-horizontal-scroll-at 1000
 check_as good-contains good.html --contains 'not on the page' --contains 'transactions/s'
 # a page that hangs its renderer inside the batch: its line times out, and
