@@ -138,6 +138,7 @@ test-slow: $(A)/bin/lab $(LAB_BIN)
 # Figures, printed; never asserted.
 bench: $(LAB_BIN) $(PLUGIN) build/bench/shard-import build/bench/mann-whitney
 	bench/kernel-build
+	bench/ccache-modes
 	bench/image-boot
 	bench/report
 	bench/judge
