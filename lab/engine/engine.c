@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include "../util/alloc.h"
 #include "../util/clock.h"
 #include "../util/fs.h"
@@ -165,6 +168,46 @@ static const struct spec_image *find_image(const struct spec *s, const char *nam
 	return NULL;
 }
 
+/* The image built in a child process, silent: its steps would interleave
+ * with the kernel build's progress. Returns the child, or 0 when it cannot
+ * start (the image is then built in the foreground after the kernels). */
+static pid_t image_in_background(struct engine *x, const struct spec_image *im, const struct image_opts *io)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0) {
+		_cleanup_diags_ struct diags d = { 0 };
+		struct image_artifact a = { 0 };
+		int r;
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() == 1)
+			_exit(128 + SIGTERM);
+		r = image_build(x->s, im, io, NULL, &a, &d);
+		image_artifact_release(&a);
+		/* no atexit handlers: they belong to the parent */
+		_exit(r < 0 ? 1 : 0);
+	}
+	build_step(x, im->name, "building in the background while the kernels compile");
+	return pid;
+}
+
+/* The child's exit, 0 when it built the image. */
+static int image_wait(pid_t pid)
+{
+	int status = 0;
+	pid_t w;
+
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	return w == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
 /* Every variant built (or found) and the image: artifacts in variant order. */
 static int prepare(struct engine *x, const struct strv *variants, struct kartifact *arts, struct kvariant *vars,
 		   struct image_artifact *img)
@@ -176,6 +219,8 @@ static int prepare(struct engine *x, const struct strv *variants, struct kartifa
 	struct image_opts io = { .layer = x->o->layer };
 	const char *iname = x->e->image.name ? x->e->image.name : "minimal";
 	const struct spec_image *im = find_image(x->s, iname);
+	size_t missing = 0;
+	pid_t bg = 0;
 	int r = 0;
 
 	if (!im) {
@@ -185,10 +230,36 @@ static int prepare(struct engine *x, const struct strv *variants, struct kartifa
 	for (size_t i = 0; i < variants->n && r >= 0; i++) {
 		if ((r = kvariant_resolve(x->s, variants->v[i], &vars[i], &d)) < 0)
 			break;
-		r = kernel_lookup(x->s, &vars[i], &arts[i], &d);
-		if (r == -ENOENT)
-			r = kernel_build(x->s, &vars[i], &ko, &kp, &arts[i], &d);
+		if ((r = kernel_lookup(x->s, &vars[i], &arts[i], &d)) == -ENOENT) {
+			missing++;
+			r = 0;
+		}
 	}
+	/* a missing image builds in a child while missing kernels compile: an
+	 * image build waits on the network and dpkg, a kernel build on the CPU */
+	if (r >= 0 && missing) {
+		_cleanup_diags_ struct diags quiet = { 0 };
+
+		if (image_lookup(x->s, im, &io, img, &quiet) == -ENOENT)
+			bg = image_in_background(x, im, &io);
+		image_artifact_release(img);
+	}
+	for (size_t i = 0; i < variants->n && r >= 0; i++)
+		if (!arts[i].bzimage)
+			r = kernel_build(x->s, &vars[i], &ko, &kp, &arts[i], &d);
+	if (bg > 0) {
+		double t0 = now_sec();
+		bool built = image_wait(bg) == 0;
+		_cleanup_free_ char *what =
+			built ? xasprintf("built in the background (waited %.0f s for it)", now_sec() - t0)
+			: r >= 0 ? xstrdup("the background build failed; building it again here, to say why")
+				 : xasprintf("the background build failed too (its log: %s-failed.log in the image cache)",
+					     im->name);
+
+		build_step(x, im->name, what);
+	}
+	/* the child's failure is built again here, in the foreground, for its
+	 * diagnostics */
 	if (r >= 0 && (r = image_lookup(x->s, im, &io, img, &d)) == -ENOENT)
 		r = image_build(x->s, im, &io, &ip, img, &d);
 	if (r < 0) {

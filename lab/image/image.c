@@ -540,7 +540,8 @@ int image_list(const char *cache, struct image_artifact **ret, size_t *n, struct
 		v[count++] = a;
 	}
 	closedir(dir);
-	qsort(v, count, sizeof(*v), cmp_images);
+	if (count)
+		qsort(v, count, sizeof(*v), cmp_images);
 	*ret = v;
 	*n = count;
 	return 0;

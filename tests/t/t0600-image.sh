@@ -102,6 +102,46 @@ test_expect_success 'lab-seed.sh run in a scratch root: the files it writes, a f
 	! sh -eu seed.sh
 "
 
+# lab run with a kernel and an image both missing builds the image in a
+# child while the kernel compiles. Here both fail fast (a kernel tree whose
+# make fails, a mirror nobody answers on): lab says so for each, waits for
+# the child before it exits (as root with mmdebstrap, the child's failed
+# log is there when lab returns) and exits 1 (a run failed).
+test_expect_success 'lab run: a missing image builds in the background while a missing kernel builds' "
+	rm -rf bg && mkdir -p bg/tree &&
+	printf '%%:\\n\\t@echo no kernel in this tree >&2; exit 1\\n' >bg/tree/Makefile &&
+	ln -s '$SRC_DIR/workloads' bg/workloads &&
+	printf 'suite: bookworm\\nmirror: http://127.0.0.1:9/debian\\npackages: [stress-ng]\\n' >bg/img.yaml &&
+	cat >bg/lab.yaml <<-EOF &&
+	version: 1
+	sources:
+	  tree: {type: directory, path: tree}
+	kernels:
+	  k: {source: tree}
+	images:
+	  bgimg: {recipe: img.yaml}
+	topologies:
+	  t: {sockets: 1, cores: 1, threads: 1, memory: 1G}
+	experiments:
+	  e:
+	    kernels: [k]
+	    topology: t
+	    image: bgimg
+	    workloads:
+	      - workload: stress-ng
+	EOF
+	(cd bg && test_must_fail_with 1 lab run e) >out 2>err &&
+	test_grep -n 'bgimg: building in the background while the kernels compile' err >bgline &&
+	test_grep -n '^lab: k: source' err >kline &&
+	test \$(cut -d: -f1 bgline) -lt \$(cut -d: -f1 kline) &&
+	test_grep -q 'bgimg: the background build failed too' err &&
+	test_grep -q 'no kernel in this tree' err &&
+	if [ \$(id -u) = 0 ] && command -v mmdebstrap >/dev/null; then
+		test -s cache/lab/images/bgimg-failed.log
+	fi &&
+	! ls cache/lab/images | grep -q '^tmp-'
+"
+
 test_expect_success 'image list on an empty cache shows every recipe not built' "
 	lab -C '$SRC_DIR' image list >list &&
 	test_grep -q '^bench  *-  *not built' list &&
