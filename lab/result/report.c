@@ -6,6 +6,7 @@
 #include "../util/json.h"
 #include "attrib.h"
 #include "report.h"
+#include "failure.h"
 #include "../util/banned.h"
 
 /*
@@ -309,28 +310,53 @@ static void verdicts_text(const struct comparison *c, struct strbuf *out)
 	}
 }
 
+/* The failed runs, the kernel's first (evidence against it), then
+ * infrastructure's (retried, never counted against a kernel). */
 static void failed_runs_text(const struct result_set *rs, struct strbuf *out)
 {
-	for (size_t i = 0, first = 1; i < rs->n; i++) {
-		const struct result_run *r = &rs->runs[i];
+	size_t n[2] = { 0, 0 };
 
-		if (r->status != RUN_FAILED)
-			continue;
-		if (first)
-			strbuf_addstr(out, "\nFailed runs\n");
-		first = 0;
-		strbuf_addstr(out, "  ");
-		term_escape(out, r->id);
-		strbuf_addch(out, ' ');
-		term_escape(out, r->variant);
-		if (r->node) {
-			strbuf_addstr(out, " on node ");
-			term_escape(out, r->node);
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->runs[i].status == RUN_FAILED) {
+			struct failure f;
+
+			failure_of_run(rs->runs[i].error, &f);
+			n[failure_is_kernels(f.kind) ? 0 : 1]++;
+			failure_release(&f);
 		}
-		strbuf_addstr(out, ": ");
-		term_escape(out, r->error ? r->error : "(no reason recorded)");
-		strbuf_addch(out, '\n');
-	}
+	if (!n[0] && !n[1])
+		return;
+	strbuf_addf(out, "\nFailed runs: %zu the kernel's, %zu infrastructure's (not counted against a kernel)\n", n[0],
+		    n[1]);
+	for (int kernels = 1; kernels >= 0; kernels--)
+		for (size_t i = 0; i < rs->n; i++) {
+			const struct result_run *r = &rs->runs[i];
+			struct failure f;
+
+			if (r->status != RUN_FAILED)
+				continue;
+			failure_of_run(r->error, &f);
+			if (failure_is_kernels(f.kind) == (bool)kernels) {
+				strbuf_addstr(out, "  ");
+				term_escape(out, r->id);
+				strbuf_addch(out, ' ');
+				term_escape(out, r->variant);
+				if (r->node) {
+					strbuf_addstr(out, " on node ");
+					term_escape(out, r->node);
+				}
+				strbuf_addf(out, " (%s's: %s): ", kernels ? "the kernel" : "infrastructure",
+					    failure_kind_name(f.kind));
+				term_escape(out, r->error ? r->error : "(no reason recorded)");
+				strbuf_addch(out, '\n');
+				if (f.evidence && (!r->error || !strstr(r->error, f.evidence) || strchr(r->error, '\n'))) {
+					strbuf_addstr(out, "      evidence: ");
+					term_escape(out, f.evidence);
+					strbuf_addch(out, '\n');
+				}
+			}
+			failure_release(&f);
+		}
 }
 
 /* What was decided, first: a line per compared variant. */
@@ -406,6 +432,43 @@ static void verdicts_md(const struct comparison *c, struct strbuf *out)
 		md_escape(out, how.buf);
 		strbuf_addstr(out, " |\n");
 	}
+}
+
+/* The failed runs as a table, the kernel's first: whose, what, the line
+ * that decided it, and the error's first line. */
+static void failed_runs_md(const struct result_set *rs, struct strbuf *out)
+{
+	bool any = false;
+
+	for (int kernels = 1; kernels >= 0; kernels--)
+		for (size_t i = 0; i < rs->n; i++) {
+			const struct result_run *r = &rs->runs[i];
+			_cleanup_free_ char *first = NULL;
+			struct failure f;
+
+			if (r->status != RUN_FAILED)
+				continue;
+			failure_of_run(r->error, &f);
+			if (failure_is_kernels(f.kind) == (bool)kernels) {
+				if (!any)
+					strbuf_addstr(out, "\n| failed run | kernel | whose | what | evidence | error |\n"
+							   "|---|---|---|---|---|---|\n");
+				any = true;
+				first = xstrndup(r->error ? r->error : "(no reason recorded)",
+						 r->error ? strcspn(r->error, "\n") : 20);
+				strbuf_addstr(out, "| ");
+				md_escape(out, r->id);
+				strbuf_addstr(out, " | ");
+				md_escape(out, r->variant);
+				strbuf_addf(out, " | %s | %s | ", kernels ? "**the kernel's**" : "infrastructure's",
+					    failure_kind_name(f.kind));
+				md_escape(out, f.evidence ? f.evidence : "");
+				strbuf_addstr(out, " | ");
+				md_escape(out, first);
+				strbuf_addstr(out, " |\n");
+			}
+			failure_release(&f);
+		}
 }
 
 static void observations_md(const struct comparison *c, struct strbuf *out)
@@ -543,6 +606,7 @@ void report_format_md(const struct comparison *c, const struct report_opts *o, s
 	report_env_md(c, out);
 	verdicts_md(c, out);
 	observations_md(c, out);
+	failed_runs_md(c->rs, out);
 	for (size_t g = 0; g < c->ngroups; g++)
 		group_md(c, &c->groups[g], o, out);
 	attrib_format_md(c, out);
@@ -618,6 +682,24 @@ static void json_runs(struct json *j, const struct result_set *rs)
 	json_array_begin(j);
 	for (size_t i = 0; i < rs->n; i++)
 		result_run_json(j, &rs->runs[i]);
+	json_array_end(j);
+	/* whose failure each failed run is (result/failure.h) */
+	json_key(j, "failures");
+	json_array_begin(j);
+	for (size_t i = 0; i < rs->n; i++) {
+		struct failure f;
+
+		if (rs->runs[i].status != RUN_FAILED)
+			continue;
+		failure_of_run(rs->runs[i].error, &f);
+		json_object_begin(j);
+		json_kv_string(j, "run", rs->runs[i].id);
+		json_kv_string(j, "owner", failure_owner_name(f.kind));
+		json_kv_string(j, "kind", failure_kind_name(f.kind));
+		json_kv_string(j, "evidence", f.evidence);
+		json_object_end(j);
+		failure_release(&f);
+	}
 	json_array_end(j);
 }
 
