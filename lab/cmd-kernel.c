@@ -14,6 +14,7 @@
 #include "kernel/patch.h"
 #include "kernel/variant.h"
 #include "util/alloc.h"
+#include "util/escape.h"
 #include "util/json.h"
 #include "util/table.h"
 #include "util/banned.h"
@@ -107,6 +108,11 @@ static void json_artifact(struct json *j, const struct kartifact *a)
 	json_kv_string(j, "release", a->release);
 	json_kv_string(j, "key", a->key);
 	json_kv_string(j, "source", a->source_identity);
+	if (a->commit) { /* a git source's commit */
+		json_kv_string(j, "commit", a->commit);
+		json_kv_string(j, "subject", a->subject);
+		json_kv_string(j, "author", a->author);
+	}
 	json_kv_string(j, "config_sha256", a->config_hash);
 	json_kv_string(j, "compiler", a->compiler);
 	json_kv_string(j, "dir", a->dir);
@@ -368,6 +374,14 @@ static int kernel_show(struct lab_ctx *ctx, int argc, char **argv)
 		if (built)
 			strbuf_addf(&out, " (%s)", a.source_identity);
 		strbuf_addch(&out, '\n');
+		if (built && a.commit) {
+			/* a repository's words: escaped for the terminal */
+			strbuf_addf(&out, "commit:    %.12s ", a.commit);
+			term_escape(&out, a.subject ? a.subject : "");
+			strbuf_addstr(&out, " (");
+			term_escape(&out, a.author ? a.author : "?");
+			strbuf_addstr(&out, ")\n");
+		}
 		for (size_t k = 0; k < v.configs.n; k++)
 			strbuf_addf(&out, "fragment:  %s\n", v.configs.v[k]);
 		for (size_t k = 0; k < v.nrequire; k++)

@@ -35,6 +35,9 @@ void kartifact_release(struct kartifact *a)
 	free(a->dir);
 	free(a->release);
 	free(a->source_identity);
+	free(a->commit);
+	free(a->subject);
+	free(a->author);
 	free(a->config_hash);
 	free(a->compiler);
 	free(a->bzimage);
@@ -175,6 +178,9 @@ int kartifact_load(const char *dir, const char *name, const char *key, struct ka
 	a->dir = xstrdup(dir);
 	a->release = json_doc_string(doc, "release");
 	a->source_identity = json_doc_string(doc, "source");
+	a->commit = json_doc_string(doc, "commit");
+	a->subject = json_doc_string(doc, "subject");
+	a->author = json_doc_string(doc, "author");
 	a->config_hash = json_doc_string(doc, "config_sha256");
 	a->compiler = json_doc_string(doc, "compiler");
 	a->seconds = json_doc_number(doc, "build_seconds", &x) == 0 ? x : 0;
@@ -585,6 +591,11 @@ static int write_meta(const char *dir, const struct kvariant *v, const struct in
 	json_kv_string(&j, "key", in->key);
 	json_kv_string(&j, "release", a->release);
 	json_kv_string(&j, "source", in->src.identity);
+	if (in->src.commit) {
+		json_kv_string(&j, "commit", in->src.commit);
+		json_kv_string(&j, "subject", in->src.subject);
+		json_kv_string(&j, "author", in->src.author);
+	}
 	json_kv_string(&j, "config_sha256", a->config_hash);
 	json_kv_string(&j, "compiler", in->compiler);
 	json_key(&j, "build_seconds");
@@ -896,6 +907,9 @@ int kernel_build(const struct spec *s, const struct kvariant *v, const struct kb
 	b.a.name = xstrdup(v->name);
 	b.a.key = xstrdup(b.in.key);
 	b.a.source_identity = xstrdup(b.in.src.identity);
+	b.a.commit = b.in.src.commit ? xstrdup(b.in.src.commit) : NULL;
+	b.a.subject = b.in.src.subject ? xstrdup(b.in.src.subject) : NULL;
+	b.a.author = b.in.src.author ? xstrdup(b.in.src.author) : NULL;
 	b.a.compiler = xstrdup(b.in.compiler);
 	fill_patch_list(&b.in, &b.a);
 	if ((r = kb_tree(&b, config_only || check_only, &lockfd, d)) < 0)

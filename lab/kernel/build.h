@@ -48,6 +48,7 @@ struct kartifact {
 	char *dir;
 	char *release; /* uname -r of the built kernel */
 	char *source_identity;
+	char *commit, *subject, *author; /* a git source's commit (source.h); NULL otherwise */
 	char *config_hash;
 	char *compiler;
 	char *bzimage, *config, *system_map, *log;

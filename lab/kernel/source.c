@@ -20,6 +20,9 @@ void ksource_release(struct ksource *k)
 	free(k->key);
 	free(k->identity);
 	free(k->tree);
+	free(k->commit);
+	free(k->subject);
+	free(k->author);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -189,6 +192,25 @@ static int prepare_directory(const struct spec_source *src, struct ksource *k, s
 	return 0;
 }
 
+/* A commit's subject and author, as git log prints them; left NULL when
+ * git cannot say (the identity, its id, is what keys the build). */
+static void commit_subject(const char *mirror, const char *commit, struct ksource *k)
+{
+	_cleanup_command_ struct command c = { 0 };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	char *nl;
+
+	command_init(&c, "git");
+	command_args(&c, "-C", mirror, "log", "-1", "--no-show-signature", "--format=%s%n%an <%ae>", commit, "--",
+		     NULL);
+	c.out = &out;
+	if (command_run(&c) != 0 || !out.buf || !(nl = strchr(out.buf, '\n')))
+		return;
+	*nl = '\0';
+	k->subject = xstrdup(out.buf);
+	k->author = xstrndup(nl + 1, strcspn(nl + 1, "\n"));
+}
+
 static int prepare_git(const char *cache, const struct spec_source *src, struct strbuf *log, struct ksource *k,
 		       struct diags *d)
 {
@@ -238,6 +260,8 @@ static int prepare_git(const char *cache, const struct spec_source *src, struct 
 	}
 	id = xasprintf("git:%s", commit.buf);
 	set_key(k, id);
+	k->commit = xstrdup(commit.buf);
+	commit_subject(mirror, commit.buf, k);
 	dir = xasprintf("%s/sources/%s", cache, k->key);
 	if (!path_is_dir(dir)) {
 		_cleanup_command_ struct command c = { 0 };

@@ -15,6 +15,9 @@ struct ksource {
 	char *key;      /* short content identity: 16 hex digits */
 	char *identity; /* human-readable: "linux-source-6.1=6.1.158-1", a commit, a sha256 */
 	char *tree;     /* the pristine tree */
+	/* a git source's commit: its id (40 hex digits), subject and author
+	 * ("Name <mail>"); NULL for other sources */
+	char *commit, *subject, *author;
 };
 
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "kernel/build.h"
 #include "kernel/kconfig.h"
+#include "kernel/source.h"
 #include "kernel/patch.h"
 #include "kernel/variant.h"
 #include "kernel/worktree.h"
@@ -751,6 +752,106 @@ static void test_build_progress(void **state)
 	}
 }
 
+static void assert_file_contents(const char *path, const char *want)
+{
+	char *got = slurp(path);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* git -C dir ARGS... with a fixed identity and date; its stdout in out (may be NULL). */
+static void git(const char *dir, struct strbuf *out, ...)
+{
+	_cleanup_command_ struct command c = { 0 };
+	va_list ap;
+	const char *a;
+
+	command_init(&c, "git");
+	command_args(&c, "-C", dir, NULL);
+	va_start(ap, out);
+	while ((a = va_arg(ap, const char *)))
+		command_arg(&c, a);
+	va_end(ap);
+	command_env(&c, "GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z");
+	command_env(&c, "GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z");
+	command_env(&c, "GIT_COMMITTER_NAME", "C O Mitter");
+	command_env(&c, "GIT_COMMITTER_EMAIL", "c@example.org");
+	command_env(&c, "GIT_CONFIG_GLOBAL", "/dev/null");
+	c.out = out;
+	assert_int_equal(command_run(&c), 0);
+}
+
+/* A git source (lab.yaml `type: git`): any commit or ref of a repository,
+ * here a local one, exported as the tree of that commit, with its id,
+ * subject and author; the id alone is its identity. */
+static void test_git_source(void **state)
+{
+	char tmpl[] = "/tmp/lab-git-XXXXXX";
+	const char *dir = mkdtemp(tmpl);
+	_cleanup_free_ char *repo = NULL, *cache = NULL, *file = NULL, *got = NULL;
+	_cleanup_strbuf_ struct strbuf first = STRBUF_INIT, head = STRBUF_INIT;
+	struct spec_source src = { .name = "g", .type = SOURCE_GIT };
+	struct ksource k = { 0 }, k2 = { 0 };
+	struct diags d = { 0 };
+
+	(void)state;
+	assert_non_null(dir);
+	repo = path_join(dir, "repo");
+	cache = path_join(dir, "cache");
+	assert_int_equal(path_mkdir_p(repo, 0755), 0);
+	git(repo, NULL, "init", "-q", "-b", "master", NULL);
+	file = path_join(repo, "Makefile");
+	assert_int_equal(fs_write_atomic(file, "v1\n", 3, 0644), 0);
+	git(repo, NULL, "add", "Makefile", NULL);
+	git(repo, NULL, "-c", "user.name=A U Thor", "-c", "user.email=a@example.org", "commit", "-q", "-m",
+	    "sched: first\n\nbody", NULL);
+	git(repo, &first, "rev-parse", "HEAD", NULL);
+	assert_int_equal(fs_write_atomic(file, "v2\n", 3, 0644), 0);
+	git(repo, NULL, "-c", "user.name=B \x1b[31mRed", "-c", "user.email=b@example.org", "commit", "-q", "-a", "-m",
+	    "proc: udelay(200) in every read", NULL);
+	git(repo, &head, "rev-parse", "HEAD", NULL);
+	strbuf_setlen(&first, 40);
+	strbuf_setlen(&head, 40);
+
+	/* a ref relative to a branch: the first commit */
+	src.url = repo;
+	src.ref = "master~1";
+	assert_int_equal(ksource_prepare(cache, &src, NULL, &k, &d), 0);
+	assert_string_equal(k.commit, first.buf);
+	assert_string_equal(k.subject, "sched: first");
+	assert_string_equal(k.author, "A U Thor <a@example.org>");
+	got = xasprintf("git:%s", first.buf);
+	assert_string_equal(k.identity, got);
+	free(file);
+	file = path_join(k.tree, "Makefile");
+	assert_file_contents(file, "v1\n");
+
+	/* a commit id: the second, its author's words as they are (escaped where printed) */
+	src.ref = head.buf;
+	assert_int_equal(ksource_prepare(cache, &src, NULL, &k2, &d), 0);
+	assert_string_equal(k2.commit, head.buf);
+	assert_string_equal(k2.subject, "proc: udelay(200) in every read");
+	assert_string_equal(k2.author, "B \x1b[31mRed <b@example.org>");
+	assert_string_not_equal(k.key, k2.key);
+	free(file);
+	file = path_join(k2.tree, "Makefile");
+	assert_file_contents(file, "v2\n");
+
+	/* no such ref: an error naming it */
+	ksource_release(&k2);
+	src.ref = "no-such-ref";
+	assert_int_equal(ksource_prepare(cache, &src, NULL, &k2, &d), -ENOENT);
+	assert_true(d.n > 0 && strstr(d.v[d.n - 1].msg, "no-such-ref"));
+	/* an option in disguise is refused before git sees it */
+	src.ref = "--upload-pack=touch /tmp/x";
+	assert_int_equal(ksource_prepare(cache, &src, NULL, &k2, &d), -EINVAL);
+	ksource_release(&k);
+	ksource_release(&k2);
+	diags_release(&d);
+	fs_remove_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -769,6 +870,7 @@ int main(void)
 		cmocka_unit_test(test_tarball_extract),
 		cmocka_unit_test(test_tarball_hostile),
 		cmocka_unit_test(test_tarball_create),
+		cmocka_unit_test(test_git_source),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
