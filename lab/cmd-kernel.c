@@ -101,6 +101,19 @@ static int collect(struct lab_ctx *ctx, const struct spec *s, const struct kopts
 	return 0;
 }
 
+/* A git source's commit, for lab kernel show: a repository's words,
+ * escaped for the terminal. */
+static void commit_line(const struct kartifact *a, struct strbuf *out)
+{
+	if (!a->commit)
+		return;
+	strbuf_addf(out, "commit:    %.12s ", a->commit);
+	term_escape(out, a->subject ? a->subject : "");
+	strbuf_addstr(out, " (");
+	term_escape(out, a->author ? a->author : "?");
+	strbuf_addstr(out, ")\n");
+}
+
 static void json_artifact(struct json *j, const struct kartifact *a)
 {
 	json_object_begin(j);
@@ -374,14 +387,8 @@ static int kernel_show(struct lab_ctx *ctx, int argc, char **argv)
 		if (built)
 			strbuf_addf(&out, " (%s)", a.source_identity);
 		strbuf_addch(&out, '\n');
-		if (built && a.commit) {
-			/* a repository's words: escaped for the terminal */
-			strbuf_addf(&out, "commit:    %.12s ", a.commit);
-			term_escape(&out, a.subject ? a.subject : "");
-			strbuf_addstr(&out, " (");
-			term_escape(&out, a.author ? a.author : "?");
-			strbuf_addstr(&out, ")\n");
-		}
+		if (built)
+			commit_line(&a, &out);
 		for (size_t k = 0; k < v.configs.n; k++)
 			strbuf_addf(&out, "fragment:  %s\n", v.configs.v[k]);
 		for (size_t k = 0; k < v.nrequire; k++)
