@@ -13,6 +13,7 @@
 #include "../kernel/patch.h"
 #include "../kernel/variant.h"
 #include "../result/compare.h"
+#include "../result/failure.h"
 #include "../spec/spec.h"
 #include "../store/store.h"
 #include "../util/alloc.h"
@@ -310,6 +311,40 @@ static char *step_begin(struct bisect_session *x, struct bisect_step *st, const 
 	return resume;
 }
 
+/* Why a step that measured nothing is skipped: every run of the tested
+ * kernel failed, the good end's did not, and the failure is the kernel's
+ * own (result/failure.h: a panic, a boot stuck, a workload crash), as
+ * git bisect skip. NULL: judge it (undecided stops the bisect). */
+static char *kernels_failure(const struct result_set *rs, const char *test)
+{
+	const struct result_run *first = NULL;
+	size_t tested = 0, good_ok = 0;
+	struct failure f;
+	char *why = NULL;
+
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct result_run *r = &rs->runs[i];
+
+		if (!streq(r->variant, test)) {
+			good_ok += r->status == RUN_OK;
+			continue;
+		}
+		tested++;
+		if (r->status != RUN_FAILED)
+			return NULL;
+		if (!first)
+			first = r;
+	}
+	if (!tested || !good_ok || !first)
+		return NULL;
+	failure_of_run(first->error, &f);
+	if (failure_is_kernels(f.kind))
+		why = xasprintf("the kernel's failure (%s) in every run: %s", failure_kind_name(f.kind),
+				f.evidence ? f.evidence : first->error);
+	failure_release(&f);
+	return why;
+}
+
 /* One step: the experiment cut to [good, prefix] and run (or its stored run resumed), then judged. */
 static int run_step(struct bisect_session *x, unsigned prefix, struct diags *d)
 {
@@ -328,6 +363,7 @@ static int run_step(struct bisect_session *x, unsigned prefix, struct diags *d)
 		.threshold_pct = b->threshold, .alpha = bisect_step_alpha(b), .max_boots = b->max_boots,
 	};
 	const struct cmp_verdict *v = NULL;
+	_cleanup_free_ char *skip = NULL;
 	double t0 = now_sec();
 	struct step_started ss = { .x = x, .st = st };
 
@@ -343,7 +379,10 @@ static int run_step(struct bisect_session *x, unsigned prefix, struct diags *d)
 	for (size_t i = 0; i < c->nverdicts; i++)
 		if (streq(c->verdicts[i].metric, b->metric) && streq(c->verdicts[i].variant, test))
 			v = &c->verdicts[i];
-	bisect_judge(b, st, v);
+	if ((!v || !v->d) && (skip = kernels_failure(rs, test)))
+		bisect_skip(b, st, skip);
+	else
+		bisect_judge(b, st, v);
 	st->seconds += now_sec() - t0;
 	blog(x, "step %s: %s (%s: %s)", test, bisect_mark_name(st->mark), st->verdict, st->why ? st->why : "");
 	return save_state(x, d);

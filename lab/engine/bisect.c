@@ -10,9 +10,11 @@
 #include "../util/banned.h"
 
 static const char *const mark_names[] = { [BISECT_UNTESTED] = "untested", [BISECT_GOOD] = "good",
-					  [BISECT_BAD] = "bad", [BISECT_UNDECIDED] = "undecided" };
+					  [BISECT_BAD] = "bad", [BISECT_UNDECIDED] = "undecided",
+					  [BISECT_SKIPPED] = "skipped" };
 static const char *const state_names[] = { [BISECT_RUNNING] = "running", [BISECT_FOUND] = "found",
-					   [BISECT_STUCK] = "stuck", [BISECT_NO_CHANGE] = "no-change" };
+					   [BISECT_STUCK] = "stuck", [BISECT_NO_CHANGE] = "no-change",
+					   [BISECT_AMBIGUOUS] = "ambiguous" };
 
 const char *bisect_mark_name(enum bisect_mark m)
 {
@@ -81,6 +83,52 @@ static const struct bisect_step *find_step(const struct bisect *b, unsigned pref
 	return NULL;
 }
 
+static bool skipped(const struct bisect *b, unsigned prefix)
+{
+	const struct bisect_step *st = find_step(b, prefix);
+
+	return st && st->done && st->mark == BISECT_SKIPPED;
+}
+
+/* Judged steps (skips are not judgements: they spend no alpha). */
+static unsigned judged(const struct bisect *b)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < b->nsteps; i++)
+		n += b->steps[i].done && b->steps[i].mark != BISECT_SKIPPED;
+	return n;
+}
+
+/* The next prefix in (lo, hi): the middle, or the one nearest it that was
+ * not skipped (git bisect skip's way), within the steps the alpha was
+ * split over. */
+static enum bisect_state next_step(const struct bisect *b, unsigned lo, unsigned hi, unsigned *next, char **why)
+{
+	unsigned mid = lo + (hi - lo) / 2;
+
+	for (unsigned d = 0; d < hi - lo; d++) {
+		unsigned c[2] = { mid + d, mid - d };
+
+		for (int k = 0; k < 2; k++) {
+			if (c[k] <= lo || c[k] >= hi || skipped(b, c[k]))
+				continue;
+			if (c[k] != mid && judged(b) >= bisect_planned_steps(b)) {
+				*why = xasprintf("the %u steps alpha was split over are spent: skipped patches moved the "
+						 "steps off the middle of the range",
+						 bisect_planned_steps(b));
+				return BISECT_STUCK;
+			}
+			*next = c[k];
+			return BISECT_RUNNING;
+		}
+	}
+	*why = xasprintf("patches %u..%u were skipped (their kernels failed on their own account): the first bad "
+			 "patch is one of %u..%u",
+			 lo + 1, hi - 1, lo + 1, hi);
+	return BISECT_AMBIGUOUS;
+}
+
 enum bisect_state bisect_status(const struct bisect *b, unsigned *lo, unsigned *hi, unsigned *next, char **why)
 {
 	const struct bisect_step *ends = find_step(b, b->bad);
@@ -96,6 +144,10 @@ enum bisect_state bisect_status(const struct bisect *b, unsigned *lo, unsigned *
 				 b->good, b->bad, b->max_boots, ends->why ? ends->why : "undecided");
 		return BISECT_STUCK;
 	}
+	if (ends->mark == BISECT_SKIPPED) {
+		*why = xasprintf("the bad end (%u patches) cannot be tested: %s", b->bad, ends->why ? ends->why : "skipped");
+		return BISECT_STUCK;
+	}
 	if (ends->mark == BISECT_GOOD) {
 		*why = xasprintf("the ends do not differ by more than %g%%: %s", b->threshold,
 				 ends->why ? ends->why : "unchanged");
@@ -105,7 +157,8 @@ enum bisect_state bisect_status(const struct bisect *b, unsigned *lo, unsigned *
 	for (size_t i = 0; i < b->nsteps; i++) {
 		const struct bisect_step *st = &b->steps[i];
 
-		if (st->prefix == b->bad || !st->done || st->prefix <= *lo || st->prefix >= *hi)
+		if (st->prefix == b->bad || !st->done || st->prefix <= *lo || st->prefix >= *hi ||
+		    st->mark == BISECT_SKIPPED)
 			continue;
 		if (st->mark == BISECT_GOOD)
 			*lo = st->prefix;
@@ -119,8 +172,7 @@ enum bisect_state bisect_status(const struct bisect *b, unsigned *lo, unsigned *
 	}
 	if (*hi - *lo <= 1)
 		return BISECT_FOUND;
-	*next = *lo + (*hi - *lo) / 2;
-	return BISECT_RUNNING;
+	return next_step(b, *lo, *hi, next, why);
 }
 
 enum expect_direction bisect_expect(const struct bisect *b)
@@ -128,6 +180,19 @@ enum expect_direction bisect_expect(const struct bisect *b)
 	if (!b->direction)
 		return DIR_UNCHANGED;
 	return b->direction > 0 ? DIR_INCREASE : DIR_DECREASE;
+}
+
+void bisect_skip(struct bisect *b, struct bisect_step *st, const char *why)
+{
+	(void)b;
+	free(st->verdict);
+	free(st->why);
+	st->done = true;
+	st->mark = BISECT_SKIPPED;
+	st->alpha = 0; /* no judgement, no alpha spent */
+	st->verdict = xstrdup("skipped");
+	st->why = xstrdup(why ? why : "");
+	st->change = st->lo = st->hi = NAN;
 }
 
 void bisect_judge(struct bisect *b, struct bisect_step *st, const struct cmp_verdict *v)
@@ -315,7 +380,7 @@ static int read_step(struct json_reader *r, const struct json_doc *o, struct bis
 		while (i < ELEMENTSOF(mark_names) && !streq(mark, mark_names[i]))
 			i++;
 		if (i == ELEMENTSOF(mark_names))
-			e = json_reader_bad(r, "is not a mark (untested, good, bad, undecided)", "mark");
+			e = json_reader_bad(r, "is not a mark (untested, good, bad, undecided, skipped)", "mark");
 		st.mark = (enum bisect_mark)(i % ELEMENTSOF(mark_names));
 	}
 	st.prefix = (unsigned)prefix;
@@ -446,7 +511,9 @@ void bisect_format_text(const struct bisect *b, struct strbuf *out)
 			strbuf_addf(out, " %+.1f%%", st->change);
 		if (st->done && !isnan(st->lo) && !isnan(st->hi))
 			strbuf_addf(out, " [%+.1f, %+.1f]%%", st->lo, st->hi);
-		if (st->done)
+		if (st->done && st->mark == BISECT_SKIPPED)
+			strbuf_addf(out, " %s, %.0f s", st->why ? st->why : "", st->seconds);
+		else if (st->done)
 			strbuf_addf(out, " %s, %u+%u boots, %.0f s", st->verdict ? st->verdict : "-", st->boots[0],
 				    st->boots[1], st->seconds);
 		if (st->run)
@@ -464,6 +531,9 @@ void bisect_format_text(const struct bisect *b, struct strbuf *out)
 		break;
 	case BISECT_NO_CHANGE:
 		strbuf_addf(out, "nothing to bisect: %s\n", why);
+		break;
+	case BISECT_AMBIGUOUS:
+		strbuf_addf(out, "ambiguous: %s\n", why);
 		break;
 	case BISECT_RUNNING:
 		strbuf_addf(out, "running: the first bad patch is in %u..%u; next: ", lo + 1, hi);

@@ -34,8 +34,13 @@
 #define BISECT_FILE "bisect.json"
 #define BISECT_MAX_BYTES (4u << 20)
 
-enum bisect_mark { BISECT_UNTESTED, BISECT_GOOD, BISECT_BAD, BISECT_UNDECIDED };
-enum bisect_state { BISECT_RUNNING, BISECT_FOUND, BISECT_STUCK, BISECT_NO_CHANGE };
+/* SKIPPED: the prefix's kernel failed on its own account (it does not
+ * build or boot, a workload crashes on it: result/failure.h), so it can
+ * be called neither good nor bad, as git bisect skip. */
+enum bisect_mark { BISECT_UNTESTED, BISECT_GOOD, BISECT_BAD, BISECT_UNDECIDED, BISECT_SKIPPED };
+/* AMBIGUOUS: only skipped prefixes are left between the last good and the
+ * first bad: the first bad is one of them, or the first bad itself. */
+enum bisect_state { BISECT_RUNNING, BISECT_FOUND, BISECT_STUCK, BISECT_NO_CHANGE, BISECT_AMBIGUOUS };
 
 struct bisect_step {
 	unsigned prefix;   /* patches applied; the endpoints' step tests the bad end */
@@ -77,8 +82,12 @@ double bisect_step_alpha(const struct bisect *b);
  * Where the bisect stands: the range left (*lo good, *hi bad), and the
  * state. RUNNING with *next the prefix to test next (the step may exist
  * already, started and not done: resume it); FOUND: *hi is the first bad
- * prefix; STUCK: a step could not be decided (*why says which, allocated);
- * NO_CHANGE: the endpoints do not differ beyond the threshold.
+ * prefix; STUCK: a step could not be decided, or the steps the bisect's
+ * alpha was split over are spent (skips moved steps off the middle) (*why
+ * says which, allocated); NO_CHANGE: the endpoints do not differ beyond
+ * the threshold; AMBIGUOUS: the prefixes between *lo and *hi were all
+ * skipped (*why names them). A skipped prefix never narrows the range:
+ * the next step is the untested prefix nearest the middle.
  */
 enum bisect_state bisect_status(const struct bisect *b, unsigned *lo, unsigned *hi, unsigned *next, char **why);
 /* The step for a prefix (made when new). */
@@ -88,9 +97,11 @@ struct bisect_step *bisect_step(struct bisect *b, unsigned prefix);
 enum expect_direction bisect_expect(const struct bisect *b);
 /* Judge a step from its run's verdict on the metric (NULL: missing, undecided). */
 void bisect_judge(struct bisect *b, struct bisect_step *st, const struct cmp_verdict *v);
+/* Skip a step: its kernel's own failure, `why` (copied) the evidence. */
+void bisect_skip(struct bisect *b, struct bisect_step *st, const char *why);
 
-const char *bisect_mark_name(enum bisect_mark m); /* "untested", "good", "bad", "undecided" */
-const char *bisect_state_name(enum bisect_state s); /* "running", "found", "stuck", "no-change" */
+const char *bisect_mark_name(enum bisect_mark m); /* "untested", "good", "bad", "undecided", "skipped" */
+const char *bisect_state_name(enum bisect_state s); /* "running", "found", "stuck", "no-change", "ambiguous" */
 
 /* bisect.json, pretty, and back: strict, the first problem in *ret_err. */
 void bisect_format_json(const struct bisect *b, struct strbuf *out);

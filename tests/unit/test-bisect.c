@@ -161,6 +161,79 @@ static void test_json_and_text(void **state)
 	strbuf_release(&t);
 }
 
+/* A prefix whose kernel fails on its own account is skipped, as git bisect
+ * skip: it narrows nothing, the next step is the untested prefix nearest
+ * the middle, and where only skipped prefixes are left the result names
+ * the range they leave. Skips spend no alpha; a bisect pushed off the
+ * middle stops when the steps its alpha was split over are spent. */
+static void test_skips(void **state)
+{
+	struct bisect b, back;
+	struct strbuf j = STRBUF_INIT, t = STRBUF_INIT;
+	unsigned lo, hi, next;
+	char *why = NULL, *err = NULL;
+
+	(void)state;
+	setup(&b, 0, 8, 8);
+	judge(&b, 8, VERDICT_CHANGED, 300);
+	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_RUNNING);
+	assert_int_equal(next, 4);
+	bisect_skip(&b, bisect_step(&b, 4), "the kernel's failure (panic) in every run: Kernel panic - not syncing");
+	assert_int_equal(b.steps[1].mark, BISECT_SKIPPED);
+	assert_true(b.steps[1].done);
+	assert_true(b.steps[1].alpha == 0);
+	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_RUNNING);
+	assert_int_equal(lo, 0);
+	assert_int_equal(hi, 8);
+	assert_int_equal(next, 5); /* the nearest to the middle, above first */
+	judge(&b, 5, VERDICT_IMPROVED, 280);
+	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_RUNNING);
+	assert_int_equal(hi, 5);
+	assert_int_equal(next, 2);
+	judge(&b, 2, VERDICT_UNCHANGED, 1);
+	assert_int_equal(next = (status(&b, &lo, &hi, &next), next), 3);
+	judge(&b, 3, VERDICT_UNCHANGED, 2);
+	/* only 4 is left between 3 (good) and 5 (bad), and it was skipped */
+	assert_int_equal(bisect_status(&b, &lo, &hi, &next, &why), BISECT_AMBIGUOUS);
+	assert_int_equal(lo, 3);
+	assert_int_equal(hi, 5);
+	assert_non_null(strstr(why, "patches 4..4 were skipped"));
+	assert_non_null(strstr(why, "one of 4..5"));
+	free(why);
+	/* read back as written, the skip with it */
+	bisect_format_json(&b, &j);
+	assert_non_null(strstr(j.buf, "\"mark\": \"skipped\""));
+	assert_int_equal(bisect_parse("bisect.json", j.buf, j.len, &back, &err), 0);
+	assert_int_equal(bisect_status(&back, &lo, &hi, &next, &why), BISECT_AMBIGUOUS);
+	free(why);
+	bisect_format_text(&b, &t);
+	assert_golden("tests/data/bisect/skipped.txt", t.buf);
+	bisect_release(&back);
+	bisect_release(&b);
+
+	/* the bad end itself cannot be tested: nothing to bisect against */
+	setup(&b, 0, 8, 8);
+	bisect_skip(&b, bisect_step(&b, 8), "the kernel's failure (build) in every run: fair.c:1: error: x");
+	assert_int_equal(bisect_status(&b, &lo, &hi, &next, &why), BISECT_STUCK);
+	assert_non_null(strstr(why, "the bad end (8 patches) cannot be tested"));
+	free(why);
+	bisect_release(&b);
+
+	/* off the middle with the alpha's steps spent: stop, never judge more */
+	setup(&b, 0, 8, 8);
+	judge(&b, 8, VERDICT_CHANGED, 300);
+	judge(&b, 2, VERDICT_UNCHANGED, 1);
+	judge(&b, 3, VERDICT_UNCHANGED, 1);
+	judge(&b, 7, VERDICT_IMPROVED, 290);
+	bisect_skip(&b, bisect_step(&b, 5), "skipped");
+	assert_int_equal(bisect_status(&b, &lo, &hi, &next, &why), BISECT_STUCK);
+	assert_non_null(strstr(why, "the 4 steps alpha was split over are spent"));
+	free(why);
+	bisect_release(&b);
+	strbuf_release(&j);
+	strbuf_release(&t);
+}
+
 static void test_hostile(void **state)
 {
 	static const struct {
@@ -213,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_narrows_to_the_first_bad),
 		cmocka_unit_test(test_stops_honestly),
 		cmocka_unit_test(test_json_and_text),
+		cmocka_unit_test(test_skips),
 		cmocka_unit_test(test_hostile),
 	};
 

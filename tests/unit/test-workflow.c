@@ -266,6 +266,7 @@ struct bfake {
 	struct strv visited; /* each call's kernel under test */
 	struct strv resumed; /* the run folders it was asked to go on with */
 	const char *fail_at; /* this kernel's run begins, then lab stops */
+	const char *panics;  /* this kernel panics at every boot: its runs fail */
 	struct strv said;
 };
 
@@ -352,6 +353,16 @@ static int bisect_step_run(void *userdata, const struct spec *s, const struct sp
 		for (size_t i = 0; i < rs->n; i++)
 			rs->runs[i].status = RUN_OK;
 	}
+	if (f->panics && streq(f->panics, e->kernels.v[1].name))
+		for (size_t i = 0; i < rs->n; i++)
+			if (streq(rs->runs[i].variant, f->panics)) {
+				rs->runs[i].status = RUN_FAILED;
+				rs->runs[i].error = xasprintf(
+					"VM 'proc-%zu' (%s on t): boot failure: the console says 'Kernel panic - not "
+					"syncing' after 3.1 s; the last console lines:\nRun /sbin/init as init process\n"
+					"Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b\n",
+					i, f->panics);
+			}
 	started(started_data, id);
 	if (f->fail_at && streq(f->fail_at, e->kernels.v[1].name)) {
 		f->fail_at = NULL;
@@ -433,6 +444,42 @@ static void test_bisect(void **state)
 	assert_non_null(strstr(text.buf, "first bad: slow@3 (proc: wait 200 us in every read of /proc/version)"));
 	assert_folder(&x, 3 * 16);
 	assert_true(f.said.n >= 5); /* started, a line before and after each step, found */
+	bisect_session_release(&x);
+	bfake_release(&f);
+	assert_int_equal(fs_remove_tree(broot), 0);
+}
+
+/* A prefix whose kernel panics at every boot is skipped (the kernel's own
+ * failure, not a measurement): the bisect goes round it and, with only it
+ * left, names the range it leaves. */
+static void test_bisect_skips(void **state)
+{
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	char broot[] = "/tmp/lab-unit-bisect.XXXXXX";
+	struct bfake f = { .root = broot, .panics = "slow@2" };
+	struct workflow w = { .run = bisect_step_run, .load_spec = bisect_load_spec, .say = bisect_say, .userdata = &f };
+	struct bisect_session x = { 0 };
+	enum bisect_state st;
+
+	(void)state;
+	assert_non_null(mkdtemp(broot));
+	assert_int_equal(bisect_load_spec(NULL, &s), 0);
+	assert_int_equal(bisect_session_new(&x, &w, broot, s, &slow_params, &d), 0);
+	assert_int_equal(bisect_session_walk(&x, false, &st, &d), 0);
+	assert_int_equal(st, BISECT_AMBIGUOUS);
+	assert_int_equal(f.visited.n, 4);
+	assert_string_equal(f.visited.v[0], "slow@4");
+	assert_string_equal(f.visited.v[1], "slow@2"); /* panics: skipped */
+	assert_string_equal(f.visited.v[2], "slow@3"); /* the nearest to the middle */
+	assert_string_equal(f.visited.v[3], "slow@1");
+	assert_int_equal(bisect_step(&x.b, 2)->mark, BISECT_SKIPPED);
+	assert_non_null(strstr(bisect_step(&x.b, 2)->why, "the kernel's failure (panic)"));
+	assert_non_null(strstr(bisect_step(&x.b, 2)->why, "Attempted to kill init"));
+	bisect_format_text(&x.b, &text);
+	assert_non_null(strstr(text.buf, "ambiguous: patches 2..2 were skipped"));
+	assert_non_null(strstr(text.buf, "the first bad patch is one of 2..3"));
 	bisect_session_release(&x);
 	bfake_release(&f);
 	assert_int_equal(fs_remove_tree(broot), 0);
@@ -522,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_calibrate),
 		cmocka_unit_test(test_calibrate_refuses),
 		cmocka_unit_test(test_bisect),
+		cmocka_unit_test(test_bisect_skips),
 		cmocka_unit_test(test_bisect_resumed),
 		cmocka_unit_test(test_bisect_refuses),
 	};
