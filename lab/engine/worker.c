@@ -23,6 +23,7 @@
 #include "../vm/vm.h"
 #include "../util/hash.h"
 #include "engine-priv.h"
+#include "../result/failure.h"
 #include "../result/fingerprint.h"
 #include "pool.h"
 #include "guest-run.h"
@@ -240,13 +241,34 @@ static void write_fingerprint(const struct engine *x, const struct vm *v, const 
 	fingerprint_release(&fp);
 }
 
-/* QEMU itself crashed (seen under TCG: a segfault of a vCPU thread while
- * the guest probed PCI): the emulator's fault, not the kernel's. Its
- * evidence is kept as boot-1.*; one more boot. */
+/* A boot that failed on infrastructure's account (result/failure.h: QEMU
+ * crashed, as seen under TCG when a vCPU thread segfaulted while the guest
+ * probed PCI; libvirt; ssh silent after user space ran; no evidence either
+ * way): the kind, else NULL (the kernel's failure, or an interruption). */
+static const char *infra_boot_failure(const struct diags *d, int rc)
+{
+	_cleanup_free_ char *msg = NULL;
+	struct failure f;
+	const char *kind = NULL;
+
+	if (rc == -EINTR || !d->n)
+		return NULL;
+	msg = boot_failure(d);
+	failure_classify(FAILURE_AT_BOOT, msg, &f);
+	if (!failure_is_kernels(f.kind) && f.kind != FAILURE_INTERRUPTED)
+		kind = failure_kind_name(f.kind);
+	failure_release(&f);
+	return kind;
+}
+
+/* One more boot after an infrastructure failure (never counted against the
+ * kernel); the first one's evidence is kept as boot-1.*. */
 static int boot_again(struct engine *x, const char *state, const struct vm_opts *vo, const char *rundir,
-		      struct vm *v, struct diags *d)
+		      const char *kind, struct vm *v, struct diags *d)
 {
 	static const char *const files[] = { "console.log", "qemu.log" };
+	_cleanup_diags_ struct diags dd = { 0 };
+	_cleanup_free_ char *what = NULL;
 	struct vm_opts again = *vo;
 
 	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
@@ -256,7 +278,11 @@ static int boot_again(struct engine *x, const char *state, const struct vm_opts 
 		rename(from, to);
 	}
 	diags_release(d);
-	worker_step(x, "QEMU crashed during the boot (boot-1.qemu.log): booting again");
+	vm_down(state, vo->name, &dd);
+	what = xasprintf("the boot failed on infrastructure's account (%s; boot-1.console.log, boot-1.qemu.log): "
+			 "booting again",
+			 kind);
+	worker_step(x, what);
 	again.again = true;
 	return vm_up(state, &again, v, d);
 }
@@ -292,6 +318,7 @@ static int boot(struct engine *x, const char *name, const struct plan_run *pr, s
 	struct vm_progress vp = { .step = worker_vm_step, .userdata = x };
 	const struct spec_host *lh = engine_find_host(x->s, pr->host, HOST_LIBVIRT);
 	struct host remote = { 0 };
+	const char *kind;
 	struct vm_opts vo;
 	int rc;
 
@@ -310,8 +337,8 @@ static int boot(struct engine *x, const char *name, const struct plan_run *pr, s
 	send_boot(x, name, vi);
 	worker_step(x, "boot");
 	rc = vm_up(state, &vo, v, &d);
-	if (rc == -ESRCH)
-		rc = boot_again(x, state, &vo, rundir, v, &d);
+	if (rc < 0 && (kind = infra_boot_failure(&d, rc)))
+		rc = boot_again(x, state, &vo, rundir, kind, v, &d);
 	if (vo.remote)
 		host_close(&remote);
 	if (rc < 0) {
