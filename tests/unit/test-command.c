@@ -437,5 +437,11 @@ int main(void)
 		cmocka_unit_test(test_hook),
 	};
 
+	/* the ^C tests need SIGINT as a terminal gives it: started from a
+	 * background job of a non-interactive shell (`.ci/run &`), this process
+	 * inherits it ignored (POSIX), the killed children would live on, and
+	 * each of test_sigint_any_instant's 300 rounds would wait for its
+	 * `sleep 30` */
+	signal(SIGINT, SIG_DFL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
