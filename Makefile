@@ -194,7 +194,7 @@ clean:
 # and print its report. Exit 1 only when a verdict contradicts an
 # expectation (lab.1, EXIT STATUS). Its kernels are the test kernel
 # (tinyconfig + kernels/configs/test.config: every require: of base and
-# what quick's workloads and monitors use, both built cold in 17 min 45 s
+# what quick's workloads and monitors use, both built cold in 15 min 03 s
 # here, base alone 25-32 min with the experiments' config), the same builds make test uses; where KVM does not work it
 # runs as quick-insn (lab.yaml: without-kvm), whose insn monitor loads
 # lab's QEMU plugin, built here too.
