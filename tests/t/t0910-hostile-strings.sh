@@ -71,7 +71,7 @@ test_expect_success 'lab report shows every stored string escaped' "
 	grep -q 'compared patched: booted 6.1\\\\x7flab; 2 runs ok, 1 failed' report.txt &&
 	grep -q 'kernel base: release 6.1\\\\x1b\\]0;pwned\\\\x07' report.txt &&
 	grep -q 'q\\\\u009b\\\\xff  (p=' report.txt &&
-	grep -q 'e.0005 patched: boom \\\\x1b\\[2J\\\\x1b\\[H<script>x</script>' report.txt
+	grep -q 'e.0005 patched (infrastructure.s: unknown): boom \\\\x1b\\[2J\\\\x1b\\[H<script>x</script>' report.txt
 "
 
 test_expect_success 'a kernel name that is not a name is refused, the error escaped' "
@@ -110,7 +110,8 @@ test_expect_success 'the Markdown report has no raw HTML, controls or broken row
 	grep -q '| a\\\\|b |' report.md &&
 	grep -qx '# evil\\\\\\\\x1b\\\\\\[31mRED\\\\\\\\x07 \\\\| # not a heading: $ID' report.md &&
 	python3 md-cells.py report.md &&
-	test \$(grep -c '^| ' report.md) -eq 11
+	grep -q '^| e.0005 | patched | infrastructure.s | unknown |  | boom .*&lt;script&gt;x&lt;/script&gt; |\$' report.md &&
+	test \$(grep -c '^| ' report.md) -eq 13
 "
 
 test_expect_success 'the JSON report stays valid JSON and keeps the controls' "
