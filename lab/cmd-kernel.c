@@ -12,6 +12,7 @@
 #include "kernel/build.h"
 #include "kernel/kconfig.h"
 #include "kernel/patch.h"
+#include "kernel/source.h"
 #include "kernel/variant.h"
 #include "util/alloc.h"
 #include "util/escape.h"
@@ -105,9 +106,11 @@ static int collect(struct lab_ctx *ctx, const struct spec *s, const struct kopts
  * escaped for the terminal. */
 static void commit_line(const struct kartifact *a, struct strbuf *out)
 {
-	if (!a->commit)
+	const char *commit = ksource_commit(a->source_identity);
+
+	if (!commit)
 		return;
-	strbuf_addf(out, "commit:    %.12s ", a->commit);
+	strbuf_addf(out, "commit:    %.12s ", commit);
 	term_escape(out, a->subject ? a->subject : "");
 	strbuf_addstr(out, " (");
 	term_escape(out, a->author ? a->author : "?");
@@ -121,8 +124,8 @@ static void json_artifact(struct json *j, const struct kartifact *a)
 	json_kv_string(j, "release", a->release);
 	json_kv_string(j, "key", a->key);
 	json_kv_string(j, "source", a->source_identity);
-	if (a->commit) { /* a git source's commit */
-		json_kv_string(j, "commit", a->commit);
+	if (ksource_commit(a->source_identity)) { /* a git source's commit */
+		json_kv_string(j, "commit", ksource_commit(a->source_identity));
 		json_kv_string(j, "subject", a->subject);
 		json_kv_string(j, "author", a->author);
 	}

@@ -35,7 +35,6 @@ void kartifact_release(struct kartifact *a)
 	free(a->dir);
 	free(a->release);
 	free(a->source_identity);
-	free(a->commit);
 	free(a->subject);
 	free(a->author);
 	free(a->config_hash);
@@ -178,7 +177,6 @@ int kartifact_load(const char *dir, const char *name, const char *key, struct ka
 	a->dir = xstrdup(dir);
 	a->release = json_doc_string(doc, "release");
 	a->source_identity = json_doc_string(doc, "source");
-	a->commit = json_doc_string(doc, "commit");
 	a->subject = json_doc_string(doc, "subject");
 	a->author = json_doc_string(doc, "author");
 	a->config_hash = json_doc_string(doc, "config_sha256");
@@ -591,8 +589,8 @@ static int write_meta(const char *dir, const struct kvariant *v, const struct in
 	json_kv_string(&j, "key", in->key);
 	json_kv_string(&j, "release", a->release);
 	json_kv_string(&j, "source", in->src.identity);
-	if (in->src.commit) {
-		json_kv_string(&j, "commit", in->src.commit);
+	if (ksource_commit(in->src.identity)) {
+		json_kv_string(&j, "commit", ksource_commit(in->src.identity));
 		json_kv_string(&j, "subject", in->src.subject);
 		json_kv_string(&j, "author", in->src.author);
 	}
@@ -907,7 +905,6 @@ int kernel_build(const struct spec *s, const struct kvariant *v, const struct kb
 	b.a.name = xstrdup(v->name);
 	b.a.key = xstrdup(b.in.key);
 	b.a.source_identity = xstrdup(b.in.src.identity);
-	b.a.commit = b.in.src.commit ? xstrdup(b.in.src.commit) : NULL;
 	b.a.subject = b.in.src.subject ? xstrdup(b.in.src.subject) : NULL;
 	b.a.author = b.in.src.author ? xstrdup(b.in.src.author) : NULL;
 	b.a.compiler = xstrdup(b.in.compiler);

@@ -48,7 +48,7 @@ struct kartifact {
 	char *dir;
 	char *release; /* uname -r of the built kernel */
 	char *source_identity;
-	char *commit, *subject, *author; /* a git source's commit (source.h); NULL otherwise */
+	char *subject, *author; /* a git source's commit's (source.h: its id, ksource_commit()); NULL otherwise */
 	char *config_hash;
 	char *compiler;
 	char *bzimage, *config, *system_map, *log;

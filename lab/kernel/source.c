@@ -20,7 +20,6 @@ void ksource_release(struct ksource *k)
 	free(k->key);
 	free(k->identity);
 	free(k->tree);
-	free(k->commit);
 	free(k->subject);
 	free(k->author);
 	memset(k, 0, sizeof(*k));
@@ -192,23 +191,27 @@ static int prepare_directory(const struct spec_source *src, struct ksource *k, s
 	return 0;
 }
 
-/* A commit's subject and author, as git log prints them; left NULL when
- * git cannot say (the identity, its id, is what keys the build). */
-static void commit_subject(const char *mirror, const char *commit, struct ksource *k)
+/* The commit a ref names, its id (40 hex digits, into `id`), subject and
+ * author, in one git log; -ENOENT when the ref names no commit. */
+static int resolve_commit(const char *mirror, const char *ref, struct strbuf *id, struct ksource *k)
 {
 	_cleanup_command_ struct command c = { 0 };
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
-	char *nl;
+	char *subject, *author;
 
 	command_init(&c, "git");
-	command_args(&c, "-C", mirror, "log", "-1", "--no-show-signature", "--format=%s%n%an <%ae>", commit, "--",
-		     NULL);
+	command_args(&c, "-C", mirror, "log", "-1", "--no-show-signature", "--format=%H%n%s%n%an <%ae>", NULL);
+	command_argf(&c, "%s^{commit}", ref);
+	command_arg(&c, "--");
 	c.out = &out;
-	if (command_run(&c) != 0 || !out.buf || !(nl = strchr(out.buf, '\n')))
-		return;
-	*nl = '\0';
-	k->subject = xstrdup(out.buf);
-	k->author = xstrndup(nl + 1, strcspn(nl + 1, "\n"));
+	if (command_run(&c) != 0 || !out.buf || strcspn(out.buf, "\n") != 40 || !(subject = strchr(out.buf, '\n')) ||
+	    !(author = strchr(subject + 1, '\n')))
+		return -ENOENT;
+	strbuf_add(id, out.buf, 40);
+	*author++ = '\0';
+	k->subject = xstrdup(subject + 1);
+	k->author = xstrndup(author, strcspn(author, "\n"));
+	return 0;
 }
 
 static int prepare_git(const char *cache, const struct spec_source *src, struct strbuf *log, struct ksource *k,
@@ -245,23 +248,12 @@ static int prepare_git(const char *cache, const struct spec_source *src, struct 
 		diags_release(&ignored);
 	}
 	cache_touch(mirror);
-	{
-		_cleanup_command_ struct command c = { 0 };
-
-		command_init(&c, "git");
-		command_args(&c, "-C", mirror, "rev-parse", "--verify", NULL);
-		command_argf(&c, "%s^{commit}", src->ref);
-		c.out = &commit;
-		if (command_run(&c) != 0 || commit.len < 40) {
-			diags_add(d, &src->pos, "ref '%s' not found in '%s'", src->ref, src->url);
-			return -ENOENT;
-		}
-		strbuf_setlen(&commit, 40);
+	if (resolve_commit(mirror, src->ref, &commit, k) < 0) {
+		diags_add(d, &src->pos, "ref '%s' not found in '%s'", src->ref, src->url);
+		return -ENOENT;
 	}
 	id = xasprintf("git:%s", commit.buf);
 	set_key(k, id);
-	k->commit = xstrdup(commit.buf);
-	commit_subject(mirror, commit.buf, k);
 	dir = xasprintf("%s/sources/%s", cache, k->key);
 	if (!path_is_dir(dir)) {
 		_cleanup_command_ struct command c = { 0 };
@@ -343,4 +335,9 @@ int ksource_identify(const char *cache, const struct spec_source *src, struct ks
 	r = ksource_prepare(cache, src, NULL, ret, &d);
 	diags_release(&d);
 	return r;
+}
+
+const char *ksource_commit(const char *identity)
+{
+	return identity && strncmp(identity, "git:", 4) == 0 ? identity + 4 : NULL;
 }

@@ -15,10 +15,14 @@ struct ksource {
 	char *key;      /* short content identity: 16 hex digits */
 	char *identity; /* human-readable: "linux-source-6.1=6.1.158-1", a commit, a sha256 */
 	char *tree;     /* the pristine tree */
-	/* a git source's commit: its id (40 hex digits), subject and author
-	 * ("Name <mail>"); NULL for other sources */
-	char *commit, *subject, *author;
+	/* a git source's commit: its subject and author ("Name <mail>"); NULL
+	 * for other sources (the commit's id is in the identity:
+	 * ksource_commit()) */
+	char *subject, *author;
 };
+
+/* A git source's commit id from its identity ("git:<id>"), else NULL. */
+const char *ksource_commit(const char *identity);
 
 
 /*

@@ -818,7 +818,7 @@ static void test_git_source(void **state)
 	src.url = repo;
 	src.ref = "master~1";
 	assert_int_equal(ksource_prepare(cache, &src, NULL, &k, &d), 0);
-	assert_string_equal(k.commit, first.buf);
+	assert_string_equal(ksource_commit(k.identity), first.buf);
 	assert_string_equal(k.subject, "sched: first");
 	assert_string_equal(k.author, "A U Thor <a@example.org>");
 	got = xasprintf("git:%s", first.buf);
@@ -830,7 +830,7 @@ static void test_git_source(void **state)
 	/* a commit id: the second, its author's words as they are (escaped where printed) */
 	src.ref = head.buf;
 	assert_int_equal(ksource_prepare(cache, &src, NULL, &k2, &d), 0);
-	assert_string_equal(k2.commit, head.buf);
+	assert_string_equal(ksource_commit(k2.identity), head.buf);
 	assert_string_equal(k2.subject, "proc: udelay(200) in every read");
 	assert_string_equal(k2.author, "B \x1b[31mRed <b@example.org>");
 	assert_string_not_equal(k.key, k2.key);
