@@ -310,53 +310,76 @@ static void verdicts_text(const struct comparison *c, struct strbuf *out)
 	}
 }
 
-/* The failed runs, the kernel's first (evidence against it), then
- * infrastructure's (retried, never counted against a kernel). */
-static void failed_runs_text(const struct result_set *rs, struct strbuf *out)
+/* A failed run and whose failure it is. */
+struct failed_run {
+	const struct result_run *r;
+	struct failure f;
+};
+
+/* The failed runs, each classified once: the kernel's first (evidence
+ * against it), then infrastructure's (retried, never counted against a
+ * kernel), each kind in run order. Their count; free with failed_free(). */
+static size_t failed_runs(const struct result_set *rs, struct failed_run **ret)
 {
-	size_t n[2] = { 0, 0 };
+	struct failed_run *v = xcalloc(rs->n + 1, sizeof(*v));
+	size_t n = 0;
 
-	for (size_t i = 0; i < rs->n; i++)
-		if (rs->runs[i].status == RUN_FAILED) {
-			struct failure f;
-
-			failure_of_run(rs->runs[i].error, &f);
-			n[failure_is_kernels(f.kind) ? 0 : 1]++;
-			failure_release(&f);
-		}
-	if (!n[0] && !n[1])
-		return;
-	strbuf_addf(out, "\nFailed runs: %zu the kernel's, %zu infrastructure's (not counted against a kernel)\n", n[0],
-		    n[1]);
 	for (int kernels = 1; kernels >= 0; kernels--)
 		for (size_t i = 0; i < rs->n; i++) {
-			const struct result_run *r = &rs->runs[i];
 			struct failure f;
 
-			if (r->status != RUN_FAILED)
+			if (rs->runs[i].status != RUN_FAILED)
 				continue;
-			failure_of_run(r->error, &f);
-			if (failure_is_kernels(f.kind) == (bool)kernels) {
-				strbuf_addstr(out, "  ");
-				term_escape(out, r->id);
-				strbuf_addch(out, ' ');
-				term_escape(out, r->variant);
-				if (r->node) {
-					strbuf_addstr(out, " on node ");
-					term_escape(out, r->node);
-				}
-				strbuf_addf(out, " (%s's: %s): ", kernels ? "the kernel" : "infrastructure",
-					    failure_kind_name(f.kind));
-				term_escape(out, r->error ? r->error : "(no reason recorded)");
-				strbuf_addch(out, '\n');
-				if (f.evidence && (!r->error || !strstr(r->error, f.evidence) || strchr(r->error, '\n'))) {
-					strbuf_addstr(out, "      evidence: ");
-					term_escape(out, f.evidence);
-					strbuf_addch(out, '\n');
-				}
-			}
-			failure_release(&f);
+			failure_of_run(rs->runs[i].error, &f);
+			if (failure_is_kernels(f.kind) == (bool)kernels)
+				v[n++] = (struct failed_run){ .r = &rs->runs[i], .f = f };
+			else
+				failure_release(&f);
 		}
+	*ret = v;
+	return n;
+}
+
+static void failed_free(struct failed_run *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		failure_release(&v[i].f);
+	free(v);
+}
+
+static void failed_runs_text(const struct result_set *rs, struct strbuf *out)
+{
+	struct failed_run *v;
+	size_t n = failed_runs(rs, &v), kernels = 0;
+
+	while (kernels < n && failure_is_kernels(v[kernels].f.kind))
+		kernels++;
+	if (n)
+		strbuf_addf(out, "\nFailed runs: %zu the kernel's, %zu infrastructure's (not counted against a kernel)\n",
+			    kernels, n - kernels);
+	for (size_t i = 0; i < n; i++) {
+		const struct result_run *r = v[i].r;
+		const char *ev = v[i].f.evidence;
+
+		strbuf_addstr(out, "  ");
+		term_escape(out, r->id);
+		strbuf_addch(out, ' ');
+		term_escape(out, r->variant);
+		if (r->node) {
+			strbuf_addstr(out, " on node ");
+			term_escape(out, r->node);
+		}
+		strbuf_addf(out, " (%s's: %s): ", i < kernels ? "the kernel" : "infrastructure",
+			    failure_kind_name(v[i].f.kind));
+		term_escape(out, r->error ? r->error : "(no reason recorded)");
+		strbuf_addch(out, '\n');
+		if (ev && (!r->error || !strstr(r->error, ev) || strchr(r->error, '\n'))) {
+			strbuf_addstr(out, "      evidence: ");
+			term_escape(out, ev);
+			strbuf_addch(out, '\n');
+		}
+	}
+	failed_free(v, n);
 }
 
 /* What was decided, first: a line per compared variant. */
@@ -438,37 +461,28 @@ static void verdicts_md(const struct comparison *c, struct strbuf *out)
  * that decided it, and the error's first line. */
 static void failed_runs_md(const struct result_set *rs, struct strbuf *out)
 {
-	bool any = false;
+	struct failed_run *v;
+	size_t n = failed_runs(rs, &v);
 
-	for (int kernels = 1; kernels >= 0; kernels--)
-		for (size_t i = 0; i < rs->n; i++) {
-			const struct result_run *r = &rs->runs[i];
-			_cleanup_free_ char *first = NULL;
-			struct failure f;
+	if (n)
+		strbuf_addstr(out, "\n| failed run | kernel | whose | what | evidence | error |\n|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < n; i++) {
+		const char *e = v[i].r->error ? v[i].r->error : "(no reason recorded)";
+		_cleanup_free_ char *first = xstrndup(e, strcspn(e, "\n"));
 
-			if (r->status != RUN_FAILED)
-				continue;
-			failure_of_run(r->error, &f);
-			if (failure_is_kernels(f.kind) == (bool)kernels) {
-				if (!any)
-					strbuf_addstr(out, "\n| failed run | kernel | whose | what | evidence | error |\n"
-							   "|---|---|---|---|---|---|\n");
-				any = true;
-				first = xstrndup(r->error ? r->error : "(no reason recorded)",
-						 r->error ? strcspn(r->error, "\n") : 20);
-				strbuf_addstr(out, "| ");
-				md_escape(out, r->id);
-				strbuf_addstr(out, " | ");
-				md_escape(out, r->variant);
-				strbuf_addf(out, " | %s | %s | ", kernels ? "**the kernel's**" : "infrastructure's",
-					    failure_kind_name(f.kind));
-				md_escape(out, f.evidence ? f.evidence : "");
-				strbuf_addstr(out, " | ");
-				md_escape(out, first);
-				strbuf_addstr(out, " |\n");
-			}
-			failure_release(&f);
-		}
+		strbuf_addstr(out, "| ");
+		md_escape(out, v[i].r->id);
+		strbuf_addstr(out, " | ");
+		md_escape(out, v[i].r->variant);
+		strbuf_addf(out, " | %s | %s | ",
+			    failure_is_kernels(v[i].f.kind) ? "**the kernel's**" : "infrastructure's",
+			    failure_kind_name(v[i].f.kind));
+		md_escape(out, v[i].f.evidence ? v[i].f.evidence : "");
+		strbuf_addstr(out, " | ");
+		md_escape(out, first);
+		strbuf_addstr(out, " |\n");
+	}
+	failed_free(v, n);
 }
 
 static void observations_md(const struct comparison *c, struct strbuf *out)
@@ -678,28 +692,27 @@ static void json_kv_double_or_null(struct json *j, const char *key, bool have, d
 
 static void json_runs(struct json *j, const struct result_set *rs)
 {
+	struct failed_run *v;
+	size_t n;
+
 	json_key(j, "runs");
 	json_array_begin(j);
 	for (size_t i = 0; i < rs->n; i++)
 		result_run_json(j, &rs->runs[i]);
 	json_array_end(j);
-	/* whose failure each failed run is (result/failure.h) */
+	/* whose failure each failed run is (result/failure.h), the kernel's first */
 	json_key(j, "failures");
 	json_array_begin(j);
-	for (size_t i = 0; i < rs->n; i++) {
-		struct failure f;
-
-		if (rs->runs[i].status != RUN_FAILED)
-			continue;
-		failure_of_run(rs->runs[i].error, &f);
+	n = failed_runs(rs, &v);
+	for (size_t i = 0; i < n; i++) {
 		json_object_begin(j);
-		json_kv_string(j, "run", rs->runs[i].id);
-		json_kv_string(j, "owner", failure_owner_name(f.kind));
-		json_kv_string(j, "kind", failure_kind_name(f.kind));
-		json_kv_string(j, "evidence", f.evidence);
+		json_kv_string(j, "run", v[i].r->id);
+		json_kv_string(j, "owner", failure_owner_name(v[i].f.kind));
+		json_kv_string(j, "kind", failure_kind_name(v[i].f.kind));
+		json_kv_string(j, "evidence", v[i].f.evidence);
 		json_object_end(j);
-		failure_release(&f);
 	}
+	failed_free(v, n);
 	json_array_end(j);
 }
 
