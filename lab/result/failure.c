@@ -168,6 +168,8 @@ static bool match(const char *text, const struct pattern *v, size_t n, struct fa
 	return true;
 }
 
+#define MATCH(text, table, ret) match((text), (table), sizeof(table) / sizeof((table)[0]), (ret))
+
 static const char *any(const char *text, const char *const *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -179,22 +181,23 @@ static const char *any(const char *text, const char *const *v, size_t n)
 	return NULL;
 }
 
-/* The compiler's or the linker's first error in a build's output. */
-static void build_failure(const char *text, struct failure *ret)
-{
-	static const char *const errors[] = { ": error: ", ": fatal error: ", "undefined reference to ",
-					      ": Error ", "*** No rule to make target", "ld: ", "Error: " };
-	const char *first = NULL;
+/* The compiler's or the linker's first error in a build's output; a build
+ * that failed without one is still the build's. */
+static const struct pattern build_errors[] = {
+	{ ": error: ", FAILURE_BUILD },    { ": fatal error: ", FAILURE_BUILD },
+	{ "undefined reference to ", FAILURE_BUILD }, { ": Error ", FAILURE_BUILD },
+	{ "*** No rule to make target", FAILURE_BUILD }, { "ld: ", FAILURE_BUILD },
+	{ "Error: ", FAILURE_BUILD },
+};
 
-	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
-		const char *p = strstr(text, errors[i]);
-
-		if (p && (!first || p < first))
-			first = p;
-	}
-	ret->kind = FAILURE_BUILD;
-	ret->evidence = first ? line_at(text, first) : NULL;
-}
+/* A workload that died of a signal. */
+static const struct pattern crashes[] = {
+	{ "Segmentation fault", FAILURE_WORKLOAD_CRASH }, { "core dumped", FAILURE_WORKLOAD_CRASH },
+	{ "Bus error", FAILURE_WORKLOAD_CRASH },          { "Illegal instruction", FAILURE_WORKLOAD_CRASH },
+	{ "Aborted", FAILURE_WORKLOAD_CRASH },            { "exit 139", FAILURE_WORKLOAD_CRASH },
+	{ "exit 134", FAILURE_WORKLOAD_CRASH },           { "exit 135", FAILURE_WORKLOAD_CRASH },
+	{ "exit 132", FAILURE_WORKLOAD_CRASH },
+};
 
 /* QEMU's own end ("shutting down, reason=" as libvirt's log keeps it):
  * the guest's doing, or the host's. */
@@ -227,28 +230,15 @@ static const struct pattern infra_patterns[] = {
 	{ "Permission denied (publickey", FAILURE_SSH },
 };
 
-#define MATCH(text, table, ret) match((text), (table), sizeof(table) / sizeof((table)[0]), (ret))
-
-static bool qemu_end(const char *text, struct failure *ret)
-{
-	return MATCH(text, qemu_patterns, ret);
-}
-
-static bool infra_error(const char *text, struct failure *ret)
-{
-	return MATCH(text, infra_patterns, ret);
-}
-
 /* The kernel's signs, in the console lines lab recorded first (the first
  * thing that went wrong there), else anywhere in the text (lab's reason
  * names what it saw). */
 static bool kernel_says(const char *text, struct failure *ret)
 {
 	const char *console = strstr(text, CONSOLE_LINES);
-	size_t n = sizeof(console_patterns) / sizeof(console_patterns[0]);
 
-	return (console && match(console + strlen(CONSOLE_LINES), console_patterns, n, ret)) ||
-	       match(text, console_patterns, n, ret);
+	return (console && MATCH(console + strlen(CONSOLE_LINES), console_patterns, ret)) ||
+	       MATCH(text, console_patterns, ret);
 }
 
 static void boot_failure(const char *text, struct failure *ret)
@@ -257,7 +247,7 @@ static void boot_failure(const char *text, struct failure *ret)
 
 	if (kernel_says(text, ret))
 		return;
-	if (qemu_end(text, ret))
+	if (MATCH(text, qemu_patterns, ret))
 		return;
 	if (strstr(text, "not the variant's")) {
 		/* another kernel answered: the boot path took the wrong kernel */
@@ -278,15 +268,13 @@ static void boot_failure(const char *text, struct failure *ret)
 		ret->evidence = line_at(text, p);
 		return;
 	}
-	if (infra_error(text, ret))
+	if (MATCH(text, infra_patterns, ret))
 		return;
 	ret->kind = FAILURE_UNKNOWN;
 }
 
 static void run_failure(const char *text, struct failure *ret)
 {
-	static const char *const crash[] = { "Segmentation fault", "core dumped", "Bus error", "Illegal instruction",
-					     "Aborted", "exit 139", "exit 134", "exit 135", "exit 132" };
 	const char *p;
 
 	/* the guest died under the workload: its console, or QEMU's end */
@@ -296,18 +284,15 @@ static void run_failure(const char *text, struct failure *ret)
 		ret->kind = FAILURE_WORKLOAD_CRASH;
 		return;
 	}
-	if (qemu_end(text, ret)) {
+	if (MATCH(text, qemu_patterns, ret)) {
 		if (ret->kind == FAILURE_PANIC)
 			ret->kind = FAILURE_WORKLOAD_CRASH;
 		return;
 	}
-	if (infra_error(text, ret))
+	if (MATCH(text, infra_patterns, ret))
 		return;
-	if ((p = any(text, crash, sizeof(crash) / sizeof(crash[0])))) {
-		ret->kind = FAILURE_WORKLOAD_CRASH;
-		ret->evidence = line_at(text, p);
+	if (MATCH(text, crashes, ret))
 		return;
-	}
 	/* ssh's own failure is its exit status 255: the connection, not the workload */
 	if ((p = strstr(text, "(exit 255)"))) {
 		ret->kind = FAILURE_SSH;
@@ -330,12 +315,12 @@ void failure_classify(enum failure_stage stage, const char *text, struct failure
 	*ret = (struct failure){ .kind = FAILURE_UNKNOWN };
 	if (!text)
 		text = "";
-	if (match(text, host_patterns, sizeof(host_patterns) / sizeof(host_patterns[0]), ret))
+	if (MATCH(text, host_patterns, ret))
 		return;
 	switch (stage) {
 	case FAILURE_AT_BUILD:
-		if (!match(text, build_host_patterns, sizeof(build_host_patterns) / sizeof(build_host_patterns[0]), ret))
-			build_failure(text, ret);
+		if (!MATCH(text, build_host_patterns, ret) && !MATCH(text, build_errors, ret))
+			ret->kind = FAILURE_BUILD;
 		return;
 	case FAILURE_AT_BOOT:
 		boot_failure(text, ret);
