@@ -318,24 +318,21 @@ static char *step_begin(struct bisect_session *x, struct bisect_step *st, const 
 static char *kernels_failure(const struct result_set *rs, const char *test)
 {
 	const struct result_run *first = NULL;
-	size_t tested = 0, good_ok = 0;
+	size_t good_ok = 0;
 	struct failure f;
 	char *why = NULL;
 
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct result_run *r = &rs->runs[i];
 
-		if (!streq(r->variant, test)) {
+		if (!streq(r->variant, test))
 			good_ok += r->status == RUN_OK;
-			continue;
-		}
-		tested++;
-		if (r->status != RUN_FAILED)
+		else if (r->status != RUN_FAILED)
 			return NULL;
-		if (!first)
+		else if (!first)
 			first = r;
 	}
-	if (!tested || !good_ok || !first)
+	if (!first || !good_ok)
 		return NULL;
 	failure_of_run(first->error, &f);
 	if (failure_is_kernels(f.kind))
@@ -380,7 +377,7 @@ static int run_step(struct bisect_session *x, unsigned prefix, struct diags *d)
 		if (streq(c->verdicts[i].metric, b->metric) && streq(c->verdicts[i].variant, test))
 			v = &c->verdicts[i];
 	if ((!v || !v->d) && (skip = kernels_failure(rs, test)))
-		bisect_skip(b, st, skip);
+		bisect_skip(st, skip);
 	else
 		bisect_judge(b, st, v);
 	st->seconds += now_sec() - t0;

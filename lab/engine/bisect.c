@@ -108,7 +108,7 @@ static enum bisect_state next_step(const struct bisect *b, unsigned lo, unsigned
 	unsigned mid = lo + (hi - lo) / 2;
 
 	for (unsigned d = 0; d < hi - lo; d++) {
-		unsigned c[2] = { mid + d, mid - d };
+		unsigned c[2] = { mid + d, mid >= d ? mid - d : 0 }; /* 0 <= lo: never taken */
 
 		for (int k = 0; k < 2; k++) {
 			if (c[k] <= lo || c[k] >= hi || skipped(b, c[k]))
@@ -182,9 +182,8 @@ enum expect_direction bisect_expect(const struct bisect *b)
 	return b->direction > 0 ? DIR_INCREASE : DIR_DECREASE;
 }
 
-void bisect_skip(struct bisect *b, struct bisect_step *st, const char *why)
+void bisect_skip(struct bisect_step *st, const char *why)
 {
-	(void)b;
 	free(st->verdict);
 	free(st->why);
 	st->done = true;

@@ -98,7 +98,7 @@ enum expect_direction bisect_expect(const struct bisect *b);
 /* Judge a step from its run's verdict on the metric (NULL: missing, undecided). */
 void bisect_judge(struct bisect *b, struct bisect_step *st, const struct cmp_verdict *v);
 /* Skip a step: its kernel's own failure, `why` (copied) the evidence. */
-void bisect_skip(struct bisect *b, struct bisect_step *st, const char *why);
+void bisect_skip(struct bisect_step *st, const char *why);
 
 const char *bisect_mark_name(enum bisect_mark m); /* "untested", "good", "bad", "undecided", "skipped" */
 const char *bisect_state_name(enum bisect_state s); /* "running", "found", "stuck", "no-change", "ambiguous" */

@@ -178,7 +178,7 @@ static void test_skips(void **state)
 	judge(&b, 8, VERDICT_CHANGED, 300);
 	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_RUNNING);
 	assert_int_equal(next, 4);
-	bisect_skip(&b, bisect_step(&b, 4), "the kernel's failure (panic) in every run: Kernel panic - not syncing");
+	bisect_skip(bisect_step(&b, 4), "the kernel's failure (panic) in every run: Kernel panic - not syncing");
 	assert_int_equal(b.steps[1].mark, BISECT_SKIPPED);
 	assert_true(b.steps[1].done);
 	assert_true(b.steps[1].alpha == 0);
@@ -213,7 +213,7 @@ static void test_skips(void **state)
 
 	/* the bad end itself cannot be tested: nothing to bisect against */
 	setup(&b, 0, 8, 8);
-	bisect_skip(&b, bisect_step(&b, 8), "the kernel's failure (build) in every run: fair.c:1: error: x");
+	bisect_skip(bisect_step(&b, 8), "the kernel's failure (build) in every run: fair.c:1: error: x");
 	assert_int_equal(bisect_status(&b, &lo, &hi, &next, &why), BISECT_STUCK);
 	assert_non_null(strstr(why, "the bad end (8 patches) cannot be tested"));
 	free(why);
@@ -225,7 +225,7 @@ static void test_skips(void **state)
 	judge(&b, 2, VERDICT_UNCHANGED, 1);
 	judge(&b, 3, VERDICT_UNCHANGED, 1);
 	judge(&b, 7, VERDICT_IMPROVED, 290);
-	bisect_skip(&b, bisect_step(&b, 5), "skipped");
+	bisect_skip(bisect_step(&b, 5), "skipped");
 	assert_int_equal(bisect_status(&b, &lo, &hi, &next, &why), BISECT_STUCK);
 	assert_non_null(strstr(why, "the 4 steps alpha was split over are spent"));
 	free(why);
