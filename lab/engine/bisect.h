@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A performance bisect over the prefixes of a patch series: prefix 0 is
- * the series' `from` kernel, prefix k the first k patches (NAME@k). Each
+ * the series' `from` kernel, prefix k the first k patches (NAME@k); or
+ * over the commits of a git source between a good and a bad commit
+ * (commits[0] the good one, 1..n the range in topological order, each
+ * built as NAME-g<id12>), merges included, as git bisect walks them. A
+ * series is the graph where patch k's one parent is k - 1. Each
  * step is a lab run of the experiment with two kernels, the good end and
  * the prefix under test, interleaved on one machine, with boots added
  * until the decision engine decides the metric (repeat: auto):
@@ -9,15 +13,20 @@
  *   the endpoints first: good against bad must differ beyond the
  *   threshold (a decided "changed"; its sign is the bad way), else there
  *   is nothing to bisect, or the bisect says it could not tell;
- *   then the middle of the range left: moved the bad way (the interval
+ *   then the middle of what is left (git rev-list --bisect's choice: the
+ *   candidate with as many candidates among its ancestors as not, so that
+ *   either verdict halves the rest): moved the bad way (the interval
  *   excludes 0 that way and is not within the threshold) is bad; within
  *   the threshold (equivalence), a smaller real change or a change the
  *   other way is good; undecided within the budget stops the bisect with
  *   the range it could not narrow and why, never a guess.
  *
- * Each step is judged at alpha / (1 + ceil(log2(bad - good))), the steps
- * a bisect of that range needs: by the union bound the chance that any
- * step is judged wrongly stays below alpha.
+ * Each step is judged at alpha / (1 + the steps a bisect of that range
+ * needs at worst): 1 + ceil(log2(bad - good)) for a line of patches or
+ * commits, worked out over the graph for a range with merges. By the
+ * union bound the chance that any step is judged wrongly stays below
+ * alpha; a bisect that would need more (skips moved it off the middle)
+ * stops and says so.
  *
  * The state is bisect.json in the bisect's folder, rewritten after every
  * step, so an interrupted bisect resumes where it stopped (a step whose
@@ -55,10 +64,23 @@ struct bisect_step {
 	char *why;         /* the verdict's reason */
 };
 
+/* A commit of a commit bisect: its parents as indexes into the range
+ * (always below its own; 0 is the good end or outside the range). */
+struct bisect_commit {
+	char *id;          /* 40 hex digits */
+	char *author;      /* "Name <mail>" */
+	unsigned *parents;
+	size_t nparents;
+};
+
 struct bisect {
 	char *experiment;
-	char *series;      /* the kernel variant whose patches are bisected */
-	char *from;        /* its `from` kernel: prefix 0 */
+	char *series;      /* the kernel variant whose patches (or whose git source's commits) are bisected */
+	char *from;        /* its `from` kernel: prefix 0 (a commit bisect: the good commit's kernel) */
+	/* a commit bisect: commits[0] the good end, commits[1..npatches] the
+	 * range (subjects.v[k - 1] is commit k's subject); NULL for a series */
+	struct bisect_commit *commits;
+	bool first_parent; /* the range is the bad commit's first-parent line */
 	unsigned npatches;
 	struct strv subjects; /* patch k's subject is subjects.v[k - 1] */
 	unsigned good, bad;   /* prefixes */
@@ -72,8 +94,10 @@ struct bisect {
 };
 
 void bisect_release(struct bisect *b);
-/* "base" for prefix 0, "series@k" else (allocated). */
+/* "base" for prefix 0, "series@k" else; a commit bisect's "NAME-g<id12>" (allocated). */
 char *bisect_kernel_name(const struct bisect *b, unsigned prefix);
+/* The kernel name of a git source's commit: "NAME-g<first 12 hex digits>" (allocated). */
+char *bisect_commit_kernel(const char *kernel, const char *id);
 /* Steps a bisect of the range needs (endpoints included), and each step's alpha. */
 unsigned bisect_planned_steps(const struct bisect *b);
 double bisect_step_alpha(const struct bisect *b);
@@ -87,9 +111,12 @@ double bisect_step_alpha(const struct bisect *b);
  * says which, allocated); NO_CHANGE: the endpoints do not differ beyond
  * the threshold; AMBIGUOUS: the prefixes between *lo and *hi were all
  * skipped (*why names them). A skipped prefix never narrows the range:
- * the next step is the untested prefix nearest the middle.
+ * the next step is the untested prefix nearest the middle. Over a graph,
+ * *lo is the last good step below *hi (the good end when none).
  */
 enum bisect_state bisect_status(const struct bisect *b, unsigned *lo, unsigned *hi, unsigned *next, char **why);
+/* Commits still suspect (a commit bisect; a series' *hi - *lo), the first bad among them. */
+unsigned bisect_suspects(const struct bisect *b);
 /* The step for a prefix (made when new). */
 struct bisect_step *bisect_step(struct bisect *b, unsigned prefix);
 /* The expectation the next step runs with: until the ends gave the bad way,

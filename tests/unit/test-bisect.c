@@ -234,11 +234,36 @@ static void test_skips(void **state)
 	strbuf_release(&t);
 }
 
+/* A bisect.json with `from` replaced by `to`: refused, saying `says`. */
+struct refusal {
+	const char *from, *to, *says;
+};
+
+static void assert_refusals(const char *json, const struct refusal *bad, size_t n)
+{
+	struct bisect back;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *at = strstr(json, bad[i].from);
+		struct strbuf doc = STRBUF_INIT;
+		char *err = NULL;
+
+		if (!at)
+			fail_msg("case %zu: '%s' is not in the file", i, bad[i].from);
+		strbuf_add(&doc, json, (size_t)(at - json));
+		strbuf_addstr(&doc, bad[i].to);
+		strbuf_addstr(&doc, at + strlen(bad[i].from));
+		assert_int_equal(bisect_parse("bisect.json", doc.buf, doc.len, &back, &err), -EINVAL);
+		if (!strstr(err, bad[i].says))
+			fail_msg("case %zu: '%s' does not say '%s'", i, err, bad[i].says);
+		free(err);
+		strbuf_release(&doc);
+	}
+}
+
 static void test_hostile(void **state)
 {
-	static const struct {
-		const char *from, *to, *says;
-	} bad[] = {
+	static const struct refusal bad[] = {
 		{ "\"format\": 1", "\"format\": 2", "\"format\" is not format 1" },
 		{ "\"good\": 0", "\"good\": 9", "\"good\" is not a range inside the series" },
 		{ "\"prefix\": 4", "\"prefix\": 8", "\"steps\" names a prefix twice" },
@@ -253,7 +278,7 @@ static void test_hostile(void **state)
 		{ "\"patch number 8\"", "\"patch number 8\", \"nine\"", "\"subjects\" is missing or not a subject per patch" },
 		{ "{", "[", "bisect.json:2:11:" },
 	};
-	struct bisect b, back;
+	struct bisect b;
 	struct strbuf j = STRBUF_INIT;
 
 	(void)state;
@@ -261,18 +286,214 @@ static void test_hostile(void **state)
 	judge(&b, 8, VERDICT_CHANGED, 300);
 	judge(&b, 4, VERDICT_UNCHANGED, 1);
 	bisect_format_json(&b, &j);
-	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-		const char *at = strstr(j.buf, bad[i].from);
+	assert_refusals(j.buf, bad, ELEMENTSOF(bad));
+	bisect_release(&b);
+	strbuf_release(&j);
+}
+
+/* A commit bisect over `n` commits whose parents are parents[k] (a list
+ * ending in -1; commit 0 is the good one). */
+static void setup_commits(struct bisect *b, unsigned n, const int parents[][4])
+{
+	setup(b, 0, n, n);
+	free(b->series);
+	free(b->from);
+	b->series = xstrdup("mainline");
+	b->commits = xcalloc(n + 1, sizeof(*b->commits));
+	for (unsigned k = 0; k <= n; k++) {
+		struct bisect_commit *c = &b->commits[k];
+
+		c->id = xasprintf("c0ffee%02u%032x", k, k);
+		c->author = xasprintf("Dev %u <dev%u@example.org>", k, k);
+		c->parents = xcalloc(4, sizeof(unsigned));
+		for (size_t p = 0; k && p < 4 && parents[k][p] >= 0; p++)
+			c->parents[c->nparents++] = (unsigned)parents[k][p];
+	}
+	b->from = bisect_commit_kernel(b->series, b->commits[0].id);
+}
+
+/* Whether commit `culprit` is commit k or one of its ancestors. */
+static bool descends(const struct bisect *b, unsigned k, unsigned culprit)
+{
+	if (k == culprit)
+		return true;
+	for (size_t p = 0; p < b->commits[k].nparents; p++)
+		if (b->commits[k].parents[p] && descends(b, b->commits[k].parents[p], culprit))
+			return true;
+	return false;
+}
+
+/* Walk the bisect with `culprit` the first bad commit: every step judged
+ * bad when it descends from the culprit, good else. The steps it took. */
+static unsigned walk(struct bisect *b, unsigned culprit, enum bisect_state *ret, unsigned *ret_hi)
+{
+	unsigned lo, hi, next, steps = 0;
+	enum bisect_state s;
+
+	while ((s = status(b, &lo, &hi, &next)) == BISECT_RUNNING) {
+		bool bad = descends(b, next, culprit);
+
+		judge(b, next, bad ? (next == b->bad ? VERDICT_CHANGED : VERDICT_IMPROVED) : VERDICT_UNCHANGED,
+		      bad ? 200 : 1);
+		steps++;
+		assert_true(steps <= b->npatches + 1);
+	}
+	*ret = s;
+	*ret_hi = hi;
+	return steps;
+}
+
+/*
+ * Merges included: good (0) -> A (1) -> B (2), and a side branch from the
+ * good commit X (3) -> Y (4), merged by M (5) -> C (6) -> D (7, bad).
+ * The culprit Y is on the side branch: a bisect over the line by index
+ * would call it wrong; over the graph, as git bisect walks it, B is good
+ * without saying anything about Y, and Y is found.
+ */
+static const int dag[][4] = { { -1 }, { 0, -1 }, { 1, -1 }, { 0, -1 }, { 3, -1 }, { 2, 4, -1 }, { 5, -1 }, { 6, -1 } };
+
+static void test_commits_graph(void **state)
+{
+	struct bisect b, back;
+	struct strbuf j = STRBUF_INIT, j2 = STRBUF_INIT, t = STRBUF_INIT;
+	unsigned lo, hi, next;
+	char *err = NULL, *why = NULL;
+
+	(void)state;
+	setup_commits(&b, 7, dag);
+	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_RUNNING);
+	assert_int_equal(next, 7);
+	judge(&b, 7, VERDICT_CHANGED, 200);
+	assert_int_equal(bisect_suspects(&b), 7);
+	/* B and Y have 2 of the 7 suspects below them, nearest half: B, the lower */
+	assert_int_equal((status(&b, &lo, &hi, &next), next), 2);
+	judge(&b, 2, VERDICT_UNCHANGED, 1);
+	/* A and B are out; Y has X and itself, 2 of 5 */
+	assert_int_equal(bisect_suspects(&b), 5);
+	assert_int_equal((status(&b, &lo, &hi, &next), next), 4);
+	judge(&b, 4, VERDICT_IMPROVED, 210);
+	assert_int_equal((status(&b, &lo, &hi, &next), next), 3);
+	judge(&b, 3, VERDICT_UNCHANGED, 2);
+	assert_int_equal(status(&b, &lo, &hi, &next), BISECT_FOUND);
+	assert_int_equal(hi, 4);
+	bisect_format_text(&b, &t);
+	assert_golden("tests/data/bisect/commits-found.txt", t.buf);
+	/* read back as written, commits and parents with it */
+	bisect_format_json(&b, &j);
+	assert_golden("tests/data/bisect/commits-found.json", j.buf);
+	assert_non_null(strstr(j.buf, "\"first_parent\": false"));
+	assert_int_equal(bisect_parse("bisect.json", j.buf, j.len, &back, &err), 0);
+	bisect_format_json(&back, &j2);
+	assert_string_equal(j.buf, j2.buf);
+	assert_int_equal(status(&back, &lo, &hi, &next), BISECT_FOUND);
+	assert_int_equal(hi, 4);
+	bisect_release(&back);
+	bisect_release(&b);
+
+	/* a skipped commit on the side branch: the other one is tried, then it is ambiguous */
+	setup_commits(&b, 7, dag);
+	judge(&b, 7, VERDICT_CHANGED, 200);
+	judge(&b, 2, VERDICT_UNCHANGED, 1);
+	bisect_skip(bisect_step(&b, 4), "the kernel's failure (build): fair.c:1: error: x");
+	assert_int_equal((status(&b, &lo, &hi, &next), next), 5); /* 3 of 5 below it; X has 1 */
+	judge(&b, 5, VERDICT_IMPROVED, 200);
+	assert_int_equal((status(&b, &lo, &hi, &next), next), 3);
+	judge(&b, 3, VERDICT_UNCHANGED, 1);
+	assert_int_equal(bisect_status(&b, &lo, &hi, &next, &why), BISECT_AMBIGUOUS);
+	assert_non_null(strstr(why, "commits c0ffee040000 were skipped"));
+	assert_non_null(strstr(why, "the first bad commit is one of them or c0ffee050000"));
+	free(why);
+	bisect_release(&b);
+	strbuf_release(&j);
+	strbuf_release(&j2);
+	strbuf_release(&t);
+}
+
+/* Every culprit found, within the steps the alpha was split over, over
+ * random graphs with merges (seeded), and over a line the steps are the
+ * series' 1 + ceil(log2 n). */
+static void test_commits_every_culprit(void **state)
+{
+	unsigned seed = 12345;
+
+	(void)state;
+	for (int round = 0; round < 60; round++) {
+		unsigned n = 2 + (unsigned)(round % 20);
+		int (*parents)[4] = xcalloc(n + 1, sizeof(*parents));
+
+		parents[0][0] = -1;
+		for (unsigned k = 1; k <= n; k++) {
+			/* the one before, and now and then a second parent further back (a merge) */
+			seed = seed * 1103515245u + 12345u;
+			parents[k][0] = (int)k - 1;
+			parents[k][1] = -1;
+			if (round >= 10 && k > 2 && (seed >> 16) % 3 == 0) {
+				parents[k][0] = (int)((seed >> 8) % (k - 1)); /* a branch from further back */
+				parents[k][1] = (int)k - 1;
+				parents[k][2] = -1;
+			}
+		}
+		for (unsigned culprit = 1; culprit <= n; culprit++) {
+			struct bisect b;
+			enum bisect_state s;
+			unsigned hi, steps;
+
+			setup_commits(&b, n, (const int (*)[4])parents);
+			if (round < 10) {
+				unsigned want = 1;
+
+				while ((1u << (want - 1)) < n)
+					want++;
+				assert_int_equal(bisect_planned_steps(&b), want);
+			}
+			steps = walk(&b, culprit, &s, &hi);
+			if (s != BISECT_FOUND || hi != culprit || steps > bisect_planned_steps(&b))
+				fail_msg("round %d, %u commits, culprit %u: %s at %u after %u steps of %u", round, n, culprit,
+					 bisect_state_name(s), hi, steps, bisect_planned_steps(&b));
+			bisect_release(&b);
+		}
+		free(parents);
+	}
+}
+
+/* A commit bisect's file from elsewhere: ids, parents and ends checked. */
+static void test_commits_hostile(void **state)
+{
+	static const struct refusal bad[] = {
+		{ "\"id\": \"c0ffee04", "\"id\": \"C0FFEE04", "\"id\" is not a commit id" },
+		{ "\"id\": \"c0ffee04", "\"id\": \"../ee04", "\"id\" is not a commit id" },
+		{ "\"parents\": [\n        2,\n        4", "\"parents\": [\n        2,\n        6",
+		  "\"parents\" has a parent that is not a commit before it" },
+		{ "\"parents\": [\n        3", "\"parents\": [\n        -1", "has a parent that is not a commit before" },
+		{ "\"parents\": []", "\"parents\": [1]", "none for the good commit" },
+		{ "\"first_parent\": false", "\"first_parent\": 0", "\"first_parent\" is missing or not a boolean" },
+		{ "\"from\": \"mainline-gc0ffee000000\"", "\"from\": \"base\"", "\"from\" is not the good commit's kernel" },
+		{ "\"good\": 0", "\"good\": 2", "\"good\" is not the whole range of a commit bisect" },
+		{ "\"author\": \"Dev 0", "\"writer\": \"Dev 0", "\"writer\" is not a member of a commit" },
+	};
+	struct bisect b, back;
+	struct strbuf j = STRBUF_INIT;
+
+	(void)state;
+	setup_commits(&b, 7, dag);
+	judge(&b, 7, VERDICT_CHANGED, 300);
+	bisect_format_json(&b, &j);
+	assert_refusals(j.buf, bad, ELEMENTSOF(bad));
+	bisect_release(&b);
+	/* a series does not carry first_parent */
+	setup(&b, 0, 8, 8);
+	strbuf_reset(&j);
+	bisect_format_json(&b, &j);
+	{
 		struct strbuf doc = STRBUF_INIT;
+		const char *at = strstr(j.buf, "\"good\"");
 		char *err = NULL;
 
-		assert_non_null(at);
 		strbuf_add(&doc, j.buf, (size_t)(at - j.buf));
-		strbuf_addstr(&doc, bad[i].to);
-		strbuf_addstr(&doc, at + strlen(bad[i].from));
+		strbuf_addstr(&doc, "\"first_parent\": true, ");
+		strbuf_addstr(&doc, at);
 		assert_int_equal(bisect_parse("bisect.json", doc.buf, doc.len, &back, &err), -EINVAL);
-		if (!strstr(err, bad[i].says))
-			fail_msg("case %zu: '%s' does not say '%s'", i, err, bad[i].says);
+		assert_non_null(strstr(err, "is for a commit bisect"));
 		free(err);
 		strbuf_release(&doc);
 	}
@@ -288,6 +509,9 @@ int main(void)
 		cmocka_unit_test(test_json_and_text),
 		cmocka_unit_test(test_skips),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_commits_graph),
+		cmocka_unit_test(test_commits_every_culprit),
+		cmocka_unit_test(test_commits_hostile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
