@@ -127,7 +127,9 @@ static int compute_inputs(const char *cache, const struct kvariant *v, bool fetc
 	hasher_add_str(h, in->compiler);
 	hasher_add_str(h, v->name);
 	hasher_add_str(hc, KBUILD_RECIPE);
-	hasher_add_str(hc, in->src.identity);
+	/* one object folder for every commit of a git source: consecutive
+	 * commits build incrementally (the identity for any other source) */
+	hasher_add_str(hc, in->src.lineage);
 	/* defconfig adds nothing, so that keys made before `start:` existed hold */
 	if (!streq(v->start, "defconfig")) {
 		hasher_add_str(h, v->start);
@@ -336,6 +338,9 @@ static char *config_stamp(const struct inputs *in)
 	struct strbuf sb = STRBUF_INIT;
 
 	strbuf_addf(&sb, "%s\n", in->confkey);
+	/* a git source's commits share the object folder: each its own .config */
+	if (!streq(in->src.lineage, in->src.identity))
+		strbuf_addf(&sb, "%s\n", in->src.identity);
 	for (size_t i = 0; i < in->npatches; i++)
 		for (size_t j = 0; j < in->patches[i]->nfiles; j++) {
 			const char *f = in->patches[i]->files[j].path, *base = strrchr(f, '/');
@@ -692,7 +697,7 @@ static int kb_tree(struct kbuild *b, bool scratch, int *lockfd, struct diags *d)
 {
 	int r;
 
-	b->work = xasprintf("%s/work/%s%s", b->cache, b->in.src.key, scratch ? "-check" : "");
+	b->work = xasprintf("%s/work/%s%s", b->cache, b->in.src.lineage_key, scratch ? "-check" : "");
 	r = path_mkdir_p(b->work, 0755);
 	if (r < 0 || (r = lock_work(b->work, b->p, b->v->name, lockfd)) < 0) {
 		diags_add(d, NULL, "cannot use work folder '%s': %s", b->work, strerror(-r));

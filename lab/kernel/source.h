@@ -19,6 +19,20 @@ struct ksource {
 	 * for other sources (the commit's id is in the identity:
 	 * ksource_commit()) */
 	char *subject, *author;
+	/* what stays the same from one version of the source to the next: a
+	 * git source's URL, else the identity; its key names the source's one
+	 * work tree and object folders, so that the commits of a git source
+	 * build incrementally one after another */
+	char *lineage, *lineage_key;
+};
+
+/* A commit of a git range (ksource_git_range). */
+struct kcommit {
+	char id[41];
+	char *subject, *author;
+	/* its parents as indexes into the range (0: the good commit or outside it) */
+	unsigned *parents;
+	size_t nparents;
 };
 
 /* A git source's commit id from its identity ("git:<id>"), else NULL. */
@@ -33,5 +47,20 @@ const char *ksource_commit(const char *identity);
 int ksource_prepare(const char *cache, const struct spec_source *src, struct strbuf *log, struct ksource *ret,
 		    struct diags *d);
 void ksource_release(struct ksource *k);
+
+/*
+ * The commits of git source src between `good` and `bad` (refs or ids),
+ * as git bisect sees them: [0] the good commit, then good..bad in
+ * topological order, parents first, the bad commit last; first_parent:
+ * only the bad commit's first-parent line. The mirror is fetched as
+ * ksource_prepare does. Refused, naming why: a ref that names no commit,
+ * a good commit that is not an ancestor of the bad one, more than `max`
+ * commits. 0 with *ret (*ret_n entries, [0] included), or a negative
+ * errno with d.
+ */
+int ksource_git_range(const char *cache, const struct spec_source *src, const char *good, const char *bad,
+		      bool first_parent, size_t max, struct kcommit **ret, size_t *ret_n, struct strbuf *log,
+		      struct diags *d);
+void kcommits_free(struct kcommit *c, size_t n);
 /* The identity alone, without installing or fetching: -ENOENT when unknown yet. */
 int ksource_identify(const char *cache, const struct spec_source *src, struct ksource *ret);

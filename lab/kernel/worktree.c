@@ -9,9 +9,18 @@
  * <work>/touched before each patch is applied, because the cache outlives
  * the projects that use it: a test's or a bundle's patch may be gone by
  * the time another project switches the tree.
+ *
+ * A tree moves from one pristine tree to another (the commits of one git
+ * source, <work>/src.pristine says which it carries) file by file: what
+ * is the same file (the same inode: the exports share what they share) or
+ * the same bytes stays as it is, with its mtime; what differs is a fresh
+ * copy, so that make rebuilds what the commits change and nothing else.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 #include "../util/alloc.h"
@@ -21,16 +30,173 @@
 #include "worktree.h"
 #include "../util/banned.h"
 
+/* Whether two regular files of the same size hold the same bytes. */
+static bool same_bytes(const char *a, const char *b)
+{
+	_cleanup_close_ int fa = open(a, O_RDONLY | O_CLOEXEC), fb = open(b, O_RDONLY | O_CLOEXEC);
+	char x[65536], y[65536];
+
+	if (fa < 0 || fb < 0)
+		return false;
+	for (;;) {
+		ssize_t n = read(fa, x, sizeof(x)), m;
+
+		if (n < 0)
+			return false;
+		m = n ? read(fb, y, (size_t)n) : read(fb, y, 1);
+		if (m != n || (n && memcmp(x, y, (size_t)n)))
+			return false;
+		if (!n)
+			return true;
+	}
+}
+
+struct move_count {
+	size_t changed, removed;
+};
+
+/* Replace w with a fresh copy of o (a symlink as a symlink): a new mtime, so make sees it. */
+static int replace_one(const char *w, const char *o, const struct stat *ost, struct move_count *mc)
+{
+	struct stat st;
+	int r;
+
+	if (lstat(w, &st) == 0) {
+		r = S_ISDIR(st.st_mode) ? fs_remove_tree(w) : unlink(w) < 0 ? -errno : 0;
+		if (r < 0)
+			return r;
+	}
+	if (S_ISLNK(ost->st_mode)) {
+		char target[4096];
+		ssize_t n = readlink(o, target, sizeof(target) - 1);
+
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		r = symlink(target, w) < 0 ? -errno : 0;
+	} else {
+		r = fs_copy_file(o, w, true);
+	}
+	mc->changed += r == 0;
+	return r;
+}
+
+/* Bring the folder work/rel to new/rel: every entry of new kept or copied, every other removed. */
+static int move_dir(const char *work, const char *pristine, struct move_count *mc)
+{
+	DIR *d = opendir(pristine);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	if ((r = path_mkdir_p(work, 0755)) < 0) {
+		closedir(d);
+		return r;
+	}
+	while (r >= 0 && (de = readdir(d))) {
+		_cleanup_free_ char *o = NULL, *w = NULL;
+		struct stat ost, wst;
+
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		o = path_join(pristine, de->d_name);
+		w = path_join(work, de->d_name);
+		if (lstat(o, &ost) < 0) {
+			r = -errno;
+			break;
+		}
+		if (S_ISDIR(ost.st_mode)) {
+			if (lstat(w, &wst) == 0 && !S_ISDIR(wst.st_mode))
+				unlink(w);
+			r = move_dir(w, o, mc);
+			continue;
+		}
+		if (!S_ISREG(ost.st_mode) && !S_ISLNK(ost.st_mode))
+			continue; /* a pristine tree holds folders, files and symlinks */
+		if (lstat(w, &wst) == 0 && (wst.st_mode & S_IFMT) == (ost.st_mode & S_IFMT)) {
+			if (wst.st_ino == ost.st_ino && wst.st_dev == ost.st_dev)
+				continue; /* the same file */
+			if (S_ISREG(ost.st_mode) && wst.st_size == ost.st_size && (wst.st_mode & 0777) == (ost.st_mode & 0777) &&
+			    same_bytes(w, o))
+				continue;
+			if (S_ISLNK(ost.st_mode)) {
+				char a[4096], b[4096];
+				ssize_t n = readlink(w, a, sizeof(a)), m = readlink(o, b, sizeof(b));
+
+				if (n >= 0 && n == m && !memcmp(a, b, (size_t)n))
+					continue;
+			}
+		}
+		r = replace_one(w, o, &ost, mc);
+	}
+	closedir(d);
+	if (r < 0)
+		return r;
+	/* what the new tree does not have */
+	if (!(d = opendir(work)))
+		return -errno;
+	while (r >= 0 && (de = readdir(d))) {
+		_cleanup_free_ char *o = NULL, *w = NULL;
+		struct stat st;
+
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		o = path_join(pristine, de->d_name);
+		if (lstat(o, &st) == 0)
+			continue;
+		w = path_join(work, de->d_name);
+		r = fs_remove_tree(w);
+		mc->removed++;
+	}
+	closedir(d);
+	return r;
+}
+
+/* Move the complete tree <work>/src from the pristine tree it carries to `pristine`. */
+static int move_tree(const char *work, const char *pristine, struct strbuf *log, struct diags *d,
+		     const struct pos *pos)
+{
+	_cleanup_free_ char *tree = path_join(work, "src"), *done = path_join(work, "src.complete");
+	_cleanup_free_ char *applied = path_join(work, "applied"), *touched = path_join(work, "touched");
+	struct move_count mc = { 0 };
+	int r;
+
+	/* half moved is neither tree: made again from scratch if this stops */
+	unlink(done);
+	r = move_dir(tree, pristine, &mc);
+	if (r < 0) {
+		diags_add(d, pos, "cannot move the work tree '%s' to '%s': %s", tree, pristine, strerror(-r));
+		return r;
+	}
+	if (log)
+		strbuf_addf(log, "work tree moved to %s: %zu files changed, %zu removed\n", pristine, mc.changed,
+			    mc.removed);
+	/* patched files differed from the new tree: they are its files now */
+	unlink(applied);
+	unlink(touched);
+	return fs_write_atomic(done, "", 0, 0644);
+}
+
 /* A hard-link copy of the pristine tree: cheap, and patching breaks the links it touches. */
 int worktree_ensure(const char *work, const char *pristine, struct strbuf *log, struct diags *d,
 		    const struct pos *pos)
 {
 	_cleanup_free_ char *tree = path_join(work, "src"), *done = path_join(work, "src.complete");
+	_cleanup_free_ char *from = path_join(work, "src.pristine");
+	_cleanup_strbuf_ struct strbuf was = STRBUF_INIT;
 	_cleanup_command_ struct command cp = { 0 };
 	int r;
 
-	if (path_is_file(done))
-		return 0;
+	if (path_is_file(done)) {
+		/* a tree from before src.pristine was written carries its own source's */
+		if (strbuf_read_file(&was, from, 4096) < 0 || streq(was.buf, pristine))
+			return 0;
+		/* patched files differ from the new tree too: the move puts them back */
+		if ((r = move_tree(work, pristine, log, d, pos)) < 0)
+			return r;
+		return fs_write_atomic(from, pristine, strlen(pristine), 0644);
+	}
 	if ((r = fs_remove_tree(tree)) < 0) {
 		diags_add(d, pos, "cannot remove the stale work tree '%s': %s", tree, strerror(-r));
 		return r;
@@ -39,6 +205,8 @@ int worktree_ensure(const char *work, const char *pristine, struct strbuf *log, 
 	command_args(&cp, "-al", "--", pristine, tree, NULL);
 	r = command_run_logged(&cp, log, d, pos, "making the work tree");
 	if (r < 0)
+		return r;
+	if ((r = fs_write_atomic(from, pristine, strlen(pristine), 0644)) < 0)
 		return r;
 	return fs_write_atomic(done, "", 0, 0644);
 }

@@ -852,6 +852,222 @@ static void test_git_source(void **state)
 	fs_remove_tree(dir);
 }
 
+/* commit -a (or what is staged) with message m as author `who`; its id in id */
+static void commit(const char *repo, const char *m, struct strbuf *id)
+{
+	git(repo, NULL, "add", "-A", ".", NULL);
+	git(repo, NULL, "-c", "user.name=Dev", "-c", "user.email=dev@example.org", "commit", "-q", "-m", m, NULL);
+	strbuf_reset(id);
+	git(repo, id, "rev-parse", "HEAD", NULL);
+	strbuf_setlen(id, 40);
+}
+
+static void put(const char *repo, const char *rel, const char *text)
+{
+	_cleanup_free_ char *f = path_join(repo, rel), *dir = path_dirname(f);
+
+	assert_int_equal(path_mkdir_p(dir, 0755), 0);
+	assert_int_equal(fs_write_atomic(f, text, strlen(text), 0644), 0);
+}
+
+/* diff -r of two trees, symlinks compared as links: 0 when the same */
+static int same_trees(const char *a, const char *b)
+{
+	_cleanup_command_ struct command c = { 0 };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	int r;
+
+	command_init(&c, "diff");
+	command_args(&c, "-r", "--no-dereference", a, b, NULL);
+	c.out = &out;
+	c.err = &out;
+	r = command_run(&c);
+	if (r)
+		print_message("%s", out.buf);
+	return r;
+}
+
+static void set_old_mtimes(const char *tree, const char *const *rels)
+{
+	for (size_t i = 0; rels[i]; i++) {
+		_cleanup_free_ char *f = path_join(tree, rels[i]);
+		struct timespec ts[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+
+		assert_int_equal(utimensat(AT_FDCWD, f, ts, AT_SYMLINK_NOFOLLOW), 0);
+	}
+}
+
+static time_t mtime_of(const char *tree, const char *rel)
+{
+	_cleanup_free_ char *f = path_join(tree, rel);
+	struct stat st;
+
+	assert_int_equal(lstat(f, &st), 0);
+	return st.st_mtime;
+}
+
+/*
+ * The commits of a git source for a bisect: the range as git sees it
+ * (a merge with its two parents, or the first-parent line), refused
+ * ranges named; each commit exported from the last export (a hard-link
+ * copy and the files they differ in: the same tree as a full export), and
+ * one work tree carried from commit to commit: what the commits differ in
+ * is a fresh file, everything else keeps its mtime, so make rebuilds only
+ * what changed.
+ */
+static void test_git_commits(void **state)
+{
+	char tmpl[] = "/tmp/lab-gitc-XXXXXX";
+	const char *dir = mkdtemp(tmpl);
+	_cleanup_free_ char *repo = NULL, *cache = NULL, *work = NULL, *full = NULL, *wsrc = NULL, *tarf = NULL;
+	_cleanup_strbuf_ struct strbuf c0 = STRBUF_INIT, c1 = STRBUF_INIT, c2 = STRBUF_INIT, c3 = STRBUF_INIT,
+				       c4 = STRBUF_INIT, c5 = STRBUF_INIT;
+	struct spec_source src = { .name = "g", .type = SOURCE_GIT };
+	struct ksource k0 = { 0 }, k5 = { 0 };
+	struct kcommit *r = NULL;
+	size_t n = 0;
+	struct diags d = { 0 };
+	static const char *const olds[] = { "Makefile", "a/keep.c", "star*.c", NULL };
+
+	(void)state;
+	assert_non_null(dir);
+	repo = path_join(dir, "repo");
+	cache = path_join(dir, "cache");
+	work = path_join(dir, "work");
+	assert_int_equal(path_mkdir_p(repo, 0755), 0);
+	git(repo, NULL, "init", "-q", "-b", "master", NULL);
+	put(repo, "Makefile", "v1\n");
+	put(repo, "a/keep.c", "keep\n");
+	put(repo, "a/gone.c", "gone\n");
+	put(repo, "star*.c", "s1\n");
+	{
+		_cleanup_free_ char *l = path_join(repo, "link");
+
+		assert_int_equal(symlink("Makefile", l), 0);
+	}
+	commit(repo, "base: the good commit", &c0);
+	git(repo, NULL, "checkout", "-q", "-b", "side", NULL);
+	put(repo, "b/new.h", "new\n");
+	commit(repo, "side: a new header", &c3);
+	git(repo, NULL, "checkout", "-q", "master", NULL);
+	put(repo, "star*.c", "s2\n");
+	commit(repo, "star: s2", &c1);
+	git(repo, NULL, "rm", "-q", "a/gone.c", NULL);
+	commit(repo, "a: gone", &c2);
+	git(repo, NULL, "-c", "user.name=Dev", "-c", "user.email=dev@example.org", "merge", "-q", "--no-ff", "-m",
+	    "Merge branch 'side'", "side", NULL);
+	strbuf_reset(&c4);
+	git(repo, &c4, "rev-parse", "HEAD", NULL);
+	strbuf_setlen(&c4, 40);
+	put(repo, "Makefile", "v2\n");
+	{
+		_cleanup_free_ char *l = path_join(repo, "link");
+
+		unlink(l);
+		assert_int_equal(symlink("a/keep.c", l), 0);
+	}
+	commit(repo, "make: v2", &c5);
+	src.url = repo;
+	src.ref = "master";
+
+	/* the range: the good commit, then five, parents first, the merge with both parents */
+	assert_int_equal(ksource_git_range(cache, &src, c0.buf, "master", false, 100, &r, &n, NULL, &d), 0);
+	assert_int_equal(n, 6);
+	assert_string_equal(r[0].id, c0.buf);
+	assert_string_equal(r[0].subject, "base: the good commit");
+	assert_string_equal(r[5].id, c5.buf);
+	assert_string_equal(r[5].author, "Dev <dev@example.org>");
+	for (size_t i = 1; i < n; i++) {
+		for (size_t p = 0; p < r[i].nparents; p++)
+			assert_true(r[i].parents[p] < i);
+		if (!strcmp(r[i].id, c4.buf)) {
+			assert_int_equal(r[i].nparents, 2);
+			assert_true(r[i].parents[0] && r[i].parents[1]);
+			assert_string_equal(r[i].subject, "Merge branch 'side'");
+		} else if (!strcmp(r[i].id, c3.buf) || !strcmp(r[i].id, c1.buf)) {
+			assert_int_equal(r[i].nparents, 1);
+			assert_int_equal(r[i].parents[0], 0); /* the good commit's child */
+		}
+	}
+	kcommits_free(r, n);
+	/* the first-parent line: the side branch is not on it, the merge has one parent */
+	assert_int_equal(ksource_git_range(cache, &src, c0.buf, c5.buf, true, 100, &r, &n, NULL, &d), 0);
+	assert_int_equal(n, 5);
+	assert_string_equal(r[1].id, c1.buf);
+	assert_string_equal(r[2].id, c2.buf);
+	assert_string_equal(r[3].id, c4.buf);
+	assert_int_equal(r[3].nparents, 1);
+	assert_int_equal(r[3].parents[0], 2);
+	kcommits_free(r, n);
+	/* refused: not an ancestor, no such ref, too many */
+	assert_int_equal(ksource_git_range(cache, &src, c3.buf, c2.buf, false, 100, &r, &n, NULL, &d), -EINVAL);
+	assert_non_null(strstr(d.v[d.n - 1].msg, "is not an ancestor of the bad commit"));
+	assert_int_equal(ksource_git_range(cache, &src, c0.buf, "no-such", false, 100, &r, &n, NULL, &d), -ENOENT);
+	assert_non_null(strstr(d.v[d.n - 1].msg, "'no-such' names no commit"));
+	assert_int_equal(ksource_git_range(cache, &src, c0.buf, c5.buf, false, 4, &r, &n, NULL, &d), -E2BIG);
+	assert_non_null(strstr(d.v[d.n - 1].msg, "more than 4 commits between"));
+	assert_int_equal(ksource_git_range(cache, &src, "--output=/tmp/x", c5.buf, false, 4, &r, &n, NULL, &d),
+			 -EINVAL);
+
+	/* exports: c0 in full, c5 from c0's, the same tree as git archive makes */
+	src.ref = c0.buf;
+	assert_int_equal(ksource_prepare(cache, &src, NULL, &k0, &d), 0);
+	{
+		_cleanup_free_ char *want = xasprintf("git-url:%s", repo);
+
+		assert_string_equal(k0.lineage, want);
+	}
+	assert_non_null(k0.lineage_key);
+	src.ref = c5.buf;
+	assert_int_equal(ksource_prepare(cache, &src, NULL, &k5, &d), 0);
+	assert_string_equal(k0.lineage_key, k5.lineage_key);
+	{
+		_cleanup_free_ char *a = path_join(k0.tree, "a/keep.c"), *b = path_join(k5.tree, "a/keep.c");
+
+		assert_int_equal(inode(a), inode(b)); /* shared, not copied */
+	}
+	full = path_join(dir, "full");
+	tarf = path_join(dir, "c5.tar");
+	git(repo, NULL, "archive", "--prefix=linux/", "-o", tarf, c5.buf, NULL);
+	{
+		_cleanup_close_ int fd = -1;
+		_cleanup_strbuf_ struct strbuf err = STRBUF_INIT;
+
+		assert_int_equal(path_mkdir_p(full, 0755), 0);
+		fd = open(full, O_RDONLY | O_DIRECTORY);
+		assert_int_equal(tarball_extract(tarf, fd, 1, NULL, &err), 0);
+	}
+	assert_int_equal(same_trees(full, k5.tree), 0);
+
+	/* one work tree, moved from c0 to c5 */
+	wsrc = path_join(work, "src");
+	assert_int_equal(path_mkdir_p(work, 0755), 0);
+	assert_int_equal(worktree_ensure(work, k0.tree, NULL, &d, NULL), 0);
+	assert_int_equal(same_trees(k0.tree, wsrc), 0);
+	set_old_mtimes(wsrc, olds);
+	/* a patched file: the move puts the new commit's back */
+	put(wsrc, "Makefile", "patched\n");
+	set_old_mtimes(wsrc, olds);
+	assert_int_equal(worktree_ensure(work, k5.tree, NULL, &d, NULL), 0);
+	assert_int_equal(same_trees(k5.tree, wsrc), 0);
+	assert_true(mtime_of(wsrc, "a/keep.c") == 1000000000); /* unchanged: make leaves it */
+	assert_true(mtime_of(wsrc, "Makefile") > 1000000000);  /* changed: rebuilt */
+	assert_true(mtime_of(wsrc, "star*.c") > 1000000000);
+	{
+		_cleanup_free_ char *g = path_join(wsrc, "a/gone.c"), *applied = path_join(work, "applied");
+
+		assert_int_not_equal(access(g, F_OK), 0);
+		assert_int_not_equal(access(applied, F_OK), 0);
+	}
+	/* and back: the same again */
+	assert_int_equal(worktree_ensure(work, k0.tree, NULL, &d, NULL), 0);
+	assert_int_equal(same_trees(k0.tree, wsrc), 0);
+	ksource_release(&k0);
+	ksource_release(&k5);
+	diags_release(&d);
+	fs_remove_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -871,6 +1087,7 @@ int main(void)
 		cmocka_unit_test(test_tarball_hostile),
 		cmocka_unit_test(test_tarball_create),
 		cmocka_unit_test(test_git_source),
+		cmocka_unit_test(test_git_commits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
