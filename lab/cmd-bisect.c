@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lab bisect EXPERIMENT --good K --bad K --metric M --threshold T: which
- * patch of a series moved a metric. The options parsed, the workflow run
+ * patch of a series, or which commit of a git source (--good and --bad
+ * two refs), moved a metric. The options parsed, the workflow run
  * (engine/bisect-run.h: its folder, its steps, its resume; engine/bisect.h:
  * how each step is decided) through lab run's engine call, the outcome
  * rendered. The kernels are built as the steps need them, in the series'
@@ -19,14 +20,20 @@
 #include "util/banned.h"
 
 struct bisect_opts {
-	const char *good, *bad, *metric, *threshold, *direction, *resume, *alpha;
+	const char *good, *bad, *metric, *threshold, *direction, *resume, *alpha, *kernel;
 	unsigned max_boots, jobs;
-	bool oversubscribe;
+	bool oversubscribe, first_parent;
 };
 
 const struct lab_option bisect_options[] = {
-	OPT(struct bisect_opts, good, OPT_STRING, 0, "good", "KERNEL", "the good end: the series' from kernel or NAME@N"),
-	OPT(struct bisect_opts, bad, OPT_STRING, 0, "bad", "KERNEL", "the bad end: NAME@N, or NAME for the whole series"),
+	OPT(struct bisect_opts, good, OPT_STRING, 0, "good", "KERNEL|REF",
+	    "the good end: the series' from kernel or NAME@N; or a commit of a git source"),
+	OPT(struct bisect_opts, bad, OPT_STRING, 0, "bad", "KERNEL|REF",
+	    "the bad end: NAME@N, or NAME for the whole series; or a later commit of the git source"),
+	OPT(struct bisect_opts, kernel, OPT_STRING, 0, "kernel", "KERNEL",
+	    "the kernel built at each commit (default: the experiment's first, when it builds from git)"),
+	OPT(struct bisect_opts, first_parent, OPT_FLAG, 0, "first-parent", NULL,
+	    "only the bad commit's first-parent line (a merge is one step)"),
 	OPT(struct bisect_opts, metric, OPT_STRING, 0, "metric", "METRIC", "the metric that moved"),
 	OPT(struct bisect_opts, threshold, OPT_STRING, 0, "threshold", "PERCENT",
 	    "the smallest change that counts as bad (5%)"),
@@ -57,7 +64,7 @@ static int params(const struct lab_ctx *ctx, const char *experiment, const struc
 	double thr = 0.05;
 
 	*p = (struct bisect_params){ .experiment = experiment, .good = o->good, .bad = o->bad, .metric = o->metric,
-				     .max_boots = o->max_boots };
+				     .max_boots = o->max_boots, .kernel = o->kernel, .first_parent = o->first_parent };
 	if (o->threshold && (parse_percent(o->threshold, &thr) < 0 || !(thr > 0 && thr < 10))) {
 		cmd_error(ctx, "bisect: --threshold '%s' is not a percentage above 0 (5%%)", o->threshold);
 		return -1;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "cmd.h"
 #include "kernel/build.h"
+#include "kernel/variant.h"
 #include "plan/plan.h"
 #include "result/compare.h"
 #include "result/report.h"
@@ -282,10 +283,44 @@ static void workflow_say(void *userdata, const char *line)
 	fputs(sb.buf, stderr);
 }
 
+static void workflow_build_step(void *userdata, const char *variant, const char *step)
+{
+	_cleanup_free_ char *line = xasprintf("%s: %s", variant, step);
+
+	workflow_say(userdata, line);
+}
+
+static int workflow_build(void *userdata, const struct spec *s, const char *name, char **ret_log)
+{
+	const struct cmd_workflow *cw = userdata;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf log = STRBUF_INIT;
+	struct kbuild_progress p = { .step = workflow_build_step, .userdata = userdata };
+	struct kbuild_opts o = { 0 };
+	struct kvariant v = { 0 };
+	struct kartifact a = { 0 };
+	int r = kvariant_resolve(s, name, &v, &d);
+
+	if (r < 0) {
+		cmd_report_errors(cw->ctx, &d);
+		return -1;
+	}
+	if ((r = kernel_lookup(s, &v, &a, &d)) == -ENOENT)
+		r = kernel_build(s, &v, &o, &p, &a, &d);
+	kartifact_release(&a);
+	kvariant_release(&v);
+	if (r == 0)
+		return 0;
+	for (size_t i = 0; i < d.n; i++)
+		strbuf_addf(&log, "%s\n", d.v[i].msg);
+	*ret_log = strbuf_detach(&log, NULL);
+	return 1;
+}
+
 void cmd_workflow_init(struct cmd_workflow *cw, struct workflow *w)
 {
-	*w = (struct workflow){ .run = workflow_run, .load_spec = workflow_load_spec, .say = workflow_say,
-				.userdata = cw };
+	*w = (struct workflow){ .run = workflow_run, .load_spec = workflow_load_spec, .build = workflow_build,
+				.say = workflow_say, .userdata = cw };
 }
 
 /* The engine on one experiment, then its comparison report; *any_failed

@@ -41,8 +41,10 @@ const struct cli_command commands[] = {
 	{ "calibrate", cmd_calibrate, 0, -1, "EXPERIMENT [--boots N] [--runs-per-boot N] [-j N]",
 	  "A/A runs of the baseline kernel: each metric's noise between and within boots, the false-positive rate "
 	  "of lab's test here, the smallest change the budget can decide", calibrate_options, NULL },
-	{ "bisect", cmd_bisect, 0, -1, "EXPERIMENT --good KERNEL --bad KERNEL --metric METRIC [--threshold PERCENT] | --resume ID",
-	  "Find the patch of a series that moved a metric: each step decided with sequential runs, or said undecided",
+	{ "bisect", cmd_bisect, 0, -1,
+	  "EXPERIMENT --good KERNEL|REF --bad KERNEL|REF --metric METRIC [--threshold PERCENT] [--first-parent] | --resume ID",
+	  "Find the patch of a series, or the commit of a git source, that moved a metric: each step decided with "
+	  "sequential runs, or said undecided",
 	  bisect_options, NULL },
 	{ "ls", cmd_ls, 0, 0, "", "List stored runs (from the result index)" },
 	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|html|json] [--all] [--allow-mixed]", "Compare the variants of a stored run", report_options, NULL },

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include "../kernel/patch.h"
+#include "../kernel/source.h"
 #include "../kernel/variant.h"
 #include "../result/compare.h"
 #include "../result/failure.h"
@@ -121,15 +122,80 @@ static int parse_end(const struct bisect *b, const char *what, const char *name,
 	return -1;
 }
 
-/* The bisect's kernels and metric from p, checked against the series. */
+/* The commits of a git range a bisect walks: --good..--bad of kernel k's source. */
+static int commit_range(struct bisect *b, const struct spec *s, const struct spec_kernel *k,
+			const struct bisect_params *p, struct diags *d)
+{
+	_cleanup_free_ char *cache = spec_cache_dir(s);
+	struct kcommit *c = NULL;
+	size_t n = 0;
+
+	if (!k->root_source || k->root_source->type != SOURCE_GIT) {
+		diags_add(d, NULL, "bisect: kernel '%s' does not build from a git source: --good and --bad name "
+				   "commits of one",
+			  k->name);
+		return -1;
+	}
+	if (ksource_git_range(cache, k->root_source, p->good, p->bad, p->first_parent, BISECT_MAX_COMMITS, &c, &n,
+			      NULL, d) < 0)
+		return -1;
+	b->commits = xcalloc(n, sizeof(*b->commits));
+	for (size_t i = 0; i < n; i++) {
+		b->commits[i] = (struct bisect_commit){ .id = xstrndup(c[i].id, 40), .author = xstrdup(c[i].author),
+							.parents = xcalloc(c[i].nparents + 1, sizeof(unsigned)),
+							.nparents = c[i].nparents };
+		if (c[i].nparents)
+			memcpy(b->commits[i].parents, c[i].parents, c[i].nparents * sizeof(unsigned));
+		if (i)
+			strv_push(&b->subjects, c[i].subject);
+	}
+	b->npatches = (unsigned)n - 1;
+	b->good = 0;
+	b->bad = b->npatches;
+	b->first_parent = p->first_parent;
+	b->series = xstrdup(k->name);
+	b->from = bisect_commit_kernel(k->name, b->commits[0].id);
+	kcommits_free(c, n);
+	return 0;
+}
+
+/* The kernel whose git commits are bisected: --kernel, or the experiment's
+ * first when --bad names no kernel of lab.yaml and it builds from git;
+ * NULL: a series. */
+static const struct spec_kernel *commits_kernel(const struct spec *s, const struct spec_experiment *e,
+						const struct bisect_params *p)
+{
+	const char *at = strchr(p->bad, '@');
+	_cleanup_free_ char *name = at ? xstrndup(p->bad, (size_t)(at - p->bad)) : xstrdup(p->bad);
+	const struct spec_kernel *k;
+
+	if (p->kernel)
+		return spec_find_kernel(s, p->kernel);
+	if (spec_find_kernel(s, name) || !e->kernels.n)
+		return NULL;
+	k = spec_find_kernel(s, e->kernels.v[0].name);
+	return k && k->root_source && k->root_source->type == SOURCE_GIT ? k : NULL;
+}
+
+/* The bisect's kernels and metric from p, checked against the series or the commits. */
 static int set_params(struct bisect *b, const struct spec *s, const struct spec_experiment *e,
 		      const struct bisect_params *p, struct diags *d)
 {
 	const char *at = strchr(p->bad, '@');
 	_cleanup_free_ char *series = at ? xstrndup(p->bad, (size_t)(at - p->bad)) : xstrdup(p->bad);
+	const struct spec_kernel *ck = commits_kernel(s, e, p);
 
-	if (series_patches(s, series, b, d) < 0 || parse_end(b, "good", p->good, &b->good, d) < 0 ||
-	    parse_end(b, "bad", p->bad, &b->bad, d) < 0)
+	if (p->kernel && !ck) {
+		diags_add(d, NULL, "bisect: --kernel '%s' is not a kernel of %s", p->kernel, s->path);
+		return -1;
+	}
+	if (!ck && p->first_parent) {
+		diags_add(d, NULL, "bisect: --first-parent is for commits of a git source, not a patch series");
+		return -1;
+	}
+	if (ck ? commit_range(b, s, ck, p, d) < 0
+	       : series_patches(s, series, b, d) < 0 || parse_end(b, "good", p->good, &b->good, d) < 0 ||
+			 parse_end(b, "bad", p->bad, &b->bad, d) < 0)
 		return -1;
 	if (b->good >= b->bad) {
 		diags_add(d, NULL, "bisect: the good end (%u patches) must come before the bad end (%u)", b->good,
@@ -142,6 +208,20 @@ static int set_params(struct bisect *b, const struct spec *s, const struct spec_
 	b->direction = p->direction;
 	b->alpha = p->alpha > 0 ? p->alpha : e->decide.alpha;
 	b->max_boots = p->max_boots ? p->max_boots : e->decide.max_boots;
+	return 0;
+}
+
+/* A commit bisect's step: its two kernels, the good commit's and prefix's, added to s. */
+static int step_kernels(struct spec *s, const struct bisect *b, unsigned prefix, struct diags *d)
+{
+	unsigned ends[2] = { b->good, prefix };
+
+	for (size_t i = 0; b->commits && i < 2; i++) {
+		_cleanup_free_ char *name = bisect_kernel_name(b, ends[i]);
+
+		if (spec_kernel_at_commit(s, b->series, name, b->commits[ends[i]].id, d) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -167,10 +247,12 @@ int bisect_session_new(struct bisect_session *x, const struct workflow *w, const
 	/* the cut every step makes, tried before anything is stored */
 	g = bisect_kernel_name(b, b->good);
 	t = bisect_kernel_name(b, b->bad);
-	if (spec_bisect_step(s, e,
+	if (step_kernels(s, b, b->bad, d) < 0 ||
+	    spec_bisect_step(s, e,
 			     &(struct spec_bisect_step){ .series = b->series, .good = g, .test = t, .metric = b->metric,
-							 .npatches = b->npatches, .dir = EXPECT_UNCHANGED,
-							 .threshold_pct = b->threshold, .alpha = b->alpha },
+							 .npatches = b->commits ? 0 : b->npatches,
+							 .dir = EXPECT_UNCHANGED, .threshold_pct = b->threshold,
+							 .alpha = b->alpha },
 			     d) < 0)
 		return -1;
 	if (store_create(x->root, &id, d) < 0)
@@ -223,6 +305,17 @@ static int check_stored(struct bisect_session *x, const char *path, struct diags
 	if (!spec_find_experiment(s, b->experiment)) {
 		diags_add(d, NULL, "bisect: %s: 'experiment': %s has no experiment '%s'", path, s->path, b->experiment);
 		return -1;
+	}
+	if (b->commits) {
+		/* the commits are the file's: the kernel must still build from git */
+		const struct spec_kernel *k = spec_find_kernel(s, b->series);
+
+		if (!k || !k->root_source || k->root_source->type != SOURCE_GIT) {
+			diags_add(d, NULL, "bisect: %s: 'series': %s has no kernel '%s' building from a git source", path,
+				  s->path, b->series);
+			return -1;
+		}
+		return check_step_runs(x, path, d);
 	}
 	if (series_patches(s, b->series, &now, d) < 0)
 		return -1;
@@ -279,8 +372,8 @@ static void on_started(void *userdata, const char *id)
 }
 
 /* The spec cut to the step [good, prefix] (*ret, *ret_e). */
-static int step_spec(struct bisect_session *x, const struct spec_bisect_step *cut, struct spec **ret,
-		     struct spec_experiment **ret_e, struct diags *d)
+static int step_spec(struct bisect_session *x, unsigned prefix, const struct spec_bisect_step *cut,
+		     struct spec **ret, struct spec_experiment **ret_e, struct diags *d)
 {
 	if (x->w->load_spec(x->w->userdata, ret) < 0)
 		return -1;
@@ -289,6 +382,8 @@ static int step_spec(struct bisect_session *x, const struct spec_bisect_step *cu
 		diags_add(d, NULL, "bisect: %s no longer has experiment '%s'", (*ret)->path, x->b.experiment);
 		return -1;
 	}
+	if (step_kernels(*ret, &x->b, prefix, d) < 0)
+		return -1;
 	return spec_bisect_step(*ret, *ret_e, cut, d);
 }
 
@@ -342,6 +437,49 @@ static char *kernels_failure(const struct result_set *rs, const char *test)
 	return why;
 }
 
+/* The last lines of what a build said, for an error. */
+static const char *tail_of(const char *log)
+{
+	size_t n = strlen(log);
+
+	return n > 2000 ? log + n - 2000 : log;
+}
+
+/*
+ * The step's kernels built before its run, where the workflow can: the
+ * good end must build; a kernel under test that does not build on its own
+ * account (the compiler's error: result/failure.h) is skipped (1, *ret_why
+ * says why), as git bisect skip. Any other failure (a full disk, the
+ * compiler killed) stops the bisect for a resume.
+ */
+static int build_ends(struct bisect_session *x, const struct spec *s, const char *good, const char *test,
+		      char **ret_why, struct diags *d)
+{
+	_cleanup_free_ char *log = NULL;
+	struct failure f;
+	int r;
+
+	if (!x->w->build)
+		return 0;
+	if ((r = x->w->build(x->w->userdata, s, good, &log)) != 0) {
+		if (r > 0)
+			diags_add(d, NULL, "bisect: the good end %s does not build:\n%s", good, tail_of(log));
+		return -1;
+	}
+	if ((r = x->w->build(x->w->userdata, s, test, &log)) <= 0)
+		return r;
+	failure_classify(FAILURE_AT_BUILD, log, &f);
+	if (failure_is_kernels(f.kind))
+		*ret_why = xasprintf("the kernel's failure (%s): %s", failure_kind_name(f.kind),
+				     f.evidence ? f.evidence : "it does not build");
+	else
+		diags_add(d, NULL, "bisect: %s did not build, and not on its own account (%s): %s", test,
+			  failure_kind_name(f.kind), tail_of(log));
+	r = failure_is_kernels(f.kind) ? 1 : -1;
+	failure_release(&f);
+	return r;
+}
+
 /* One step: the experiment cut to [good, prefix] and run (or its stored run resumed), then judged. */
 static int run_step(struct bisect_session *x, unsigned prefix, struct diags *d)
 {
@@ -355,7 +493,8 @@ static int run_step(struct bisect_session *x, unsigned prefix, struct diags *d)
 	struct spec_experiment *e;
 	enum expect_direction dir = bisect_expect(b);
 	struct spec_bisect_step cut = {
-		.series = b->series, .good = good, .test = test, .metric = b->metric, .npatches = b->npatches,
+		.series = b->series, .good = good, .test = test, .metric = b->metric,
+		.npatches = b->commits ? 0 : b->npatches,
 		.dir = dir == DIR_INCREASE ? EXPECT_INCREASE : dir == DIR_DECREASE ? EXPECT_DECREASE : EXPECT_UNCHANGED,
 		.threshold_pct = b->threshold, .alpha = bisect_step_alpha(b), .max_boots = b->max_boots,
 	};
@@ -363,10 +502,19 @@ static int run_step(struct bisect_session *x, unsigned prefix, struct diags *d)
 	_cleanup_free_ char *skip = NULL;
 	double t0 = now_sec();
 	struct step_started ss = { .x = x, .st = st };
+	int r;
 
-	if (step_spec(x, &cut, &s, &e, d) < 0)
+	if (step_spec(x, prefix, &cut, &s, &e, d) < 0)
 		return -1;
 	resume = step_begin(x, st, good, test, dir, cut.alpha, e->decide.max_boots);
+	if ((r = build_ends(x, s, good, test, &skip, d)) != 0) {
+		if (r < 0)
+			return -1;
+		bisect_skip(st, skip);
+		st->seconds += now_sec() - t0;
+		blog(x, "step %s: skipped (%s)", test, skip);
+		return save_state(x, d);
+	}
 	if (x->w->run(x->w->userdata, s, e, resume, x->root, on_started, &ss, &rs) < 0) {
 		st->seconds += now_sec() - t0;
 		save_state(x, d);
@@ -393,8 +541,13 @@ int bisect_session_walk(struct bisect_session *x, bool resumed, enum bisect_stat
 	int r = 0;
 
 	x->d = d;
-	blog(x, "%s %s: bisecting %s over %s (%u..%u of %u patches)", resumed ? "resuming" : "started", x->id,
-	     x->b.metric, x->b.series, x->b.good, x->b.bad, x->b.npatches);
+	if (x->b.commits)
+		blog(x, "%s %s: bisecting %s over %u commits of %s's source (%.12s..%.12s%s)",
+		     resumed ? "resuming" : "started", x->id, x->b.metric, x->b.npatches, x->b.series, x->b.commits[0].id,
+		     x->b.commits[x->b.npatches].id, x->b.first_parent ? ", first parents" : "");
+	else
+		blog(x, "%s %s: bisecting %s over %s (%u..%u of %u patches)", resumed ? "resuming" : "started", x->id,
+		     x->b.metric, x->b.series, x->b.good, x->b.bad, x->b.npatches);
 	while ((state = bisect_status(&x->b, &lo, &hi, &next, &why)) == BISECT_RUNNING) {
 		if (run_step(x, next, d) < 0) {
 			blog(x, "step %u stopped: lab bisect --resume %s goes on", next, x->id);

@@ -26,7 +26,9 @@ struct spec;
 /* A new bisect as the command line gives it (strings as typed where they name kernels). */
 struct bisect_params {
 	const char *experiment;
-	const char *good, *bad; /* the series' from kernel, NAME@N or NAME (every patch) */
+	const char *good, *bad; /* the series' from kernel, NAME@N or NAME (every patch); or two git refs */
+	const char *kernel;     /* a commit bisect's kernel (NULL: the experiment's first, when it builds from git) */
+	bool first_parent;      /* a commit bisect over the bad commit's first-parent line */
 	const char *metric;
 	double threshold_pct;   /* the smallest change that counts as bad; 0: 5 */
 	int direction;          /* the bad way: +1, -1, 0: the way the ends differ */

@@ -486,6 +486,27 @@ static void json_num_or_null(struct json *j, const char *k, double v)
 		json_double(j, v);
 }
 
+/* A commit bisect's range: first_parent and every commit with its parents. */
+static void json_commits(struct json *j, const struct bisect *b)
+{
+	json_key(j, "first_parent");
+	json_bool(j, b->first_parent);
+	json_key(j, "commits");
+	json_array_begin(j);
+	for (unsigned k = 0; k <= b->npatches; k++) {
+		json_object_begin(j);
+		json_kv_string(j, "id", b->commits[k].id);
+		json_kv_string(j, "author", b->commits[k].author);
+		json_key(j, "parents");
+		json_array_begin(j);
+		for (size_t p = 0; p < b->commits[k].nparents; p++)
+			json_uint(j, b->commits[k].parents[p]);
+		json_array_end(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
 void bisect_format_json(const struct bisect *b, struct strbuf *out)
 {
 	struct json j;
@@ -505,24 +526,8 @@ void bisect_format_json(const struct bisect *b, struct strbuf *out)
 	for (size_t i = 0; i < b->subjects.n; i++)
 		json_string(&j, b->subjects.v[i]);
 	json_array_end(&j);
-	if (b->commits) {
-		json_key(&j, "first_parent");
-		json_bool(&j, b->first_parent);
-		json_key(&j, "commits");
-		json_array_begin(&j);
-		for (unsigned k = 0; k <= b->npatches; k++) {
-			json_object_begin(&j);
-			json_kv_string(&j, "id", b->commits[k].id);
-			json_kv_string(&j, "author", b->commits[k].author);
-			json_key(&j, "parents");
-			json_array_begin(&j);
-			for (size_t p = 0; p < b->commits[k].nparents; p++)
-				json_uint(&j, b->commits[k].parents[p]);
-			json_array_end(&j);
-			json_object_end(&j);
-		}
-		json_array_end(&j);
-	}
+	if (b->commits)
+		json_commits(&j, b);
 	json_kv_uint(&j, "good", b->good);
 	json_kv_uint(&j, "bad", b->bad);
 	json_kv_string(&j, "metric", b->metric);
@@ -698,6 +703,27 @@ static int read_commits(struct json_reader *r, const struct json_doc *a, struct 
 	return 0;
 }
 
+/* A commit bisect's commits, held to its ends and its from kernel; a series has none. */
+static int read_range(struct json_reader *r, const struct json_doc *doc, struct bisect *b)
+{
+	const struct json_doc *fp = json_doc_get(doc, "first_parent");
+	_cleanup_free_ char *from = NULL;
+
+	if (!json_doc_get(doc, "commits"))
+		return fp ? json_reader_bad(r, "is for a commit bisect, which has commits", "first_parent") : 0;
+	if (read_commits(r, json_doc_get(doc, "commits"), b) < 0)
+		return -EINVAL;
+	if (json_doc_type(fp) != JSON_DOC_BOOL)
+		return json_reader_bad(r, "is missing or not a boolean", "first_parent");
+	b->first_parent = json_doc_bool(doc, "first_parent");
+	if (b->good != 0 || b->bad != b->npatches)
+		return json_reader_bad(r, "is not the whole range of a commit bisect (good 0, bad the last)", "good");
+	from = bisect_commit_kernel(b->series, b->commits[0].id);
+	if (!streq(from, b->from))
+		return json_reader_bad(r, "is not the good commit's kernel", "from");
+	return 0;
+}
+
 static int read_bisect(struct json_reader *r, const struct json_doc *doc, struct bisect *b)
 {
 	static const char *const known[] = { "format", "experiment", "series", "from", "patches", "subjects",
@@ -755,24 +781,8 @@ static int read_bisect(struct json_reader *r, const struct json_doc *doc, struct
 			return json_reader_bad(r, "has an element that is not a string", "subjects");
 		strv_push(&b->subjects, s);
 	}
-	if (json_doc_get(doc, "commits")) {
-		const struct json_doc *fp = json_doc_get(doc, "first_parent");
-		_cleanup_free_ char *from = NULL;
-
-		if (read_commits(r, json_doc_get(doc, "commits"), b) < 0)
-			return -EINVAL;
-		if (json_doc_type(fp) != JSON_DOC_BOOL)
-			return json_reader_bad(r, "is missing or not a boolean", "first_parent");
-		b->first_parent = json_doc_bool(doc, "first_parent");
-		if (b->good != 0 || b->bad != b->npatches)
-			return json_reader_bad(r, "is not the whole range of a commit bisect (good 0, bad the last)",
-					       "good");
-		from = bisect_commit_kernel(b->series, b->commits[0].id);
-		if (!streq(from, b->from))
-			return json_reader_bad(r, "is not the good commit's kernel", "from");
-	} else if (json_doc_get(doc, "first_parent")) {
-		return json_reader_bad(r, "is for a commit bisect, which has commits", "first_parent");
-	}
+	if (read_range(r, doc, b) < 0)
+		return -EINVAL;
 	if (json_doc_type(steps) != JSON_DOC_ARRAY || json_doc_array_size(steps) > 1000)
 		return json_reader_bad(r, "is missing or not an array (at most 1000 steps)", "steps");
 	for (size_t i = 0; i < json_doc_array_size(steps); i++)

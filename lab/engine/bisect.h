@@ -42,6 +42,9 @@
 
 #define BISECT_FILE "bisect.json"
 #define BISECT_MAX_BYTES (4u << 20)
+/* commits a commit bisect takes at most (a step is a build and boots: a
+ * range of a thousand commits is ten steps, but a day of builds) */
+#define BISECT_MAX_COMMITS 999
 
 /* SKIPPED: the prefix's kernel failed on its own account (it does not
  * build or boot, a workload crashes on it: result/failure.h), so it can

@@ -31,6 +31,13 @@ struct workflow {
 	/* lab.yaml loaded again, as the command loaded it (a step cuts its
 	 * experiment in place). 0 with *ret; -1 after the error was said. */
 	int (*load_spec)(void *userdata, struct spec **ret);
+	/*
+	 * Kernel `name` of s built, or found built, before a run needs it (a
+	 * bisect's commit, so that one that does not build is told from one
+	 * that does). 0; 1 when it did not build, with what the build said in
+	 * *ret_log (allocated). NULL: the run builds its kernels.
+	 */
+	int (*build)(void *userdata, const struct spec *s, const char *name, char **ret_log);
 	/* A line for whoever watches (not escaped yet); NULL: nobody. */
 	void (*say)(void *userdata, const char *line);
 	void *userdata;

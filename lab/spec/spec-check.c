@@ -806,6 +806,52 @@ static bool job_measures(const struct spec *s, const struct spec_job *job, const
 	return w && catalogue_metric_matches(w, metric);
 }
 
+int spec_kernel_at_commit(struct spec *s, const char *kernel, const char *name, const char *id, struct diags *d)
+{
+	const struct spec_kernel *k = spec_find_kernel(s, kernel);
+	const struct spec_source *root = k ? k->root_source : NULL;
+	const struct spec_source *base = s->sources;
+	struct spec_source *src;
+	struct spec_kernel *nk;
+	struct pos pos = { .file = s->path };
+	_cleanup_free_ size_t *at = NULL;
+	size_t idx;
+
+	if (!k) {
+		diags_add(d, &pos, "no kernel variant '%s' in %s", kernel, s->path);
+		return -ENOENT;
+	}
+	if (!root || root->type != SOURCE_GIT) {
+		diags_add(d, &k->pos, "kernel '%s' does not build from a git source: it has no commits to name", kernel);
+		return -EINVAL;
+	}
+	if (spec_find_kernel(s, name))
+		return 0;
+	/* the kernels' root sources point into the array that moves: as indexes first */
+	at = xcalloc(s->nkernels + 1, sizeof(*at));
+	for (size_t i = 0; i < s->nkernels; i++) {
+		at[i] = SIZE_MAX;
+		for (size_t j = 0; j < s->nsources; j++)
+			if (s->kernels[i].root_source == &base[j])
+				at[i] = j;
+	}
+	idx = (size_t)(root - base);
+	s->sources = xrealloc(s->sources, (s->nsources + 1) * sizeof(*s->sources));
+	for (size_t i = 0; i < s->nkernels; i++)
+		if (at[i] != SIZE_MAX)
+			s->kernels[i].root_source = &s->sources[at[i]];
+	root = &s->sources[idx];
+	src = &s->sources[s->nsources++];
+	*src = (struct spec_source){ .name = xstrdup(name), .pos = root->pos, .type = SOURCE_GIT,
+				     .url = xstrdup(root->url), .ref = xstrdup(id) };
+	s->kernels = xrealloc(s->kernels, (s->nkernels + 1) * sizeof(*s->kernels));
+	nk = &s->kernels[s->nkernels++];
+	k = spec_find_kernel(s, kernel);
+	*nk = (struct spec_kernel){ .name = xstrdup(name), .pos = k->pos, .from = { .name = xstrdup(kernel), .pos = k->pos },
+				    .root_source = src };
+	return 0;
+}
+
 int spec_bisect_step(struct spec *s, struct spec_experiment *e, const struct spec_bisect_step *st, struct diags *d)
 {
 	struct spec_kernel *k = (struct spec_kernel *)spec_find_kernel(s, st->series);
@@ -816,10 +862,13 @@ int spec_bisect_step(struct spec *s, struct spec_experiment *e, const struct spe
 		diags_add(d, &pos, "no kernel variant '%s' in %s", st->series, s->path);
 		return -ENOENT;
 	}
-	free(k->sweep);
-	k->sweep = xcalloc(npatches + 1, sizeof(unsigned));
-	for (k->nsweep = 0; k->nsweep < npatches; k->nsweep++)
-		k->sweep[k->nsweep] = (unsigned)k->nsweep + 1;
+	/* a series: every prefix a sweep step (a commit bisect's kernels are its own) */
+	if (npatches) {
+		free(k->sweep);
+		k->sweep = xcalloc(npatches + 1, sizeof(unsigned));
+		for (k->nsweep = 0; k->nsweep < npatches; k->nsweep++)
+			k->sweep[k->nsweep] = (unsigned)k->nsweep + 1;
+	}
 	for (size_t j = 0; j < e->njobs; j++) {
 		struct spec_job *job = &e->jobs[j];
 		struct pos xpos = job->nexpect ? job->expect[0].pos : job->pos;

@@ -454,6 +454,13 @@ struct spec_bisect_step {
 	unsigned max_boots;
 };
 int spec_bisect_step(struct spec *s, struct spec_experiment *e, const struct spec_bisect_step *st, struct diags *d);
+/*
+ * Kernel `name`: kernel `kernel` built at commit `id` of its git source
+ * (a source of that URL at that commit, and a kernel from `kernel`
+ * carrying its patches, configs and requirements), added to s unless
+ * there. -EINVAL when `kernel` does not build from a git source.
+ */
+int spec_kernel_at_commit(struct spec *s, const char *kernel, const char *name, const char *id, struct diags *d);
 int catalogue_load(struct spec *s, struct diags *d);
 
 /* lab's cache folder for this lab.yaml (util/dirs.h: LAB_CACHE_DIR,

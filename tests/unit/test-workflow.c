@@ -11,6 +11,7 @@
  * step's runs.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <math.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "spec/spec.h"
 #include "store/store.h"
 #include "util/alloc.h"
+#include "util/command.h"
 #include "util/fs.h"
 #include "util/path.h"
 #include "util/strv.h"
@@ -233,6 +235,23 @@ static void test_calibrate_refuses(void **state)
 	fake_release(&f);
 }
 
+/* The bisects' experiment over two kernels (a C string literal). */
+#define PROC_EXPERIMENT(kernels)                                                                                  \
+	"topologies: {t: {memory: 1G}}\n"                                                                         \
+	"images: {i: {recipe: r}}\n"                                                                              \
+	"experiments:\n"                                                                                          \
+	"  proc:\n"                                                                                               \
+	"    kernels: [" kernels "]\n"                                                                            \
+	"    topology: t\n"                                                                                       \
+	"    image: i\n"                                                                                          \
+	"    boot: once\n"                                                                                        \
+	"    repeat: auto\n"                                                                                      \
+	"    decide: {max-boots: 4, runs-per-boot: 2}\n"                                                          \
+	"    workloads:\n"                                                                                        \
+	"      - workload: w\n"                                                                                   \
+	"        expect:\n"                                                                                       \
+	"          w.m: {direction: decrease, mde: 20%}\n"
+
 static const char bisect_yaml[] =
 	"version: 1\n"
 	"kernels:\n"
@@ -244,20 +263,7 @@ static const char bisect_yaml[] =
 	"      - tests/data/bisect-series/0002-proc-say-what-procuptime-shows.patch\n"
 	"      - tests/data/bisect-series/0006-proc-wait-200-us-in-every-read-of-procversion.patch\n"
 	"      - tests/data/bisect-series/0007-proc-say-what-procsoftirqs-shows.patch\n"
-	"topologies: {t: {memory: 1G}}\n"
-	"images: {i: {recipe: r}}\n"
-	"experiments:\n"
-	"  proc:\n"
-	"    kernels: [base, slow]\n"
-	"    topology: t\n"
-	"    image: i\n"
-	"    boot: once\n"
-	"    repeat: auto\n"
-	"    decide: {max-boots: 4, runs-per-boot: 2}\n"
-	"    workloads:\n"
-	"      - workload: w\n"
-	"        expect:\n"
-	"          w.m: {direction: decrease, mde: 20%}\n";
+	PROC_EXPERIMENT("base, slow");
 
 /* The fake engine of a bisect: each step's run stored as the engine stores
  * one, 4 boots a kernel of 2 runs; patch 3 makes w.m 30% higher. */
@@ -268,6 +274,10 @@ struct bfake {
 	const char *fail_at; /* this kernel's run begins, then lab stops */
 	const char *panics;  /* this kernel panics at every boot: its runs fail */
 	struct strv said;
+	/* a commit bisect: its lab.yaml; the repository, the commit that makes
+	 * w.m 30% higher (in every commit that has it), the one that does not build */
+	const char *yaml, *repo, *culprit, *broken;
+	struct strv built;
 };
 
 static unsigned prefix_of(const char *kernel)
@@ -277,7 +287,35 @@ static unsigned prefix_of(const char *kernel)
 	return at ? (unsigned)atoi(at + 1) : 0;
 }
 
-static void fabricate_runs(struct result_set *rs, const struct spec_experiment *e)
+/* Whether commit id has the culprit among its ancestors, itself included. */
+static bool has_culprit(const char *repo, const char *culprit, const char *id)
+{
+	_cleanup_command_ struct command c = { 0 };
+
+	command_init(&c, "git");
+	command_args(&c, "-C", repo, "merge-base", "--is-ancestor", culprit, id, NULL);
+	return command_run(&c) == 0;
+}
+
+/* A kernel's commit: the ref of the source it builds from. */
+static const char *commit_of(const struct spec *s, const char *kernel)
+{
+	const struct spec_kernel *k = spec_find_kernel(s, kernel);
+
+	assert_non_null(k);
+	assert_non_null(k->root_source);
+	return k->root_source->ref;
+}
+
+/* w.m of a kernel: 130 with the slow patch (prefix 3 and on, or the culprit commit), 100 without. */
+static double level_of(const struct bfake *f, const struct spec *s, const char *kernel)
+{
+	if (f->culprit)
+		return has_culprit(f->repo, f->culprit, commit_of(s, kernel)) ? 130 : 100;
+	return prefix_of(kernel) >= 3 ? 130 : 100;
+}
+
+static void fabricate_runs(struct result_set *rs, const struct spec_experiment *e, const double level[2])
 {
 	unsigned seq = 0;
 
@@ -302,8 +340,7 @@ static void fabricate_runs(struct result_set *rs, const struct spec_experiment *
 
 				r->status = RUN_OK;
 				r->boot = xasprintf("proc.b%u", b * 2 + v + 1);
-				result_add_metric(r, "w.m", (prefix_of(kernel) >= 3 ? 130 : 100) + (k ? 0.2 : -0.2) +
-								    0.1 * b);
+				result_add_metric(r, "w.m", level[v] + (k ? 0.2 : -0.2) + 0.1 * b);
 			}
 }
 
@@ -328,8 +365,8 @@ static int bisect_step_run(void *userdata, const struct spec *s, const struct sp
 	_cleanup_diags_ struct diags d = { 0 };
 	_cleanup_free_ char *id = NULL, *dir = NULL;
 	struct result_set *rs;
+	double level[2];
 
-	(void)s;
 	assert_string_equal(rt, f->root);
 	/* the cut: the good end and the kernel under test, nothing else */
 	assert_int_equal(e->kernels.n, 2);
@@ -344,7 +381,9 @@ static int bisect_step_run(void *userdata, const struct spec *s, const struct sp
 	rs = result_set_new(id, e->name);
 	strv_push(&rs->variants, e->kernels.v[0].name);
 	strv_push(&rs->variants, e->kernels.v[1].name);
-	fabricate_runs(rs, e);
+	level[0] = level_of(f, s, e->kernels.v[0].name);
+	level[1] = level_of(f, s, e->kernels.v[1].name);
+	fabricate_runs(rs, e, level);
 	if (!resume_dir) {
 		/* the folder holds its pending runs before the engine says it started */
 		for (size_t i = 0; i < rs->n; i++)
@@ -379,9 +418,26 @@ static int bisect_load_spec(void *userdata, struct spec **ret)
 {
 	static const struct spec_load_opts memonly = { .no_include = true, .no_filesystem = true };
 	_cleanup_diags_ struct diags d = { 0 };
+	const struct bfake *f = userdata;
+	const char *text = f && f->yaml ? f->yaml : bisect_yaml;
 
-	(void)userdata;
-	return spec_load_buffer("t.yaml", bisect_yaml, strlen(bisect_yaml), &memonly, ret, &d);
+	return spec_load_buffer("t.yaml", text, strlen(text), &memonly, ret, &d);
+}
+
+/* The workflow's build: every kernel builds but the broken commit's, which says what a compiler says. */
+static int bisect_build(void *userdata, const struct spec *s, const char *name, char **ret_log)
+{
+	struct bfake *f = userdata;
+
+	strv_push(&f->built, name);
+	if (f->broken && streq(commit_of(s, name), f->broken)) {
+		*ret_log = xstrdup("make failed (exit status 2): make -j2 bzImage\n"
+				   "fs/proc/version.c: In function 'version_proc_show':\n"
+				   "fs/proc/version.c:12:1: error: expected ';' before '}' token\n"
+				   "make[3]: *** [scripts/Makefile.build:250: fs/proc/version.o] Error 1\n");
+		return 1;
+	}
+	return 0;
 }
 
 static void bisect_say(void *userdata, const char *line)
@@ -393,6 +449,7 @@ static void bisect_say(void *userdata, const char *line)
 
 static void bfake_release(struct bfake *f)
 {
+	strv_release(&f->built);
 	strv_release(&f->visited);
 	strv_release(&f->resumed);
 	strv_release(&f->said);
@@ -485,6 +542,172 @@ static void test_bisect_skips(void **state)
 	assert_int_equal(fs_remove_tree(broot), 0);
 }
 
+/* git -C repo ARGS... with a fixed identity; the last line of its stdout (an id) in out. */
+static void git_do(const char *repo, struct strbuf *out, ...)
+{
+	_cleanup_command_ struct command c = { 0 };
+	va_list ap;
+	const char *a;
+
+	command_init(&c, "git");
+	command_args(&c, "-C", repo, "-c", "user.name=Dev", "-c", "user.email=dev@example.org", NULL);
+	va_start(ap, out);
+	while ((a = va_arg(ap, const char *)))
+		command_arg(&c, a);
+	va_end(ap);
+	command_env(&c, "GIT_CONFIG_GLOBAL", "/dev/null");
+	c.out = out;
+	assert_int_equal(command_run(&c), 0);
+	if (out)
+		strbuf_setlen(out, out->len && out->buf[out->len - 1] == '\n' ? out->len - 1 : out->len);
+}
+
+static void git_commit(const char *repo, const char *file, const char *subject, struct strbuf *id)
+{
+	_cleanup_free_ char *f = path_join(repo, file);
+
+	assert_int_equal(fs_write_atomic(f, subject, strlen(subject), 0644), 0);
+	git_do(repo, NULL, "add", file, NULL);
+	git_do(repo, NULL, "commit", "-q", "-m", subject, NULL);
+	strbuf_reset(id);
+	git_do(repo, id, "rev-parse", "HEAD", NULL);
+}
+
+/*
+ * A bisect over the commits of a git source, merges included: the good
+ * commit, mm and sched on the main line, a side branch from the good
+ * commit whose first commit slows w.m down, merged, then two more. The
+ * commit that does not build is skipped on the compiler's word; the
+ * culprit on the side branch is named with its subject and author; over
+ * the first-parent line the merge that brought it in is. Each kernel is
+ * the experiment's first built at a commit (linux-g<id12>, its source's
+ * ref the commit), and the stored bisect opens again.
+ */
+static void test_bisect_commits(void **state)
+{
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT, c0 = STRBUF_INIT, c1 = STRBUF_INIT, c2 = STRBUF_INIT,
+				       s1 = STRBUF_INIT, s2 = STRBUF_INIT, m = STRBUF_INIT, c3 = STRBUF_INIT,
+				       c4 = STRBUF_INIT;
+	char broot[] = "/tmp/lab-unit-bisect.XXXXXX";
+	_cleanup_free_ char *repo = NULL, *cache = NULL, *ytext = NULL, *want = NULL;
+	struct bfake f = { .root = broot };
+	struct workflow w = { .run = bisect_step_run, .load_spec = bisect_load_spec, .build = bisect_build,
+			      .say = bisect_say, .userdata = &f };
+	struct bisect_session x = { 0 }, y = { 0 };
+	struct bisect_params p = { .experiment = "proc", .metric = "w.m", .threshold_pct = 20, .bad = "master" };
+	enum bisect_state st;
+	unsigned skipped = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(broot));
+	repo = path_join(broot, "repo");
+	cache = path_join(broot, "cache");
+	assert_int_equal(path_mkdir_p(repo, 0755), 0);
+	setenv("LAB_CACHE_DIR", cache, 1);
+	git_do(repo, NULL, "init", "-q", "-b", "master", NULL);
+	git_commit(repo, "Makefile", "kbuild: the good commit", &c0);
+	git_do(repo, NULL, "checkout", "-q", "-b", "side", NULL);
+	git_commit(repo, "proc.c", "proc: slow reads", &s1);
+	git_commit(repo, "proc.h", "proc: a comment", &s2);
+	git_do(repo, NULL, "checkout", "-q", "master", NULL);
+	git_commit(repo, "mm.c", "mm: a", &c1);
+	git_commit(repo, "sched.c", "sched: b", &c2);
+	git_do(repo, NULL, "merge", "-q", "--no-ff", "-m", "Merge branch 'side'", "side", NULL);
+	git_do(repo, &m, "rev-parse", "HEAD", NULL);
+	git_commit(repo, "net.c", "net: c", &c3);
+	git_commit(repo, "fs.c", "fs: d", &c4);
+	ytext = xasprintf("version: 1\n"
+			 "sources: {g: {type: git, url: '%s', ref: master}}\n"
+			 "kernels:\n"
+			 "  linux: {source: g}\n"
+			 "  linux-opt: {from: linux}\n%s",
+			 repo, PROC_EXPERIMENT("linux, linux-opt"));
+	f.yaml = ytext;
+	f.repo = repo;
+	f.culprit = s1.buf;
+	p.good = c0.buf;
+	assert_int_equal(bisect_load_spec(&f, &s), 0);
+	assert_int_equal(bisect_session_new(&x, &w, broot, s, &p, &d), 0);
+	assert_non_null(x.b.commits);
+	assert_int_equal(x.b.npatches, 7);
+	assert_string_equal(x.b.commits[7].id, c4.buf);
+	/* the first of sched: b and proc: a comment in the range is chosen after the ends: make it the broken one */
+	for (unsigned k = 1; k <= 7 && !f.broken; k++)
+		if (streq(x.b.commits[k].id, c2.buf) || streq(x.b.commits[k].id, s2.buf))
+			f.broken = x.b.commits[k].id;
+	assert_int_equal(bisect_session_walk(&x, false, &st, &d), 0);
+	assert_int_equal(st, BISECT_FOUND);
+	bisect_format_text(&x.b, &text);
+	want = xasprintf("first bad commit: %s (proc: slow reads)\nauthor: Dev <dev@example.org>\n", s1.buf);
+	assert_non_null(strstr(text.buf, want));
+	/* every kernel built before its run is the first kernel at a commit */
+	for (size_t i = 0; i < f.built.n; i++)
+		assert_true(strncmp(f.built.v[i], "linux-g", 7) == 0 && strlen(f.built.v[i]) == 19);
+	for (size_t i = 0; i < x.b.nsteps; i++) {
+		const struct bisect_step *bs = &x.b.steps[i];
+
+		if (bs->mark != BISECT_SKIPPED)
+			continue;
+		skipped++;
+		assert_string_equal(x.b.commits[bs->prefix].id, f.broken);
+		assert_null(bs->run); /* never run: it did not build */
+		assert_non_null(strstr(bs->why, "the kernel's failure (build): fs/proc/version.c:12:1: error: expected"));
+	}
+	assert_int_equal(skipped, 1);
+	/* the stored bisect opens again against lab.yaml, its commits its own */
+	assert_int_equal(bisect_session_open(&y, &w, broot, x.id, &d), 0);
+	assert_int_equal(y.b.npatches, 7);
+	bisect_session_release(&y);
+	bisect_session_release(&x);
+
+	/* the first-parent line: the merge brought the slow reads in */
+	{
+		_cleanup_spec_ struct spec *s2spec = NULL;
+
+		f.broken = NULL;
+		p.first_parent = true;
+		assert_int_equal(bisect_load_spec(&f, &s2spec), 0);
+		assert_int_equal(bisect_session_new(&x, &w, broot, s2spec, &p, &d), 0);
+		assert_int_equal(x.b.npatches, 5);
+		assert_int_equal(bisect_session_walk(&x, false, &st, &d), 0);
+		assert_int_equal(st, BISECT_FOUND);
+		strbuf_reset(&text);
+		bisect_format_text(&x.b, &text);
+		free(want);
+		want = xasprintf("first bad commit: %s (Merge branch 'side')", m.buf);
+		assert_non_null(strstr(text.buf, want));
+		assert_non_null(strstr(text.buf, "'s commits (first parents)"));
+		bisect_session_release(&x);
+	}
+
+	/* refused: refs that name nothing, --first-parent on a series */
+	{
+		_cleanup_spec_ struct spec *s3 = NULL;
+
+		p.first_parent = false;
+		p.good = "no-such-ref";
+		assert_int_equal(bisect_load_spec(&f, &s3), 0);
+		assert_int_equal(bisect_session_new(&x, &w, broot, s3, &p, &d), -1);
+		assert_non_null(strstr(d.v[d.n - 1].msg, "'no-such-ref' names no commit"));
+		bisect_session_release(&x);
+	}
+	{
+		_cleanup_spec_ struct spec *s4 = NULL;
+		struct bisect_params sp = slow_params;
+
+		sp.first_parent = true;
+		assert_int_equal(bisect_load_spec(NULL, &s4), 0);
+		assert_int_equal(bisect_session_new(&x, &w, broot, s4, &sp, &d), -1);
+		assert_non_null(strstr(d.v[d.n - 1].msg, "--first-parent is for commits of a git source"));
+		bisect_session_release(&x);
+	}
+	unsetenv("LAB_CACHE_DIR");
+	bfake_release(&f);
+	assert_int_equal(fs_remove_tree(broot), 0);
+}
+
 static void test_bisect_resumed(void **state)
 {
 	_cleanup_spec_ struct spec *s = NULL;
@@ -570,6 +793,7 @@ int main(void)
 		cmocka_unit_test(test_calibrate_refuses),
 		cmocka_unit_test(test_bisect),
 		cmocka_unit_test(test_bisect_skips),
+		cmocka_unit_test(test_bisect_commits),
 		cmocka_unit_test(test_bisect_resumed),
 		cmocka_unit_test(test_bisect_refuses),
 	};
