@@ -234,6 +234,8 @@ static void write_fingerprint(const struct engine *x, const struct vm *v, const 
 	}
 	if (vi >= 0 && x->arts[vi].config && sha256_file(x->arts[vi].config, hex) == 0)
 		fingerprint_set(&fp, FP_KERNEL_CONFIG, hex);
+	if (vi >= 0 && ksource_commit(x->arts[vi].source_identity))
+		fingerprint_set(&fp, FP_KERNEL_COMMIT, ksource_commit(x->arts[vi].source_identity));
 	if (x->img)
 		fingerprint_set(&fp, FP_IMAGE, x->img->id);
 	fingerprint_format_json(&fp, &sb);

@@ -28,6 +28,7 @@ static const struct {
 	[FP_KERNEL_CONFIG] = { "kernel_config", "kernel config digest", FP_MATTERS_SAME_VARIANT },
 	[FP_IMAGE] = { "image", "image digest", FP_MATTERS },
 	[FP_LAB] = { "lab", "lab version", FP_NOTED },
+	[FP_KERNEL_COMMIT] = { "kernel_commit", "kernel commit", FP_MATTERS_SAME_VARIANT },
 };
 
 const char *fp_field_key(enum fp_field f)

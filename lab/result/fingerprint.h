@@ -19,6 +19,7 @@
  *                   the host CPU numbers a slot got)            matters
  *   kernel_config   sha256 of the booted variant's .config      matters between runs of the SAME variant;
  *                                                               between variants it is no difference at all
+ *   kernel_commit   the git commit the variant was built from   the same (a git source's kernels only)
  *   image           the image's content id                      matters
  *   lab             lab's version                               noted
  *
@@ -42,7 +43,7 @@ struct json;
 
 enum fp_field {
 	FP_HOST, FP_CPU_MODEL, FP_CPUS, FP_MICROCODE, FP_HOST_KERNEL, FP_QEMU, FP_LIBVIRT, FP_ACCEL, FP_TIMING,
-	FP_TOPOLOGY, FP_TOPOLOGY_DIGEST, FP_PINNING, FP_KERNEL_CONFIG, FP_IMAGE, FP_LAB, FP_NFIELDS,
+	FP_TOPOLOGY, FP_TOPOLOGY_DIGEST, FP_PINNING, FP_KERNEL_CONFIG, FP_IMAGE, FP_LAB, FP_KERNEL_COMMIT, FP_NFIELDS,
 };
 
 /* How a difference in the field weighs. */

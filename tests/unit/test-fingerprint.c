@@ -41,6 +41,9 @@ static void test_diff_rules(void **state)
 	(void)state;
 	fp_fill(&a, "hostA", "AMD EPYC 7B13", "c0");
 	fp_fill(&b, "hostA", "AMD EPYC 7B13", "c0");
+	/* a git source's kernel: built from this commit */
+	fingerprint_set(&a, FP_KERNEL_COMMIT, "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00");
+	fingerprint_set(&b, FP_KERNEL_COMMIT, "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00");
 	assert_true(fingerprint_equal(&a, &b));
 	assert_int_equal(fingerprint_diff(&a, &b, true, d, &m), 0);
 	/* noted only: host, host kernel, microcode, libvirt, lab */
@@ -59,12 +62,13 @@ static void test_diff_rules(void **state)
 		fingerprint_copy(&c, &a);
 		fingerprint_set(&c, f, "other");
 		n = fingerprint_diff(&a, &c, false, d, &m);
-		assert_int_equal(n, f != FP_KERNEL_CONFIG); /* between variants, configs differ by design */
+		/* between variants, configs and commits differ by design */
+		assert_int_equal(n, f != FP_KERNEL_CONFIG && f != FP_KERNEL_COMMIT);
 		if (n)
 			assert_int_equal(d[0].field, f);
 		assert_int_equal(m, f == FP_CPU_MODEL || f == FP_CPUS || f == FP_QEMU || f == FP_ACCEL ||
 					    f == FP_TIMING || f == FP_TOPOLOGY_DIGEST || f == FP_PINNING || f == FP_IMAGE);
-		/* the kernel config matters between runs of the same variant only */
+		/* the kernel config and commit matter between runs of the same variant only */
 		n = fingerprint_diff(&a, &c, true, d, &m);
 		assert_int_equal(m, fp_field_weight(f) != FP_NOTED);
 		fingerprint_release(&c);
