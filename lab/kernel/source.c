@@ -314,8 +314,9 @@ static int derive_export(const char *cache, const char *mirror, const char *id, 
 	char prev[41];
 	int r;
 
-	if (strbuf_read_file(&last, lastf, 256) < 0 || last.len < 42 || last.buf[40] != ' ')
-		return -ENOENT;
+	if (strbuf_read_file(&last, lastf, 256) < 0 || last.len < 58 || last.buf[40] != ' ' ||
+	    strspn(last.buf, "0123456789abcdef") != 40 || strspn(last.buf + 41, "0123456789abcdef") != 16)
+		return -ENOENT; /* none, or not lab's: a full export */
 	memcpy(prev, last.buf, 40);
 	prev[40] = '\0';
 	old = xasprintf("%s/sources/%.16s", cache, last.buf + 41);
