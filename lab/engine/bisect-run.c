@@ -450,7 +450,8 @@ static const char *tail_of(const char *log)
  * good end must build; a kernel under test that does not build on its own
  * account (the compiler's error: result/failure.h) is skipped (1, *ret_why
  * says why), as git bisect skip. Any other failure (a full disk, the
- * compiler killed) stops the bisect for a resume.
+ * compiler killed, a failure with no compiler's line) stops the bisect for
+ * a resume.
  */
 static int build_ends(struct bisect_session *x, const struct spec *s, const char *good, const char *test,
 		      char **ret_why, struct diags *d)
@@ -469,13 +470,13 @@ static int build_ends(struct bisect_session *x, const struct spec *s, const char
 	if ((r = x->w->build(x->w->userdata, s, test, &log)) <= 0)
 		return r;
 	failure_classify(FAILURE_AT_BUILD, log, &f);
-	if (failure_is_kernels(f.kind))
-		*ret_why = xasprintf("the kernel's failure (%s): %s", failure_kind_name(f.kind),
-				     f.evidence ? f.evidence : "it does not build");
+	/* skipped on the compiler's word only: without it, a resume tries again */
+	r = failure_is_kernels(f.kind) && f.evidence ? 1 : -1;
+	if (r > 0)
+		*ret_why = xasprintf("the kernel's failure (%s): %s", failure_kind_name(f.kind), f.evidence);
 	else
-		diags_add(d, NULL, "bisect: %s did not build, and not on its own account (%s): %s", test,
+		diags_add(d, NULL, "bisect: %s did not build, and not on the compiler's word (%s): %s", test,
 			  failure_kind_name(f.kind), tail_of(log));
-	r = failure_is_kernels(f.kind) ? 1 : -1;
 	failure_release(&f);
 	return r;
 }

@@ -310,6 +310,28 @@ static void run_failure(const char *text, struct failure *ret)
 	ret->kind = FAILURE_UNKNOWN;
 }
 
+/* A compiler's line about a file of lab's work tree (<cache>/work/<16 hex>/src/fs/x.c:1:2: error: ...)
+ * names the file as the kernel tree does (fs/x.c:1:2: error: ...), whatever machine built it. */
+static void tree_relative(char *line)
+{
+	char *w = line;
+
+	while (w && (w = strstr(w, "/work/"))) {
+		const char *k = w + 6;
+
+		if (strspn(k, "0123456789abcdef") == 16 && strncmp(k + 16, "/src/", 5) == 0) {
+			char *start = w;
+
+			while (start > line && start[-1] != ' ' && start[-1] != '\'' && start[-1] != '"')
+				start--;
+			memmove(start, k + 21, strlen(k + 21) + 1);
+			w = start;
+		} else {
+			w += 6;
+		}
+	}
+}
+
 void failure_classify(enum failure_stage stage, const char *text, struct failure *ret)
 {
 	*ret = (struct failure){ .kind = FAILURE_UNKNOWN };
@@ -321,6 +343,7 @@ void failure_classify(enum failure_stage stage, const char *text, struct failure
 	case FAILURE_AT_BUILD:
 		if (!MATCH(text, build_host_patterns, ret) && !MATCH(text, build_errors, ret))
 			ret->kind = FAILURE_BUILD;
+		tree_relative(ret->evidence);
 		return;
 	case FAILURE_AT_BOOT:
 		boot_failure(text, ret);

@@ -145,6 +145,22 @@ static void test_builds(void **state)
 	       "compilation terminated.\nkernel/sched/fair.c:1:1: error: whatever",
 	       FAILURE_HOST_MEMORY, "Killed signal terminated program cc1");
 	expect(FAILURE_AT_BUILD, "kernel/fork.o: No space left on device\n", FAILURE_DISK_FULL, "No space left");
+	/* a file of lab's work tree is named as the kernel tree names it */
+	{
+		struct failure f;
+
+		failure_classify(FAILURE_AT_BUILD,
+				 "make failed (exit status 2):\n/home/u/.cache/lab/work/271ba7fe1ae24e44/src/fs/proc/"
+				 "uptime.c:12:31: error: unknown type name 'brokenstruct'\n",
+				 &f);
+		assert_int_equal(f.kind, FAILURE_BUILD);
+		assert_string_equal(f.evidence, "fs/proc/uptime.c:12:31: error: unknown type name 'brokenstruct'");
+		failure_release(&f);
+		/* a user's own tree keeps its path */
+		failure_classify(FAILURE_AT_BUILD, "/home/u/linux/fs/x.c:1:2: error: y\n", &f);
+		assert_string_equal(f.evidence, "/home/u/linux/fs/x.c:1:2: error: y");
+		failure_release(&f);
+	}
 	/* a build with no error line is still the build's */
 	expect(FAILURE_AT_BUILD, "make failed (exit status 2)", FAILURE_BUILD, NULL);
 }

@@ -277,6 +277,7 @@ struct bfake {
 	/* a commit bisect: its lab.yaml; the repository, the commit that makes
 	 * w.m 30% higher (in every commit that has it), the one that does not build */
 	const char *yaml, *repo, *culprit, *broken;
+	const char *broken_log; /* what its build says (NULL: a compiler's error) */
 	struct strv built;
 };
 
@@ -431,7 +432,7 @@ static int bisect_build(void *userdata, const struct spec *s, const char *name, 
 
 	strv_push(&f->built, name);
 	if (f->broken && streq(commit_of(s, name), f->broken)) {
-		*ret_log = xstrdup("make failed (exit status 2): make -j2 bzImage\n"
+		*ret_log = f->broken_log ? xstrdup(f->broken_log) : xstrdup("make failed (exit status 2): make -j2 bzImage\n"
 				   "fs/proc/version.c: In function 'version_proc_show':\n"
 				   "fs/proc/version.c:12:1: error: expected ';' before '}' token\n"
 				   "make[3]: *** [scripts/Makefile.build:250: fs/proc/version.o] Error 1\n");
@@ -680,6 +681,25 @@ static void test_bisect_commits(void **state)
 		assert_non_null(strstr(text.buf, want));
 		assert_non_null(strstr(text.buf, "'s commits (first parents)"));
 		bisect_session_release(&x);
+	}
+
+	/* a build that fails without the compiler's word is not a skip: the bisect stops for a resume */
+	{
+		_cleanup_spec_ struct spec *s5 = NULL;
+		_cleanup_diags_ struct diags d5 = { 0 };
+
+		p.first_parent = false;
+		f.broken = c4.buf; /* the bad end itself */
+		f.broken_log = "make failed (exit status 2): make -j2 bzImage\n"; /* no compiler's line */
+		assert_int_equal(bisect_load_spec(&f, &s5), 0);
+		assert_int_equal(bisect_session_new(&x, &w, broot, s5, &p, &d5), 0);
+		assert_int_equal(bisect_session_walk(&x, false, &st, &d5), -1);
+		assert_int_equal(x.b.nsteps, 1);
+		assert_false(x.b.steps[0].done);
+		assert_non_null(strstr(d5.v[d5.n - 1].msg, "not on the compiler's word (build)"));
+		bisect_session_release(&x);
+		f.broken = NULL;
+		f.broken_log = NULL;
 	}
 
 	/* refused: refs that name nothing, --first-parent on a series */
