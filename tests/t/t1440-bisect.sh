@@ -22,88 +22,19 @@
 
 test_require_libvirt_vm
 
-mkdir procread
-cat >procread/workload.yaml <<'EOF'
-name: procread
-description: reads /proc/version with the shell's read builtin; the time a read (the median of 9 batches)
-timeout: 3m
-params:
-  reads: {type: uint, default: 1800}
-metrics: [procread.usec_per_read]
-EOF
-cat >procread/run <<'EOF'
-#!/bin/sh
-# 9 batches of reads/9 reads, each timed: the parser keeps the median
-# batch, so that a burst of other guest work (a timer, a late unit of the
-# boot) spoils one batch, not the figure
-n=${LAB_PARAM_READS:-1800}
-per=$((n / 9))
-b=0
-while [ "$b" -lt 9 ]; do
-	t0=$(date +%s%N)
-	i=0
-	while [ "$i" -lt "$per" ]; do
-		read -r line </proc/version
-		i=$((i + 1))
-	done
-	t1=$(date +%s%N)
-	echo "reads $per ns $((t1 - t0))"
-	b=$((b + 1))
-done
-EOF
-cat >procread/parse <<'EOF'
-#!/bin/sh
-awk '/^reads [0-9]+ ns [0-9]+$/ { v[n++] = $4 / $2 / 1000 }
-     END {
-	if (n != 9) { print "procread: " n " batches, not 9" > "/dev/stderr"; exit 1 }
-	for (i = 1; i < n; i++) for (j = i; j > 0 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-	printf "procread.usec_per_read %.3f\n", v[4]
-     }' "$1"
-EOF
-chmod +x procread/run procread/parse
-# make_proj DIR N...: a project in DIR whose series "slowproc" is the
-# data patches N..., renumbered from 1
+# make_proj DIR N...: a project in DIR (tests/tools/procread-project: the
+# workload tests/data/procread on tiny-icount) whose series "slowproc" is
+# the data patches N..., renumbered from 1
 make_proj() {
-	mkdir -p "$1/workloads" "$1/series" &&
-	for d in kernels images; do ln -s "$SRC_DIR/$d" "$1/$d"; done &&
-	for e in "$W"/*; do ln -s "$e" "$1/workloads/"; done &&
-	ln -s "$PWD/procread" "$1/workloads/procread" &&
 	_d=$1 _i=0 && shift &&
+	"$SRC_DIR/tests/tools/procread-project" "$_d" "$P/lab.yaml" "$SRC_DIR" \
+		--kernel "slowproc: {from: base, patches: series}" --compare base,slowproc &&
+	mkdir "$_d/series" &&
 	for _n in "$@"; do
 		_i=$((_i + 1)) &&
 		_f=$(basename "$SRC_DIR"/tests/data/bisect-series/000"$_n"-*.patch) &&
 		cp "$SRC_DIR/tests/data/bisect-series/$_f" "$_d/series/000$_i-${_f#000?-}" || return 1
-	done &&
-	set -- "$_d" &&
-	python3 - "$P/lab.yaml" "$1/lab.yaml" <<-'PY'
-	import sys
-	s = open(sys.argv[1]).read()
-	s = s.replace("topologies:\n", """topologies:
-	  # guest time counts instructions: a read's time is its path length,
-	  # whatever else this host runs
-	  tiny-icount: {cores: 1, memory: 1G, timing: icount}
-	""", 1)
-	s = s.replace("kernels:\n", """kernels:
-	  slowproc:
-	    from: base
-	    patches: series
-	""", 1)
-	s = s[:s.index("experiments:")] + """experiments:
-	  proc:
-	    kernels: [base, slowproc]
-	    topology: tiny-icount
-	    image: minimal
-	    boot: once
-	    repeat: auto
-	    decide: {max-boots: 4, runs-per-boot: 2}
-	    timeout: 5m
-	    workloads:
-	      - workload: procread
-	        expect:
-	          procread.usec_per_read: {direction: decrease, mde: 20%}
-	"""
-	open(sys.argv[2], "w").write(s)
-	PY
+	done
 }
 # make test: a bisect of 2 steps; make test-full: of 3 steps too
 make_proj proj 1 6
