@@ -231,7 +231,9 @@ unsigned bisect_planned_steps(const struct bisect *b)
 {
 	unsigned n = 1, span = b->bad > b->good ? b->bad - b->good : 1;
 	struct graph g;
-	unsigned budget = 100000, worst;
+	/* a node costs n * n / 64 word operations: 20,000 of them over 999
+	 * commits stay under a second; past them, the bound below */
+	unsigned budget = 20000, worst;
 
 	if (is_line(b)) {
 		while ((1u << (n - 1)) < span)
