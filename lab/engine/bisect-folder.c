@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A bisect's own folder as a stored run (bisect.h: bisect_gather): every
+ * A bisect's or a track's own folder as a stored run (bisect.h: runs_gather): every
  * step's runs gathered into one result set, renumbered, with their files,
  * so that lab report, lab bundle and lab site take a bisect as any run.
  */
@@ -14,22 +14,19 @@
 #include "bisect.h"
 #include "../util/banned.h"
 
-/* The bisect folder as a stored run: every step's runs, renumbered, with
- * their files copied; again at the end of every lab bisect, interrupted or not. */
-int bisect_gather(const struct bisect *b, const char *root, const char *dir, const char *id, struct diags *d)
+/* Stored runs gathered into the folder dir (<root>/<id>) as one stored
+ * run: every run renumbered, with its files copied; again at the end of
+ * every lab bisect or lab track, interrupted or not. */
+int runs_gather(const char *experiment, const char *first, const char *const *runs, size_t nruns, const char *root,
+		const char *dir, const char *id, struct diags *d)
 {
 	_cleanup_result_set_ struct result_set *all = NULL;
 	unsigned seq = 0, boots = 0;
 
-	all = result_set_new(id, b->experiment);
-	{
-		_cleanup_free_ char *g = bisect_kernel_name(b, b->good);
-
-		strv_push(&all->variants, g);
-	}
-	for (size_t i = 0; i < b->nsteps; i++) {
-		const struct bisect_step *st = &b->steps[i];
-		_cleanup_free_ char *sdir = st->run ? store_find(root, st->run) : NULL;
+	all = result_set_new(id, experiment);
+	strv_push(&all->variants, first);
+	for (size_t i = 0; i < nruns; i++) {
+		_cleanup_free_ char *sdir = runs[i] ? store_find(root, runs[i]) : NULL;
 		_cleanup_result_set_ struct result_set *rs = NULL;
 		_cleanup_strmap_ struct strmap boot_ids = STRMAP_INIT;
 
@@ -45,7 +42,7 @@ int bisect_gather(const struct bisect *b, const char *root, const char *dir, con
 		all->icount = rs->icount;
 		for (size_t k = 0; k < rs->n; k++) {
 			const struct result_run *r = &rs->runs[k];
-			_cleanup_free_ char *nid = xasprintf("%s.%04u", b->experiment, ++seq);
+			_cleanup_free_ char *nid = xasprintf("%s.%04u", experiment, ++seq);
 			_cleanup_free_ char *from = NULL, *to = NULL;
 			struct result_run *n = result_add_run(all, nid, r->variant, r->group, r->job, r->repeat);
 			size_t bi = 0;
@@ -62,7 +59,7 @@ int bisect_gather(const struct bisect *b, const char *root, const char *dir, con
 					bi = ++boots;
 					strmap_put(&boot_ids, r->boot, bi);
 				}
-				n->boot = xasprintf("%s.b%zu", b->experiment, bi);
+				n->boot = xasprintf("%s.b%zu", experiment, bi);
 			}
 			for (size_t m = 0; m < r->nm; m++)
 				result_add_metric(n, r->m[m].name, r->m[m].value);
@@ -75,4 +72,14 @@ int bisect_gather(const struct bisect *b, const char *root, const char *dir, con
 	if (store_save(dir, all, d) < 0 || index_put(root, all, NULL, d) < 0)
 		return -1;
 	return 0;
+}
+
+int bisect_gather(const struct bisect *b, const char *root, const char *dir, const char *id, struct diags *d)
+{
+	_cleanup_free_ char *g = bisect_kernel_name(b, b->good);
+	_cleanup_free_ const char **runs = xcalloc(b->nsteps + 1, sizeof(*runs));
+
+	for (size_t i = 0; i < b->nsteps; i++)
+		runs[i] = b->steps[i].run;
+	return runs_gather(b->experiment, g, runs, b->nsteps, root, dir, id, d);
 }

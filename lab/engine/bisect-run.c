@@ -26,41 +26,15 @@
 #include "bisect-run.h"
 #include "../util/banned.h"
 
-/* A line of bisect.log (timestamped, escaped: subjects and the metric may
- * come from a stored bisect.json), and the same line said. */
-static void blog(struct bisect_session *x, const char *fmt, ...) _printf_(2, 3);
-static void blog(struct bisect_session *x, const char *fmt, ...)
-{
-	_cleanup_free_ char *path = path_join(x->dir, "bisect.log"), *msg = NULL;
-	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT, esc = STRBUF_INIT;
-	char stamp[32];
-	time_t now = time(NULL);
-	struct tm tm;
-	va_list ap;
-
-	va_start(ap, fmt);
-	msg = xvasprintf(fmt, ap);
-	va_end(ap);
-	gmtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	term_escape(&esc, msg);
-	strbuf_addf(&line, "%s %s\n", stamp, esc.buf);
-	fs_append(path, line.buf, line.len);
-	if (x->w->say)
-		x->w->say(x->w->userdata, msg);
-}
+/* A line of bisect.log, and the same line said. */
+#define blog(x, ...) workflow_log((x)->w, (x)->dir, "bisect.log", __VA_ARGS__)
 
 static int save_state(struct bisect_session *x, struct diags *d)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	_cleanup_free_ char *path = path_join(x->dir, BISECT_FILE);
-	int r;
 
 	bisect_format_json(&x->b, &sb);
-	r = fs_write_atomic(path, sb.buf, sb.len, 0644);
-	if (r < 0 && d)
-		diags_add(d, NULL, "cannot write %s: %s", path, strerror(-r));
-	return r;
+	return workflow_save(x->dir, BISECT_FILE, &sb, d);
 }
 
 /* The series' own patches and their subjects; 0 patches is an error. */
@@ -333,20 +307,11 @@ int bisect_session_open(struct bisect_session *x, const struct workflow *w, cons
 {
 	_cleanup_free_ char *path = NULL, *err = NULL;
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	int r;
 
 	x->w = w;
 	x->root = xstrdup(root);
-	x->dir = store_find(x->root, id);
-	if (!x->dir) {
-		diags_add(d, NULL, "bisect: no stored bisect '%s' under %s", id, x->root);
+	if (workflow_open(x->root, id, "bisect", BISECT_FILE, BISECT_MAX_BYTES, &x->dir, &path, &sb, d) < 0)
 		return -1;
-	}
-	path = path_join(x->dir, BISECT_FILE);
-	if ((r = strbuf_read_file(&sb, path, BISECT_MAX_BYTES)) < 0) {
-		diags_add(d, NULL, "bisect: %s is not a bisect: cannot read %s: %s", id, path, strerror(-r));
-		return -1;
-	}
 	if (bisect_parse(path, sb.buf, sb.len, &x->b, &err) < 0) {
 		diags_add(d, NULL, "bisect: %s", err);
 		return -1;

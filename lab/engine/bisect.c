@@ -479,15 +479,6 @@ void bisect_judge(struct bisect *b, struct bisect_step *st, const struct cmp_ver
 
 /* ---- bisect.json ---- */
 
-static void json_num_or_null(struct json *j, const char *k, double v)
-{
-	json_key(j, k);
-	if (isnan(v))
-		json_null(j);
-	else
-		json_double(j, v);
-}
-
 /* A commit bisect's range: first_parent and every commit with its parents. */
 static void json_commits(struct json *j, const struct bisect *b)
 {
@@ -550,9 +541,9 @@ void bisect_format_json(const struct bisect *b, struct strbuf *out)
 		json_bool(&j, st->done);
 		json_kv_string(&j, "mark", bisect_mark_name(st->mark));
 		json_kv_string(&j, "verdict", st->verdict);
-		json_num_or_null(&j, "change_pct", st->change);
-		json_num_or_null(&j, "lo_pct", st->lo);
-		json_num_or_null(&j, "hi_pct", st->hi);
+		json_kv_double(&j, "change_pct", st->change);
+		json_kv_double(&j, "lo_pct", st->lo);
+		json_kv_double(&j, "hi_pct", st->hi);
 		json_key(&j, "boots");
 		json_array_begin(&j);
 		json_uint(&j, st->boots[0]);
@@ -577,17 +568,6 @@ void bisect_format_json(const struct bisect *b, struct strbuf *out)
 	json_object_end(&j);
 	json_finish(&j);
 	strbuf_addch(out, '\n');
-}
-
-static int opt_string(struct json_reader *r, const struct json_doc *o, const char *key, char **ret)
-{
-	const struct json_doc *v = json_doc_get(o, key);
-
-	if (v && json_doc_type(v) == JSON_DOC_NULL) {
-		*ret = NULL;
-		return 0;
-	}
-	return json_reader_string(r, o, key, ret);
 }
 
 static int uint_pair(struct json_reader *r, const struct json_doc *o, const char *key, unsigned ret[2])
@@ -621,14 +601,14 @@ static int read_step(struct json_reader *r, const struct json_doc *o, struct bis
 		return json_reader_bad(r, "has an element that is not an object", "steps");
 	if ((unknown = json_doc_unknown_key(o, known)))
 		return json_reader_bad(r, "is not a member of a step", unknown);
-	if (json_reader_uint(r, o, "prefix", b->npatches, &prefix) < 0 || opt_string(r, o, "run", &st.run) < 0 ||
-	    json_reader_string(r, o, "mark", &mark) < 0 || opt_string(r, o, "verdict", &st.verdict) < 0 ||
+	if (json_reader_uint(r, o, "prefix", b->npatches, &prefix) < 0 || json_reader_opt_string(r, o, "run", &st.run) < 0 ||
+	    json_reader_string(r, o, "mark", &mark) < 0 || json_reader_opt_string(r, o, "verdict", &st.verdict) < 0 ||
 	    json_reader_num(r, o, "change_pct", -100, HUGE_VAL, true, &st.change) < 0 ||
 	    json_reader_num(r, o, "lo_pct", -HUGE_VAL, HUGE_VAL, true, &st.lo) < 0 ||
 	    json_reader_num(r, o, "hi_pct", -HUGE_VAL, HUGE_VAL, true, &st.hi) < 0 ||
 	    uint_pair(r, o, "boots", st.boots) < 0 || uint_pair(r, o, "runs", st.runs) < 0 ||
 	    json_reader_num(r, o, "alpha", 0, 1, false, &st.alpha) < 0 ||
-	    json_reader_num(r, o, "seconds", 0, 1e9, false, &st.seconds) < 0 || opt_string(r, o, "why", &st.why) < 0)
+	    json_reader_num(r, o, "seconds", 0, 1e9, false, &st.seconds) < 0 || json_reader_opt_string(r, o, "why", &st.why) < 0)
 		e = -EINVAL;
 	else if (json_doc_type(done) != JSON_DOC_BOOL)
 		e = json_reader_bad(r, "is missing or not a boolean", "done");

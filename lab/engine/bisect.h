@@ -147,3 +147,6 @@ struct diags;
  * and files, saved there and indexed; the decisions stay bisect.json's
  * (bisect-folder.c). 0, or -1 with d. */
 int bisect_gather(const struct bisect *b, const char *root, const char *dir, const char *id, struct diags *d);
+/* The same for any stored runs (NULL entries skipped): `first` the baseline variant. */
+int runs_gather(const char *experiment, const char *first, const char *const *runs, size_t nruns, const char *root,
+		const char *dir, const char *id, struct diags *d);

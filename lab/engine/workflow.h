@@ -13,6 +13,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include "../util/macro.h"
 
 struct spec;
 struct spec_experiment;
@@ -42,3 +43,18 @@ struct workflow {
 	void (*say)(void *userdata, const char *line);
 	void *userdata;
 };
+
+/* A workflow's own log, <dir>/<file> (bisect.log, track.log): a line
+ * timestamped and escaped (subjects and metrics may come from a stored
+ * file), and the same line said. */
+void workflow_log(const struct workflow *w, const char *dir, const char *file, const char *fmt, ...) _printf_(4, 5);
+/* The workflow's state, <dir>/<file>, replaced atomically: 0, or a negative
+ * errno (said in d when d is not NULL). */
+struct strbuf;
+struct diags;
+int workflow_save(const char *dir, const char *file, const struct strbuf *text, struct diags *d);
+/* The stored folder `id` under root (*ret_dir) and its state file (*ret_path,
+ * at most max bytes into text): 0, or -1 with d ("bisect: no stored bisect
+ * 'ID' under ROOT" for noun "bisect"). */
+int workflow_open(const char *root, const char *id, const char *noun, const char *file, size_t max, char **ret_dir,
+		  char **ret_path, struct strbuf *text, struct diags *d);

@@ -193,6 +193,17 @@ int json_reader_string(struct json_reader *r, const struct json_doc *o, const ch
 	return 0;
 }
 
+int json_reader_opt_string(struct json_reader *r, const struct json_doc *o, const char *key, char **ret)
+{
+	const struct json_doc *v = json_doc_get(o, key);
+
+	if (v && json_doc_type(v) == JSON_DOC_NULL) {
+		*ret = NULL;
+		return 0;
+	}
+	return json_reader_string(r, o, key, ret);
+}
+
 int json_reader_uint(struct json_reader *r, const struct json_doc *o, const char *key, long long max, size_t *ret)
 {
 	long long v;

@@ -76,6 +76,8 @@ struct json_reader {
 int json_reader_bad(struct json_reader *r, const char *what, const char *key);
 /* A string member, copied into *ret. */
 int json_reader_string(struct json_reader *r, const struct json_doc *o, const char *key, char **ret);
+/* A string member or null (*ret NULL), copied into *ret. */
+int json_reader_opt_string(struct json_reader *r, const struct json_doc *o, const char *key, char **ret);
 /* A whole number in [0, max]. */
 int json_reader_uint(struct json_reader *r, const struct json_doc *o, const char *key, long long max, size_t *ret);
 /* A number in [lo, hi], or null (NaN) when nullable. */
