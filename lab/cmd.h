@@ -89,7 +89,7 @@ extern const struct lab_option global_options[];
 
 /* The options tables of the commands (lab/cmd-*.c). */
 extern const struct lab_option init_options[], kernel_options[], image_options[], vm_options[], host_options[],
-	run_options[], plan_options[], calibrate_options[], bisect_options[], report_options[], compare_options[], bundle_options[], fetch_options[],
+	run_options[], plan_options[], calibrate_options[], bisect_options[], track_options[], report_options[], compare_options[], bundle_options[], fetch_options[],
 	gc_options[], judge_options[], doctor_options[], site_options[], snapshot_options[],
 	reproduce_options[];
 extern const char *const kernel_subs[], *const image_subs[], *const vm_subs[], *const host_subs[], *const snapshot_subs[];
@@ -108,6 +108,7 @@ int cmd_shard(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_calibrate(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_bisect(struct lab_ctx *ctx, int argc, char **argv);
+int cmd_track(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_ls(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_bundle(struct lab_ctx *ctx, int argc, char **argv);
 int cmd_compare(struct lab_ctx *ctx, int argc, char **argv);

@@ -46,6 +46,11 @@ const struct cli_command commands[] = {
 	  "Find the patch of a series, or the commit of a git source, that moved a metric: each step decided with "
 	  "sequential runs, or said undecided",
 	  bisect_options, NULL },
+	{ "track", cmd_track, 0, -1,
+	  "EXPERIMENT --branch REF --since REF --metric METRIC [--step N] [--threshold PERCENT] | --resume ID",
+	  "Follow a branch of a git source: each tracked commit against the one before, the change points over the "
+	  "whole series, each bisected to its culprit",
+	  track_options, NULL },
 	{ "ls", cmd_ls, 0, 0, "", "List stored runs (from the result index)" },
 	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|html|json] [--all] [--allow-mixed]", "Compare the variants of a stored run", report_options, NULL },
 	{ "site", cmd_site, 0, -1, "DIR [--all] [--allow-mixed]",

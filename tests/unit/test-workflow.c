@@ -18,6 +18,7 @@
 #include "unit.h"
 #include "engine/bisect-run.h"
 #include "engine/calibrate-run.h"
+#include "engine/track-run.h"
 #include "result/calibrate.h"
 #include "result/result.h"
 #include "spec/spec.h"
@@ -728,6 +729,102 @@ static void test_bisect_commits(void **state)
 	assert_int_equal(fs_remove_tree(broot), 0);
 }
 
+/*
+ * lab track over a real repository's line of 10 commits, the slow reads in
+ * the 6th (c5): every 3rd commit tracked (c0, c3, c6, c9), each against the
+ * one before; the one change point lies between c3 and c6, and its bisect
+ * over c4..c6 names c5. Stopped in the middle of the second comparison, the
+ * track resumes that comparison alone; resumed once it is done, nothing
+ * runs again.
+ */
+static void test_track(void **state)
+{
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	struct strbuf c[10];
+	char broot[] = "/tmp/lab-unit-track.XXXXXX";
+	_cleanup_free_ char *repo = NULL, *cache = NULL, *ytext = NULL, *stop = NULL, *id = NULL;
+	struct bfake f = { .root = broot };
+	struct workflow w = { .run = bisect_step_run, .load_spec = bisect_load_spec, .build = bisect_build,
+			      .say = bisect_say, .userdata = &f };
+	struct track_session x = { 0 }, y = { 0 };
+	struct track_params p = { .experiment = "proc", .branch = "master", .metric = "w.m", .step = 3,
+				  .threshold_pct = 20 };
+	size_t visited;
+
+	(void)state;
+	assert_non_null(mkdtemp(broot));
+	repo = path_join(broot, "repo");
+	cache = path_join(broot, "cache");
+	assert_int_equal(path_mkdir_p(repo, 0755), 0);
+	setenv("LAB_CACHE_DIR", cache, 1);
+	git_do(repo, NULL, "init", "-q", "-b", "master", NULL);
+	for (int i = 0; i < 10; i++) {
+		_cleanup_free_ char *file = xasprintf("f%d.c", i);
+
+		strbuf_init(&c[i], 0);
+		git_commit(repo, file, i == 5 ? "proc: slow reads" : i == 0 ? "kbuild: the start" : "mm: a change", &c[i]);
+	}
+	ytext = xasprintf("version: 1\n"
+			  "sources: {g: {type: git, url: '%s', ref: master}}\n"
+			  "kernels:\n"
+			  "  linux: {source: g}\n"
+			  "  linux-opt: {from: linux}\n%s",
+			  repo, PROC_EXPERIMENT("linux, linux-opt"));
+	f.yaml = ytext;
+	f.repo = repo;
+	f.culprit = c[5].buf;
+	p.since = c[0].buf;
+	stop = xasprintf("linux-g%.12s", c[6].buf);
+	f.fail_at = stop; /* lab stops as the second comparison's run began */
+	assert_int_equal(bisect_load_spec(&f, &s), 0);
+	assert_int_equal(track_session_new(&x, &w, broot, s, &p, &d), 0);
+	assert_int_equal(x.t.ncommits, 4);
+	assert_string_equal(x.t.commits[1].id, c[3].buf);
+	assert_string_equal(x.t.commits[3].id, c[9].buf);
+	assert_int_equal(track_session_walk(&x, false, &d), -1);
+	assert_true(x.t.pairs[0].done);
+	assert_false(x.t.pairs[1].done);
+	assert_non_null(x.t.pairs[1].run); /* its run began: resumed, not started again */
+	id = xstrdup(x.id);
+	track_session_release(&x);
+
+	if (track_session_open(&y, &w, broot, id, &d) < 0)
+		fail_msg("open: %s", d.n ? d.v[d.n - 1].msg : "?");
+	visited = f.visited.n;
+	if (track_session_walk(&y, true, &d) < 0)
+		fail_msg("the walk stopped: %s", d.n ? d.v[d.n - 1].msg : "?");
+	assert_int_equal(f.resumed.n, 1);
+	assert_true(y.t.decided);
+	assert_int_equal(y.t.npoints, 1);
+	assert_int_equal(y.t.points[0].from, 1);
+	assert_int_equal(y.t.points[0].at, 2);
+	assert_true(y.t.points[0].change > 25 && y.t.points[0].change < 35);
+	assert_string_equal(y.t.points[0].outcome, "found");
+	assert_string_equal(y.t.points[0].culprit, c[5].buf);
+	assert_string_equal(y.t.points[0].subject, "proc: slow reads");
+	assert_non_null(y.t.points[0].bisect);
+	/* two comparisons (the second resumed, the third), then the bisect's steps */
+	assert_true(f.visited.n >= visited + 3);
+	track_format_text(&y.t, &text);
+	assert_non_null(strstr(text.buf, "due to commit "));
+	assert_non_null(strstr(text.buf, "(\"proc: slow reads\") by Dev <dev@example.org>"));
+	track_session_release(&y);
+
+	/* resumed once done: nothing runs again */
+	visited = f.visited.n;
+	assert_int_equal(track_session_open(&y, &w, broot, id, &d), 0);
+	assert_int_equal(track_session_walk(&y, true, &d), 0);
+	assert_int_equal(f.visited.n, visited);
+	track_session_release(&y);
+	for (int i = 0; i < 10; i++)
+		strbuf_release(&c[i]);
+	unsetenv("LAB_CACHE_DIR");
+	bfake_release(&f);
+	assert_int_equal(fs_remove_tree(broot), 0);
+}
+
 static void test_bisect_resumed(void **state)
 {
 	_cleanup_spec_ struct spec *s = NULL;
@@ -814,6 +911,7 @@ int main(void)
 		cmocka_unit_test(test_bisect),
 		cmocka_unit_test(test_bisect_skips),
 		cmocka_unit_test(test_bisect_commits),
+		cmocka_unit_test(test_track),
 		cmocka_unit_test(test_bisect_resumed),
 		cmocka_unit_test(test_bisect_refuses),
 	};

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/* engine/track.c: a track's series read from its comparisons' runs;
+ * track.json read back strictly; the summary against a golden file. */
+#include <errno.h>
+#include <math.h>
+#include "unit.h"
+#include "engine/track.h"
+#include "result/result.h"
+#include "util/alloc.h"
+#include "util/strbuf.h"
+
+/* 4 tracked commits, the change between the second and the third. */
+static void setup(struct track *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->experiment = xstrdup("proc");
+	t->kernel = xstrdup("lin");
+	t->branch = xstrdup("master");
+	t->metric = xstrdup("w.m");
+	t->step = 3;
+	t->threshold = 20;
+	t->alpha = 0.05;
+	t->ncommits = 4;
+	t->commits = xcalloc(4, sizeof(*t->commits));
+	t->pairs = xcalloc(4, sizeof(*t->pairs));
+	for (unsigned i = 0; i < 4; i++)
+		t->commits[i] = (struct track_commit){ .id = xasprintf("c0ffee%02u%032x", i * 3, i * 3),
+						       .subject = xasprintf("subsystem: change %u", i * 3),
+						       .author = xstrdup("Dev <dev@example.org>") };
+}
+
+/* Comparison i's runs: 2 boots a kernel, 2 runs a boot; levels good, test. */
+static struct result_set *pair_runs(const struct track *t, size_t i, double good, double test)
+{
+	char *g = track_kernel_name(t, i), *k = track_kernel_name(t, i + 1);
+	struct result_set *rs = result_set_new("20261207-170000-abcd", "proc");
+	unsigned seq = 0;
+
+	for (unsigned b = 0; b < 2; b++)
+		for (unsigned v = 0; v < 2; v++)
+			for (unsigned r = 0; r < 2; r++) {
+				char *id = xasprintf("proc.%04u", ++seq);
+				struct result_run *run = result_add_run(rs, id, v ? k : g, "w", 0, b * 2 + r + 1);
+
+				run->status = RUN_OK;
+				run->boot = xasprintf("proc.b%u", b * 2 + v + 1);
+				result_add_metric(run, "w.m", (v ? test : good) + (r ? 0.5 : -0.5) + b);
+				free(id);
+			}
+	free(g);
+	free(k);
+	return rs;
+}
+
+static void test_series(void **state)
+{
+	struct track t;
+	struct result_set *runs[3];
+	double *value;
+	size_t *commit, *kept, n, nkept;
+
+	(void)state;
+	setup(&t);
+	runs[0] = pair_runs(&t, 0, 100, 100);
+	runs[1] = pair_runs(&t, 1, 100, 130);
+	runs[2] = NULL; /* not run yet */
+	track_series(&t, runs, &value, &commit, &n, &kept, &nkept);
+	/* commits 0, 1 (2 boots in each of its comparisons) and 2; 3 has no boot */
+	assert_int_equal(nkept, 3);
+	assert_int_equal(kept[0], 0);
+	assert_int_equal(kept[1], 1);
+	assert_int_equal(kept[2], 2);
+	assert_int_equal(n, 8);
+	for (size_t i = 0; i < n; i++) {
+		/* a boot's value is the mean of its runs; commit order */
+		assert_true(i == 0 || commit[i] >= commit[i - 1]);
+		assert_true(fabs(value[i] - (commit[i] == 2 ? 130 : 100)) <= 1.0 + 1e-9);
+	}
+	assert_int_equal(commit[0], 0);
+	assert_int_equal(commit[7], 2);
+	free(value);
+	free(commit);
+	free(kept);
+	result_set_free(runs[0]);
+	result_set_free(runs[1]);
+	track_release(&t);
+}
+
+static void test_json_and_text(void **state)
+{
+	struct track t, back;
+	struct strbuf j = STRBUF_INIT, j2 = STRBUF_INIT, text = STRBUF_INIT;
+	char *err = NULL;
+
+	(void)state;
+	setup(&t);
+	for (size_t i = 0; i < 3; i++) {
+		t.pairs[i].run = xasprintf("20261207-17000%zu-abcd", i);
+		t.pairs[i].done = true;
+		t.pairs[i].seconds = 200 + (double)i;
+	}
+	free(t.pairs[2].run);
+	t.pairs[2].run = NULL;
+	t.pairs[2].failed = xstrdup("lin-gc0ffee090000 does not build: fs/proc/uptime.c:12:31: error: x");
+	t.decided = true;
+	t.points = xcalloc(1, sizeof(*t.points));
+	t.points[0] = (struct track_point){ .from = 1, .at = 2, .change = 30.1, .lo = 29.5, .hi = 30.7, .p = 0.001,
+					    .bisect = xstrdup("20261207-171000-abcd"),
+					    .culprit = xstrdup("c0ffee05" "00000000000000000000000000000005"),
+					    .subject = xstrdup("proc: slow reads"),
+					    .author = xstrdup("Dev \x1b[31m <dev@example.org>"),
+					    .outcome = xstrdup("found") };
+	t.npoints = 1;
+	track_format_json(&t, &j);
+	assert_golden("tests/data/track/found.json", j.buf);
+	assert_int_equal(track_parse("track.json", j.buf, j.len, &back, &err), 0);
+	track_format_json(&back, &j2);
+	assert_string_equal(j.buf, j2.buf);
+	track_format_text(&back, &text);
+	assert_golden("tests/data/track/found.txt", text.buf);
+	assert_non_null(strstr(text.buf, "FYI: a +30.1% change of w.m (proc) due to commit c0ffee050000 (\"proc: slow reads\")"));
+	track_release(&back);
+	track_release(&t);
+	strbuf_release(&j);
+	strbuf_release(&j2);
+	strbuf_release(&text);
+}
+
+static void test_hostile(void **state)
+{
+	static const struct {
+		const char *from, *to, *says;
+	} bad[] = {
+		{ "\"format\": 1", "\"format\": 2", "\"format\" is not format 1" },
+		{ "\"step\": 3", "\"step\": 0", "\"step\" is 0" },
+		{ "\"id\": \"c0ffee03", "\"id\": \"../ee03", "\"id\" is not a commit id" },
+		{ "\"run\": \"20261207-170000-abcd\"", "\"run\": \"../../etc\"", "\"run\" is not a run id" },
+		{ "\"from\": 1", "\"from\": 2", "\"from\" is not before the commit" },
+		{ "\"at\": 2", "\"at\": 9", "\"at\" is missing or not a whole number in range" },
+		{ "\"decided\": true", "\"decided\": false", "there before the points were decided" },
+		{ "\"culprit\": \"c0ffee05", "\"culprit\": \"C0FFEE05", "\"culprit\" is not a commit id" },
+		{ "\"subject\": \"subsystem: change 0\",", "\"subject\": \"subsystem: change 0\", \"run\": null,",
+		  "is on the start, which is compared with nothing" },
+		{ "\"outcome\"", "\"extra\": 1, \"outcome\"", "\"extra\" is not a member of a change point" },
+		{ "{", "[", "track.json:2:11:" },
+	};
+	struct track t, back;
+	struct strbuf j = STRBUF_INIT;
+
+	(void)state;
+	setup(&t);
+	for (size_t i = 0; i < 3; i++) {
+		t.pairs[i].run = xasprintf("20261207-17000%zu-abcd", i);
+		t.pairs[i].done = true;
+	}
+	t.decided = true;
+	t.points = xcalloc(1, sizeof(*t.points));
+	t.points[0] = (struct track_point){ .from = 1, .at = 2, .change = 30, .lo = 29, .hi = 31, .p = 0.001,
+					    .culprit = xstrdup("c0ffee05" "00000000000000000000000000000005"),
+					    .outcome = xstrdup("found") };
+	t.npoints = 1;
+	track_format_json(&t, &j);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		const char *at = strstr(j.buf, bad[i].from);
+		struct strbuf doc = STRBUF_INIT;
+		char *err = NULL;
+
+		if (!at)
+			fail_msg("case %zu: '%s' is not in the file", i, bad[i].from);
+		strbuf_add(&doc, j.buf, (size_t)(at - j.buf));
+		strbuf_addstr(&doc, bad[i].to);
+		strbuf_addstr(&doc, at + strlen(bad[i].from));
+		assert_int_equal(track_parse("track.json", doc.buf, doc.len, &back, &err), -EINVAL);
+		if (!strstr(err, bad[i].says))
+			fail_msg("case %zu: '%s' does not say '%s'", i, err, bad[i].says);
+		free(err);
+		strbuf_release(&doc);
+	}
+	track_release(&t);
+	strbuf_release(&j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_series),
+		cmocka_unit_test(test_json_and_text),
+		cmocka_unit_test(test_hostile),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
