@@ -13,12 +13,13 @@
 #include "engine/engine.h"
 #include "engine/track-run.h"
 #include "util/escape.h"
+#include "util/json.h"
 #include "util/path.h"
 #include "util/units.h"
 #include "util/banned.h"
 
 struct track_opts {
-	const char *branch, *since, *metric, *threshold, *kernel, *resume;
+	const char *branch, *since, *metric, *threshold, *kernel, *resume, *accept, *why;
 	unsigned step, jobs;
 	bool oversubscribe;
 };
@@ -34,6 +35,9 @@ const struct lab_option track_options[] = {
 	OPT(struct track_opts, kernel, OPT_STRING, 0, "kernel", "KERNEL",
 	    "the kernel built at each commit (default: the experiment's first)"),
 	OPT(struct track_opts, resume, OPT_STRING, 0, "resume", "ID", "go on with a track that stopped"),
+	OPT(struct track_opts, accept, OPT_STRING, 0, "accept", "COMMIT",
+	    "mark a commit's change of --metric as a known trade-off (with --why): shown as accepted, not as news"),
+	OPT(struct track_opts, why, OPT_STRING, 0, "why", "TEXT", "why the trade-off is accepted (one line)"),
 	OPT(struct track_opts, jobs, OPT_UINT, 'j', "jobs", "N", "guests at a time (default: from the host's CPUs)",
 	    .min = 1, .max = 256, .what = "a number of guests at a time (1-256)"),
 	OPT(struct track_opts, oversubscribe, OPT_FLAG, 0, "oversubscribe", NULL, "allow more vCPUs than host CPUs"),
@@ -66,6 +70,44 @@ static void render(const struct lab_ctx *ctx, const struct track_session *x)
 	cmd_write(&out);
 }
 
+/* --accept COMMIT --metric M --why TEXT: a known trade-off recorded. */
+static int accept(struct lab_ctx *ctx, const struct track_opts *o, bool alone)
+{
+	_cleanup_spec_ struct spec *s = NULL;
+	_cleanup_diags_ struct diags d = { 0 };
+	_cleanup_free_ char *root = NULL;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, raw = STRBUF_INIT;
+
+	if (!alone || !o->metric || !o->why || o->resume || o->branch || o->since) {
+		cmd_error(ctx, "track: --accept COMMIT takes --metric METRIC and --why TEXT, and nothing else");
+		return EXIT_USAGE;
+	}
+	if (cmd_load_spec(ctx, ctx->file, &s) < 0)
+		return EXIT_USAGE;
+	root = cmd_results_dir(s);
+	if (track_accept(root, o->accept, o->metric, o->why, &d) < 0) {
+		cmd_report_errors(ctx, &d);
+		return EXIT_USAGE;
+	}
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j, &out, true);
+		json_object_begin(&j);
+		json_kv_string(&j, "commit", o->accept);
+		json_kv_string(&j, "metric", o->metric);
+		json_kv_string(&j, "why", o->why);
+		json_object_end(&j);
+		json_finish(&j);
+		strbuf_addch(&out, '\n');
+	} else {
+		strbuf_addf(&raw, "accepted: %s's change of %s: %s\n", o->accept, o->metric, o->why);
+		term_escape_lines(&out, raw.buf);
+	}
+	cmd_write(&out);
+	return EXIT_OK;
+}
+
 int cmd_track(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_spec_ struct spec *s = NULL;
@@ -82,6 +124,8 @@ int cmd_track(struct lab_ctx *ctx, int argc, char **argv)
 
 	if (first < 0)
 		return cmd_options_exit(first);
+	if (o.accept)
+		return accept(ctx, &o, first == argc);
 	if ((o.resume && first != argc) || (!o.resume && argc - first != 1)) {
 		cmd_error(ctx, "track: name one experiment, or --resume ID alone");
 		return EXIT_USAGE;

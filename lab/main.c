@@ -47,7 +47,8 @@ const struct cli_command commands[] = {
 	  "sequential runs, or said undecided",
 	  bisect_options, NULL },
 	{ "track", cmd_track, 0, -1,
-	  "EXPERIMENT --branch REF --since REF --metric METRIC [--step N] [--threshold PERCENT] | --resume ID",
+	  "EXPERIMENT --branch REF --since REF --metric METRIC [--step N] [--threshold PERCENT] | --resume ID | "
+	  "--accept COMMIT --metric METRIC --why TEXT",
 	  "Follow a branch of a git source: each tracked commit against the one before, the change points over the "
 	  "whole series, each bisected to its culprit",
 	  track_options, NULL },

@@ -15,6 +15,7 @@
 #include "../util/escape.h"
 #include "../util/fs.h"
 #include "../util/path.h"
+#include "../util/strv.h"
 #include "bisect-run.h"
 #include "track-run.h"
 #include "../util/banned.h"
@@ -397,10 +398,108 @@ static int walk(struct track_session *x, bool resumed, struct diags *d)
 	return 0;
 }
 
+/* <root>/accepted.json, or none; a file lab cannot read is said and counts as none. */
+static void read_accepted(struct track_session *x, struct track_accepted *a)
+{
+	_cleanup_free_ char *path = path_join(x->root, TRACK_ACCEPTED_FILE), *err = NULL;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	memset(a, 0, sizeof(*a));
+	if (strbuf_read_file(&sb, path, TRACK_MAX_BYTES) < 0)
+		return;
+	if (track_accepted_parse(path, sb.buf, sb.len, a, &err) < 0)
+		tlog(x, "ignoring %s: %s", path, err);
+}
+
+/* The earliest other track under root whose change points name culprit for metric, or NULL. */
+static char *reported_by(struct track_session *x, const char *culprit)
+{
+	_cleanup_strv_ struct strv ids = STRV_INIT;
+
+	store_list(x->root, &ids); /* sorted: the earliest first */
+	for (size_t i = 0; i < ids.n && strcmp(ids.v[i], x->id) < 0; i++) {
+		_cleanup_free_ char *path = xasprintf("%s/%s/%s", x->root, ids.v[i], TRACK_FILE), *err = NULL;
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+		struct track other;
+		bool hit = false;
+
+		if (strbuf_read_file(&sb, path, TRACK_MAX_BYTES) < 0 || track_parse(path, sb.buf, sb.len, &other, &err) < 0)
+			continue;
+		for (size_t k = 0; k < other.npoints && !hit; k++)
+			hit = other.points[k].culprit && streq(other.points[k].culprit, culprit) &&
+			      streq(other.metric, x->t.metric);
+		track_release(&other);
+		if (hit)
+			return xstrdup(ids.v[i]);
+	}
+	return NULL;
+}
+
+/* Each culprit: a known trade-off (accepted.json), or reported by an earlier track, or news. */
+static int classify_culprits(struct track_session *x, struct diags *d)
+{
+	struct track_accepted a;
+
+	read_accepted(x, &a);
+	for (size_t i = 0; i < x->t.npoints; i++) {
+		struct track_point *p = &x->t.points[i];
+		const char *why;
+
+		if (!p->culprit)
+			continue;
+		free(p->accepted);
+		free(p->known);
+		why = track_accepted_why(&a, p->culprit, x->t.metric);
+		p->accepted = why ? xstrdup(why) : NULL;
+		p->known = reported_by(x, p->culprit);
+	}
+	track_accepted_release(&a);
+	return save_state(x, d);
+}
+
+int track_accept(const char *root, const char *commit, const char *metric, const char *why, struct diags *d)
+{
+	_cleanup_free_ char *path = path_join(root, TRACK_ACCEPTED_FILE), *err = NULL;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
+	struct track_accepted a = { 0 };
+	size_t n = strlen(commit);
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	int r;
+
+	if (n < 7 || n > 40 || strspn(commit, "0123456789abcdef") != n) {
+		diags_add(d, NULL, "track: --accept '%s' is not 7 to 40 hex digits of a commit id", commit);
+		return -EINVAL;
+	}
+	if (strlen(why) > 1000 || strpbrk(why, "\n\r")) {
+		diags_add(d, NULL, "track: --why is one line of at most 1000 bytes");
+		return -EINVAL;
+	}
+	if (strbuf_read_file(&sb, path, TRACK_MAX_BYTES) >= 0 && track_accepted_parse(path, sb.buf, sb.len, &a, &err) < 0) {
+		diags_add(d, NULL, "track: %s", err);
+		return -EINVAL;
+	}
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	GROW(a.v, a.alloc, a.n + 1);
+	a.v[a.n++] = (struct track_accept){ .commit = xstrdup(commit), .metric = xstrdup(metric), .why = xstrdup(why),
+					    .when = xstrdup(when) };
+	track_accepted_format_json(&a, &out);
+	track_accepted_release(&a);
+	if ((r = path_mkdir_p(root, 0755)) < 0 || (r = fs_write_atomic(path, out.buf, out.len, 0644)) < 0) {
+		diags_add(d, NULL, "cannot write %s: %s", path, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
 int track_session_walk(struct track_session *x, bool resumed, struct diags *d)
 {
 	int r = walk(x, resumed, d);
 
+	if (r == 0)
+		r = classify_culprits(x, d);
 	/* a stored run whatever stopped it: lab report and lab bundle take it, a resume finds it */
 	if (gather(x, d) < 0)
 		r = -1;

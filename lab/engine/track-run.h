@@ -44,3 +44,7 @@ int track_session_open(struct track_session *x, const struct workflow *w, const 
  * track is complete; -1 with d when something stopped it (a resume goes on). */
 int track_session_walk(struct track_session *x, bool resumed, struct diags *d);
 void track_session_release(struct track_session *x);
+/* A known trade-off added to <root>/accepted.json (one line of why): a
+ * change point whose culprit it names is shown as accepted, not as news.
+ * 0, or a negative errno with d. */
+int track_accept(const char *root, const char *commit, const char *metric, const char *why, struct diags *d);

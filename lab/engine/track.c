@@ -18,6 +18,8 @@ static void point_release(struct track_point *p)
 	free(p->subject);
 	free(p->author);
 	free(p->outcome);
+	free(p->known);
+	free(p->accepted);
 }
 
 void track_release(struct track *t)
@@ -172,6 +174,8 @@ void track_format_json(const struct track *t, struct strbuf *out)
 		json_kv_string(&j, "subject", p->subject);
 		json_kv_string(&j, "author", p->author);
 		json_kv_string(&j, "outcome", p->outcome);
+		json_kv_string(&j, "known", p->known);
+		json_kv_string(&j, "accepted", p->accepted);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -218,7 +222,7 @@ static int read_commit(struct json_reader *r, const struct json_doc *o, size_t i
 static int read_point(struct json_reader *r, const struct json_doc *o, struct track *t, struct track_point *p)
 {
 	static const char *const known[] = { "from", "at", "change_pct", "lo_pct", "hi_pct", "p", "bisect", "culprit",
-					     "subject", "author", "outcome", NULL };
+					     "subject", "author", "outcome", "known", "accepted", NULL };
 	const char *unknown;
 	size_t at = 0, from = 0;
 
@@ -233,8 +237,12 @@ static int read_point(struct json_reader *r, const struct json_doc *o, struct tr
 	    json_reader_num(r, o, "hi_pct", -HUGE_VAL, HUGE_VAL, true, &p->hi) < 0 ||
 	    json_reader_num(r, o, "p", 0, 1, false, &p->p) < 0 || json_reader_opt_string(r, o, "bisect", &p->bisect) < 0 ||
 	    json_reader_opt_string(r, o, "culprit", &p->culprit) < 0 || json_reader_opt_string(r, o, "subject", &p->subject) < 0 ||
-	    json_reader_opt_string(r, o, "author", &p->author) < 0 || json_reader_opt_string(r, o, "outcome", &p->outcome) < 0)
+	    json_reader_opt_string(r, o, "author", &p->author) < 0 || json_reader_opt_string(r, o, "outcome", &p->outcome) < 0 ||
+	    json_reader_opt_string(r, o, "known", &p->known) < 0 ||
+	    json_reader_opt_string(r, o, "accepted", &p->accepted) < 0)
 		return -EINVAL;
+	if (p->known && !str_is_name(p->known))
+		return json_reader_bad(r, "is not a run id", "known");
 	p->at = (unsigned)at;
 	p->from = (unsigned)from;
 	if (p->from >= p->at)
@@ -353,7 +361,13 @@ void track_format_text(const struct track *t, struct strbuf *out)
 
 		strbuf_addf(out, "change point: %s %+.1f%% [%+.1f, %+.1f]%% (p=%.3g) between %.12s and %.12s\n",
 			    t->metric, p->change, p->lo, p->hi, p->p, t->commits[p->from].id, t->commits[p->at].id);
-		if (p->culprit)
+		if (p->culprit && p->accepted)
+			strbuf_addf(out, "  accepted: commit %.12s (\"%s\"), a known trade-off: %s\n", p->culprit,
+				    p->subject ? p->subject : "", p->accepted);
+		else if (p->culprit && p->known)
+			strbuf_addf(out, "  known: commit %.12s (\"%s\"), reported by track %s\n", p->culprit,
+				    p->subject ? p->subject : "", p->known);
+		else if (p->culprit)
 			/* the robot's line */
 			strbuf_addf(out, "  FYI: a %+.1f%% change of %s (%s) due to commit %.12s (\"%s\") by %s\n", p->change,
 				    t->metric, t->experiment, p->culprit, p->subject ? p->subject : "",
@@ -361,4 +375,107 @@ void track_format_text(const struct track *t, struct strbuf *out)
 		else if (p->outcome)
 			strbuf_addf(out, "  %s%s%s\n", p->outcome, p->bisect ? ": bisect " : "", p->bisect ? p->bisect : "");
 	}
+}
+
+/* ---- accepted.json ---- */
+
+void track_accepted_release(struct track_accepted *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		free(a->v[i].commit);
+		free(a->v[i].metric);
+		free(a->v[i].why);
+		free(a->v[i].when);
+	}
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+void track_accepted_format_json(const struct track_accepted *a, struct strbuf *out)
+{
+	struct json j;
+
+	json_init(&j, out, true);
+	json_object_begin(&j);
+	json_kv_uint(&j, "format", 1);
+	json_key(&j, "accepted");
+	json_array_begin(&j);
+	for (size_t i = 0; i < a->n; i++) {
+		json_object_begin(&j);
+		json_kv_string(&j, "commit", a->v[i].commit);
+		json_kv_string(&j, "metric", a->v[i].metric);
+		json_kv_string(&j, "why", a->v[i].why);
+		json_kv_string(&j, "when", a->v[i].when);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+	strbuf_addch(out, '\n');
+}
+
+static int read_accept(struct json_reader *r, const struct json_doc *o, struct track_accept *x)
+{
+	static const char *const known[] = { "commit", "metric", "why", "when", NULL };
+	const char *unknown;
+	size_t n;
+
+	if (json_doc_type(o) != JSON_DOC_OBJECT)
+		return json_reader_bad(r, "has an element that is not an object", "accepted");
+	if ((unknown = json_doc_unknown_key(o, known)))
+		return json_reader_bad(r, "is not a member of an accepted trade-off", unknown);
+	if (json_reader_string(r, o, "commit", &x->commit) < 0 || json_reader_string(r, o, "metric", &x->metric) < 0 ||
+	    json_reader_string(r, o, "why", &x->why) < 0 || json_reader_string(r, o, "when", &x->when) < 0)
+		return -EINVAL;
+	n = strlen(x->commit);
+	if (n < 7 || n > 40 || strspn(x->commit, "0123456789abcdef") != n)
+		return json_reader_bad(r, "is not 7 to 40 hex digits of a commit id", "commit");
+	if (strlen(x->why) > 1000)
+		return json_reader_bad(r, "is longer than 1000 bytes", "why");
+	return 0;
+}
+
+int track_accepted_parse(const char *path, const char *text, size_t len, struct track_accepted *ret, char **ret_err)
+{
+	_cleanup_json_doc_ struct json_doc *doc = NULL;
+	struct json_reader r = { .path = path };
+	const struct json_doc *a;
+	size_t format = 0;
+	const char *unknown;
+	static const char *const known[] = { "format", "accepted", NULL };
+
+	memset(ret, 0, sizeof(*ret));
+	if (json_doc_parse_file(path, text, len, &doc, ret_err) < 0)
+		return -EINVAL;
+	a = json_doc_get(doc, "accepted");
+	if (json_doc_type(doc) != JSON_DOC_OBJECT)
+		json_reader_bad(&r, "is not an object", "accepted.json");
+	else if ((unknown = json_doc_unknown_key(doc, known)))
+		json_reader_bad(&r, "is not a member of accepted.json", unknown);
+	else if (json_reader_uint(&r, doc, "format", 1000000, &format) < 0 || format != 1)
+		json_reader_bad(&r, "is not format 1", "format");
+	else if (json_doc_type(a) != JSON_DOC_ARRAY || json_doc_array_size(a) > 10000)
+		json_reader_bad(&r, "is missing or not an array (at most 10000)", "accepted");
+	else
+		for (size_t i = 0; i < json_doc_array_size(a); i++) {
+			GROW(ret->v, ret->alloc, ret->n + 1);
+			memset(&ret->v[ret->n], 0, sizeof(ret->v[ret->n]));
+			ret->n++;
+			if (read_accept(&r, json_doc_array_get(a, i), &ret->v[ret->n - 1]) < 0)
+				break;
+		}
+	if (r.err) {
+		*ret_err = r.err;
+		track_accepted_release(ret);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const char *track_accepted_why(const struct track_accepted *a, const char *culprit, const char *metric)
+{
+	for (size_t i = 0; culprit && i < a->n; i++)
+		if (streq(a->v[i].metric, metric) && strncmp(culprit, a->v[i].commit, strlen(a->v[i].commit)) == 0)
+			return a->v[i].why;
+	return NULL;
 }

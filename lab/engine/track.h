@@ -46,6 +46,8 @@ struct track_point {
 	char *culprit;          /* its first bad commit, once found (40 hex digits) */
 	char *subject, *author; /* the culprit's */
 	char *outcome;          /* the bisect's state (found, stuck, ...); "adjacent": no commit between */
+	char *known;            /* the track that reported this culprit and metric first; NULL: news */
+	char *accepted;         /* why the culprit's change of this metric is a known trade-off; NULL: none */
 };
 
 struct track {
@@ -79,6 +81,25 @@ void track_series(const struct track *t, struct result_set *const *runs, double 
 /* track.json, pretty, and back: strict, the first problem in *ret_err. */
 void track_format_json(const struct track *t, struct strbuf *out);
 int track_parse(const char *path, const char *text, size_t len, struct track *ret, char **ret_err);
+
+/*
+ * Known trade-offs (<results>/accepted.json): a commit (7 to 40 hex digits,
+ * matched as a prefix of a culprit's id) and a metric whose change is
+ * accepted, with why. One writer: lab track --accept.
+ */
+#define TRACK_ACCEPTED_FILE "accepted.json"
+struct track_accept {
+	char *commit, *metric, *why, *when;
+};
+struct track_accepted {
+	struct track_accept *v;
+	size_t n, alloc;
+};
+void track_accepted_release(struct track_accepted *a);
+void track_accepted_format_json(const struct track_accepted *a, struct strbuf *out);
+int track_accepted_parse(const char *path, const char *text, size_t len, struct track_accepted *ret, char **ret_err);
+/* Why culprit's change of metric is accepted, or NULL. */
+const char *track_accepted_why(const struct track_accepted *a, const char *culprit, const char *metric);
 
 /* The summary a person reads: the tracked commits, the comparisons, each
  * change point with its culprit in the robot's words. */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for engine/track.c's reader: track.json comes back with a
+ * Fuzz target for engine/track.c's readers: track.json comes back with a
  * bundle or a results folder from elsewhere, and `lab track --resume` acts
- * on it. Any bytes: never a crash or a leak; a state read back formats
- * again and reads back the same, and its summary can be said.
+ * on it; accepted.json sits in the results folder. Any bytes, read as
+ * each: never a crash or a leak; what was read formats again and reads
+ * back the same, and a track's summary can be said.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -14,12 +15,39 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void accepted(const uint8_t *data, size_t size)
+{
+	struct track_accepted a, back;
+	char *err = NULL, *err2 = NULL;
+	struct strbuf sb = STRBUF_INIT, sb2 = STRBUF_INIT;
+
+	if (track_accepted_parse("accepted.json", (const char *)data, size, &a, &err) < 0) {
+		if (!err)
+			abort();
+		free(err);
+		return;
+	}
+	track_accepted_format_json(&a, &sb);
+	if (track_accepted_parse("again.json", sb.buf, sb.len, &back, &err2) < 0)
+		abort();
+	track_accepted_format_json(&back, &sb2);
+	if (sb.len != sb2.len || memcmp(sb.buf, sb2.buf, sb.len) != 0)
+		abort();
+	if (a.n)
+		track_accepted_why(&a, "c0ffee0500000000000000000000000000000005", a.v[0].metric);
+	track_accepted_release(&a);
+	track_accepted_release(&back);
+	strbuf_release(&sb);
+	strbuf_release(&sb2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct track t, back;
 	char *err = NULL, *err2 = NULL;
 	struct strbuf sb = STRBUF_INIT, sb2 = STRBUF_INIT, text = STRBUF_INIT;
 
+	accepted(data, size);
 	if (track_parse("track.json", (const char *)data, size, &t, &err) < 0) {
 		if (!err)
 			abort(); /* an error always says why */

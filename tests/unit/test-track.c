@@ -180,12 +180,83 @@ static void test_hostile(void **state)
 	strbuf_release(&j);
 }
 
+/* Known trade-offs: accepted.json round trip, a culprit matched by its
+ * prefix and metric, the summary saying accepted or known, not news. */
+static void test_accepted(void **state)
+{
+	static const struct {
+		const char *from, *to, *says;
+	} bad[] = {
+		{ "\"commit\": \"c0ffee05\"", "\"commit\": \"c0ffe\"", "\"commit\" is not 7 to 40 hex digits" },
+		{ "\"commit\": \"c0ffee05\"", "\"commit\": \"../etc/x\"", "\"commit\" is not 7 to 40 hex digits" },
+		{ "\"format\": 1", "\"format\": 3", "\"format\" is not format 1" },
+		{ "\"when\"", "\"who\": 1, \"when\"", "\"who\" is not a member of an accepted trade-off" },
+	};
+	struct track_accepted a = { 0 }, back;
+	struct track t;
+	struct strbuf j = STRBUF_INIT, text = STRBUF_INIT;
+	char *err = NULL;
+
+	(void)state;
+	GROW(a.v, a.alloc, 1);
+	a.v[a.n++] = (struct track_accept){ .commit = xstrdup("c0ffee05"), .metric = xstrdup("w.m"),
+					    .why = xstrdup("slower reads buy a correct banner"),
+					    .when = xstrdup("2026-12-07T17:00:00Z") };
+	track_accepted_format_json(&a, &j);
+	assert_int_equal(track_accepted_parse("accepted.json", j.buf, j.len, &back, &err), 0);
+	assert_int_equal(back.n, 1);
+	assert_string_equal(track_accepted_why(&back, "c0ffee0500000000000000000000000000000005", "w.m"),
+			    "slower reads buy a correct banner");
+	assert_null(track_accepted_why(&back, "c0ffee0500000000000000000000000000000005", "other.m"));
+	assert_null(track_accepted_why(&back, "c0ffee0600000000000000000000000000000006", "w.m"));
+	track_accepted_release(&back);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		const char *at = strstr(j.buf, bad[i].from);
+		struct strbuf doc = STRBUF_INIT;
+
+		if (!at)
+			fail_msg("case %zu: '%s' is not in the file", i, bad[i].from);
+		strbuf_add(&doc, j.buf, (size_t)(at - j.buf));
+		strbuf_addstr(&doc, bad[i].to);
+		strbuf_addstr(&doc, at + strlen(bad[i].from));
+		assert_int_equal(track_accepted_parse("accepted.json", doc.buf, doc.len, &back, &err), -EINVAL);
+		if (!strstr(err, bad[i].says))
+			fail_msg("case %zu: '%s' does not say '%s'", i, err, bad[i].says);
+		free(err);
+		strbuf_release(&doc);
+	}
+	track_accepted_release(&a);
+	/* the summary: accepted, or known, instead of the robot's line */
+	setup(&t);
+	t.decided = true;
+	t.points = xcalloc(2, sizeof(*t.points));
+	t.points[0] = (struct track_point){ .from = 0, .at = 1, .change = 30, .lo = 29, .hi = 31, .p = 0.001,
+					    .culprit = xstrdup("c0ffee0300000000000000000000000000000003"),
+					    .subject = xstrdup("subsystem: change 3"), .outcome = xstrdup("adjacent"),
+					    .accepted = xstrdup("slower reads buy a correct banner") };
+	t.points[1] = (struct track_point){ .from = 2, .at = 3, .change = -20, .lo = -21, .hi = -19, .p = 0.001,
+					    .culprit = xstrdup("c0ffee0900000000000000000000000000000009"),
+					    .subject = xstrdup("subsystem: change 9"), .outcome = xstrdup("adjacent"),
+					    .known = xstrdup("20261201-120000-abcd") };
+	t.npoints = 2;
+	track_format_text(&t, &text);
+	assert_non_null(strstr(text.buf, "accepted: commit c0ffee030000 (\"subsystem: change 3\"), a known trade-off: "
+					 "slower reads buy a correct banner"));
+	assert_non_null(strstr(text.buf, "known: commit c0ffee090000 (\"subsystem: change 9\"), reported by track "
+					 "20261201-120000-abcd"));
+	assert_null(strstr(text.buf, "FYI"));
+	track_release(&t);
+	strbuf_release(&j);
+	strbuf_release(&text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_series),
 		cmocka_unit_test(test_json_and_text),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_accepted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -818,6 +818,36 @@ static void test_track(void **state)
 	assert_int_equal(track_session_walk(&y, true, &d), 0);
 	assert_int_equal(f.visited.n, visited);
 	track_session_release(&y);
+
+	/* a second track of the same branch: the culprit is not news, it is known */
+	{
+		_cleanup_spec_ struct spec *s2 = NULL;
+		_cleanup_free_ char *prefix = xstrndup(c[5].buf, 10);
+
+		assert_int_equal(bisect_load_spec(&f, &s2), 0);
+		assert_int_equal(track_session_new(&y, &w, broot, s2, &p, &d), 0);
+		assert_int_equal(track_session_walk(&y, false, &d), 0);
+		assert_int_equal(y.t.npoints, 1);
+		assert_string_equal(y.t.points[0].culprit, c[5].buf);
+		assert_string_equal(y.t.points[0].known, id);
+		assert_null(y.t.points[0].accepted);
+		/* accepted as a trade-off: a resume says so */
+		assert_int_equal(track_accept(broot, prefix, "w.m", "slower reads, a correct banner", &d), 0);
+		assert_int_equal(track_accept(broot, "xyz", "w.m", "no", &d), -EINVAL);
+		assert_int_equal(track_accept(broot, prefix, "w.m", "two\nlines", &d), -EINVAL);
+		free(id);
+		id = xstrdup(y.id);
+		track_session_release(&y);
+		assert_int_equal(track_session_open(&y, &w, broot, id, &d), 0);
+		visited = f.visited.n;
+		assert_int_equal(track_session_walk(&y, true, &d), 0);
+		assert_int_equal(f.visited.n, visited);
+		assert_string_equal(y.t.points[0].accepted, "slower reads, a correct banner");
+		strbuf_reset(&text);
+		track_format_text(&y.t, &text);
+		assert_non_null(strstr(text.buf, "a known trade-off: slower reads, a correct banner"));
+		track_session_release(&y);
+	}
 	for (int i = 0; i < 10; i++)
 		strbuf_release(&c[i]);
 	unsetenv("LAB_CACHE_DIR");
