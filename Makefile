@@ -136,7 +136,7 @@ test-slow: $(A)/bin/lab $(LAB_BIN)
 		tests/run-all tests/slow/s[0-9]*.sh
 
 # Figures, printed; never asserted.
-bench: $(LAB_BIN) $(PLUGIN) build/bench/shard-import build/bench/mann-whitney
+bench: $(LAB_BIN) $(PLUGIN) build/bench/shard-import build/bench/mann-whitney build/bench/bisect-plan
 	bench/kernel-build
 	bench/ccache-modes
 	bench/image-boot
@@ -149,6 +149,7 @@ bench: $(LAB_BIN) $(PLUGIN) build/bench/shard-import build/bench/mann-whitney
 	bench/icount
 	bench/shard-import
 	bench/site
+	bench/bisect-plan
 
 # Rewrite golden files from the current output (then review the diff).
 regen: $(A)/bin/lab
