@@ -411,7 +411,8 @@ static void read_accepted(struct track_session *x, struct track_accepted *a)
 		tlog(x, "ignoring %s: %s", path, err);
 }
 
-/* The earliest other track under root whose change points name culprit for metric, or NULL. */
+/* The earliest other track under root, of the same experiment and metric, whose change points
+ * name culprit, or NULL. */
 static char *reported_by(struct track_session *x, const char *culprit)
 {
 	_cleanup_strv_ struct strv ids = STRV_INIT;
@@ -427,7 +428,7 @@ static char *reported_by(struct track_session *x, const char *culprit)
 			continue;
 		for (size_t k = 0; k < other.npoints && !hit; k++)
 			hit = other.points[k].culprit && streq(other.points[k].culprit, culprit) &&
-			      streq(other.metric, x->t.metric);
+			      streq(other.metric, x->t.metric) && streq(other.experiment, x->t.experiment);
 		track_release(&other);
 		if (hit)
 			return xstrdup(ids.v[i]);

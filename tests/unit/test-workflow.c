@@ -848,6 +848,33 @@ static void test_track(void **state)
 		assert_non_null(strstr(text.buf, "a known trade-off: slower reads, a correct banner"));
 		track_session_release(&y);
 	}
+
+	/* the earlier tracks as another experiment's, which names its metric alike: news again */
+	{
+		_cleanup_spec_ struct spec *s3 = NULL;
+		_cleanup_strv_ struct strv ids = STRV_INIT;
+
+		assert_int_equal(store_list(broot, &ids), 0);
+		for (size_t i = 0; i < ids.n; i++) {
+			_cleanup_free_ char *path = xasprintf("%s/%s/track.json", broot, ids.v[i]), *at = NULL;
+			_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
+			const char *e;
+
+			if (strbuf_read_file(&sb, path, 1 << 20) < 0)
+				continue;
+			assert_non_null(e = strstr(sb.buf, "\"experiment\": \"proc\""));
+			strbuf_add(&out, sb.buf, (size_t)(e - sb.buf));
+			strbuf_addstr(&out, "\"experiment\": \"other\"");
+			strbuf_addstr(&out, e + strlen("\"experiment\": \"proc\""));
+			assert_int_equal(fs_write_atomic(path, out.buf, out.len, 0644), 0);
+		}
+		assert_int_equal(bisect_load_spec(&f, &s3), 0);
+		assert_int_equal(track_session_new(&y, &w, broot, s3, &p, &d), 0);
+		assert_int_equal(track_session_walk(&y, false, &d), 0);
+		assert_int_equal(y.t.npoints, 1);
+		assert_null(y.t.points[0].known);
+		track_session_release(&y);
+	}
 	for (int i = 0; i < 10; i++)
 		strbuf_release(&c[i]);
 	unsetenv("LAB_CACHE_DIR");
