@@ -402,48 +402,23 @@ static char *kernels_failure(const struct result_set *rs, const char *test)
 	return why;
 }
 
-/* The last lines of what a build said, for an error. */
-static const char *tail_of(const char *log)
-{
-	size_t n = strlen(log);
-
-	return n > 2000 ? log + n - 2000 : log;
-}
-
 /*
- * The step's kernels built before its run, where the workflow can: the
- * good end must build; a kernel under test that does not build on its own
- * account (the compiler's error: result/failure.h) is skipped (1, *ret_why
- * says why), as git bisect skip. Any other failure (a full disk, the
- * compiler killed, a failure with no compiler's line) stops the bisect for
- * a resume.
+ * The step's kernels built before its run: the good end must build; a
+ * kernel under test that does not build on the compiler's word is skipped
+ * (1, *ret_why), as git bisect skip; any other failure stops the bisect
+ * for a resume (workflow_build_kernel).
  */
 static int build_ends(struct bisect_session *x, const struct spec *s, const char *good, const char *test,
 		      char **ret_why, struct diags *d)
 {
-	_cleanup_free_ char *log = NULL;
-	struct failure f;
-	int r;
+	_cleanup_free_ char *why = NULL;
+	int r = workflow_build_kernel(x->w, s, "bisect", good, &why, d);
 
-	if (!x->w->build)
-		return 0;
-	if ((r = x->w->build(x->w->userdata, s, good, &log)) != 0) {
-		if (r > 0)
-			diags_add(d, NULL, "bisect: the good end %s does not build:\n%s", good, tail_of(log));
-		return -1;
-	}
-	if ((r = x->w->build(x->w->userdata, s, test, &log)) <= 0)
-		return r;
-	failure_classify(FAILURE_AT_BUILD, log, &f);
-	/* skipped on the compiler's word only: without it, a resume tries again */
-	r = failure_is_kernels(f.kind) && f.evidence ? 1 : -1;
 	if (r > 0)
-		*ret_why = xasprintf("the kernel's failure (%s): %s", failure_kind_name(f.kind), f.evidence);
-	else
-		diags_add(d, NULL, "bisect: %s did not build, and not on the compiler's word (%s): %s", test,
-			  failure_kind_name(f.kind), tail_of(log));
-	failure_release(&f);
-	return r;
+		diags_add(d, NULL, "bisect: the good end %s does not build: %s", good, why);
+	if (r != 0)
+		return -1;
+	return workflow_build_kernel(x->w, s, "bisect", test, ret_why, d);
 }
 
 /* One step: the experiment cut to [good, prefix] and run (or its stored run resumed), then judged. */

@@ -6,7 +6,6 @@
 #include <time.h>
 #include "../kernel/source.h"
 #include "../result/changepoint.h"
-#include "../result/failure.h"
 #include "../result/result.h"
 #include "../spec/spec.h"
 #include "../store/store.h"
@@ -172,26 +171,14 @@ static int build_pair(struct track_session *x, const struct spec *s, const char 
 {
 	const char *names[2] = { good, test };
 
-	for (int i = 0; x->w->build && i < 2; i++) {
-		_cleanup_free_ char *log = NULL;
-		struct failure f;
-		int r = x->w->build(x->w->userdata, s, names[i], &log);
+	for (int i = 0; i < 2; i++) {
+		_cleanup_free_ char *why = NULL;
+		int r = workflow_build_kernel(x->w, s, "track", names[i], &why, d);
 
-		if (r <= 0) {
-			if (r < 0)
-				return -1;
-			continue;
-		}
-		failure_classify(FAILURE_AT_BUILD, log, &f);
-		if (failure_is_kernels(f.kind) && f.evidence) {
-			*ret_why = xasprintf("%s does not build: %s", names[i], f.evidence);
-			failure_release(&f);
-			return 1;
-		}
-		diags_add(d, NULL, "track: %s did not build, and not on the compiler's word (%s)", names[i],
-			  failure_kind_name(f.kind));
-		failure_release(&f);
-		return -1;
+		if (r > 0)
+			*ret_why = xasprintf("%s: %s", names[i], why);
+		if (r != 0)
+			return r;
 	}
 	return 0;
 }

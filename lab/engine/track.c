@@ -336,10 +336,10 @@ void track_format_text(const struct track *t, struct strbuf *out)
 
 	for (size_t i = 0; i + 1 < t->ncommits; i++)
 		done += t->pairs[i].done;
-	strbuf_addf(out, "track of %s over %s's %s (every %u%s commit, first parents): %s, %zu commits tracked, %zu of "
-			 "%zu comparisons done\n",
-		    t->experiment, t->kernel, t->branch, t->step, t->step == 1 ? "st" : t->step == 2 ? "nd" : t->step == 3 ? "rd" : "th",
-		    t->metric, t->ncommits, done, t->ncommits - 1);
+	strbuf_addf(out, "track of %s over %s's %s (every %u commit%s of the first-parent line): %s, %zu commits "
+			 "tracked, %zu of %zu comparisons done\n",
+		    t->experiment, t->kernel, t->branch, t->step, t->step == 1 ? "" : "s", t->metric, t->ncommits, done,
+		    t->ncommits - 1);
 	for (size_t i = 0; i < t->ncommits; i++) {
 		const struct track_pair *p = i ? &t->pairs[i - 1] : NULL;
 

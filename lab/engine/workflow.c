@@ -9,6 +9,7 @@
 #include "../util/strbuf.h"
 #include "workflow.h"
 #include <string.h>
+#include "../result/failure.h"
 #include "../store/store.h"
 #include "../util/diag.h"
 #include "../util/banned.h"
@@ -59,4 +60,29 @@ int workflow_open(const char *root, const char *id, const char *noun, const char
 		return -1;
 	}
 	return 0;
+}
+
+int workflow_build_kernel(const struct workflow *w, const struct spec *s, const char *noun, const char *name,
+			  char **ret_why, struct diags *d)
+{
+	_cleanup_free_ char *log = NULL;
+	struct failure f;
+	size_t n;
+	int r;
+
+	if (!w->build)
+		return 0;
+	if ((r = w->build(w->userdata, s, name, &log)) <= 0)
+		return r;
+	failure_classify(FAILURE_AT_BUILD, log, &f);
+	/* skipped on the compiler's word only */
+	r = failure_is_kernels(f.kind) && f.evidence ? 1 : -1;
+	n = strlen(log);
+	if (r > 0)
+		*ret_why = xasprintf("the kernel's failure (%s): %s", failure_kind_name(f.kind), f.evidence);
+	else
+		diags_add(d, NULL, "%s: %s did not build, and not on the compiler's word (%s): %s", noun, name,
+			  failure_kind_name(f.kind), n > 2000 ? log + n - 2000 : log);
+	failure_release(&f);
+	return r;
 }

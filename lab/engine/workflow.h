@@ -58,3 +58,12 @@ int workflow_save(const char *dir, const char *file, const struct strbuf *text, 
  * 'ID' under ROOT" for noun "bisect"). */
 int workflow_open(const char *root, const char *id, const char *noun, const char *file, size_t max, char **ret_dir,
 		  char **ret_path, struct strbuf *text, struct diags *d);
+/*
+ * Kernel `name` built through w->build (none: 0, the run builds it). 0 when
+ * built; 1 when it does not build on its own account, the compiler's first
+ * error in *ret_why ("the kernel's failure (build): fs/x.c:1:2: error:
+ * ..."); -1 with d for any other failure (a full disk, the compiler
+ * killed, a build with no compiler's line): a resume tries again.
+ */
+int workflow_build_kernel(const struct workflow *w, const struct spec *s, const char *noun, const char *name,
+			  char **ret_why, struct diags *d);
