@@ -23,7 +23,7 @@ command -v cloud-init >/dev/null && test_set_prereq CLOUDINIT
 port=$((30000 + $$ % 20000))
 
 cleanup_vm() { [ -f "$TRASH/qemu.pid" ] && kill "$(cat "$TRASH/qemu.pid")" 2>/dev/null; rm -f "$TRASH/qemu.pid"; }
-trap 'cleanup_vm; rm -rf "$TRASH"' EXIT
+trap 'cleanup_vm; test_remove_trash' EXIT
 
 test_expect_success 'the base kernel builds (or is cached)' "
 	lab -C '$P' -q kernel build base &&

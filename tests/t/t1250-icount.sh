@@ -46,7 +46,7 @@ s = s[:s.index("experiments:")] + """experiments:
 """
 open(sys.argv[2], "w").write(s)
 PY
-trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; test_remove_trash' EXIT
 
 test_expect_success 'an icount guest boots twice, runs, and run.json and the report say timing: icount' "
 	lab -C '$P' -q kernel build base &&

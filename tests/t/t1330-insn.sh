@@ -35,7 +35,7 @@ s = s[:s.index("experiments:")] + """experiments:
 """
 open(sys.argv[2], "w").write(s)
 PY
-trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; test_remove_trash' EXIT
 
 test_expect_success 'lab run with the insn monitor: one boot under TCG, both runs ok' "
 	lab -C '$P' -q kernel build base &&

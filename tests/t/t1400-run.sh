@@ -36,7 +36,7 @@ s = s[:s.index("experiments:")] + """experiments:
 """
 open(sys.argv[2], "w").write(s)
 PY
-trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; lab -C "$TRASH/proj2" -q gc >/dev/null 2>&1; lab -C "$P" -q vm down --all >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; lab -C "$TRASH/proj2" -q gc >/dev/null 2>&1; lab -C "$P" -q vm down --all >/dev/null 2>&1; test_remove_trash' EXIT
 
 test_expect_success 'the experiment is valid and plans two runs with --set repeat=1' "
 	lab -C proj validate &&

@@ -190,7 +190,7 @@ s = s[:s.index("experiments:")] + """experiments:
 """
 open(sys.argv[2], "w").write(s)
 PY
-trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; lab -C "$P" -q vm down --all >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; lab -C "$P" -q vm down --all >/dev/null 2>&1; test_remove_trash' EXIT
 
 test "$(nproc)" -ge 2 && test_set_prereq TWO_CPUS
 

@@ -57,7 +57,7 @@ OUT=$(mktemp -d "${TMPDIR:-/tmp}/lab-t1460.XXXXXX") || exit 1
 mkdir "$TRASH/tmp" && export TMPDIR="$TRASH/tmp"
 trap 'rm -rf "$OUT"
 	lab -C "$P" -q vm down --all >/dev/null 2>&1
-	rm -rf "$TRASH"' EXIT
+	test_remove_trash' EXIT
 mkdir "$OUT/empty" "$OUT/unpacked" "$OUT/again"
 
 # the run folder a `lab run` made, from its first line

@@ -19,7 +19,7 @@ done
 
 H=$TRASH/host
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; "$SRC_DIR/tests/tools/libvirt-ssh-host" stop "$H"; rm -rf "$TRASH"' EXIT
+trap 'lab -C "$TRASH/proj" -q gc >/dev/null 2>&1; "$SRC_DIR/tests/tools/libvirt-ssh-host" stop "$H"; test_remove_trash' EXIT
 ssh-keygen -q -t ed25519 -N '' -f "$TRASH/key" </dev/null
 "$SRC_DIR/tests/tools/libvirt-ssh-host" start "$H" "$PORT" "$TRASH/key.pub" || test_skip_all "could not start libvirtd and sshd in a namespace (see above)"
 

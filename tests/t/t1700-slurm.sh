@@ -36,7 +36,7 @@ eval "$("$SRC_DIR/tests/tools/slurm-cluster" start "$SLURM_DIR" 19817)" ||
 # stop exactly this cluster, then the usual teardown
 trap '"$SRC_DIR/tests/tools/slurm-cluster" stop "$SLURM_DIR" >/dev/null 2>&1
 	lab -C "$P" -q vm down --all >/dev/null 2>&1
-	rm -rf "$TRASH"' EXIT
+	test_remove_trash' EXIT
 
 mkdir -p proj/workloads && for d in kernels images; do ln -s "$SRC_DIR/$d" "proj/$d"; done
 for e in "$W"/*; do ln -s "$e" proj/workloads/; done

@@ -20,7 +20,7 @@ command -v python3 >/dev/null 2>&1 || test_skip_all "missing: python3 (it reads 
 CLUSTER=$SRC_DIR/tests/tools/slurm-cluster
 C=$TRASH/slc
 PORT=${LAB_TEST_SLURM_PORT:-18817}
-trap '"$CLUSTER" stop "$C" >/dev/null 2>&1; rm -rf "$TRASH"' EXIT
+trap '"$CLUSTER" stop "$C" >/dev/null 2>&1; test_remove_trash' EXIT
 "$CLUSTER" start "$C" "$PORT" >"$TRASH/cluster.env" 2>"$TRASH/cluster.err" && . "$TRASH/cluster.env"
 V=$("$LAB" --version | sed 's/^lab //')
 

@@ -31,7 +31,16 @@ test_failed=0
 test_prereqs=" "
 test_t0=$(date +%s)
 TRASH=$(mktemp -d "${TMPDIR:-/tmp}/lab-test.XXXXXX")
-trap 'rm -rf "$TRASH"' EXIT
+# LAB_TEST_KEEP=1 keeps the file's folder (its projects, results and logs)
+# and says where, as git's test-lib does with --debug
+test_remove_trash() {
+	if [ -n "${LAB_TEST_KEEP:-}" ]; then
+		echo "# kept: $TRASH"
+	else
+		rm -rf "$TRASH"
+	fi
+}
+trap test_remove_trash EXIT
 cd "$TRASH" || exit 1
 
 lab() { "$LAB" "$@"; }
@@ -237,7 +246,7 @@ test_require_libvirt_vm() {
 	fi
 	trap 'lab -C "$P" -q vm down --all >/dev/null 2>&1
 		[ -n "${LAB_SUITE_DIR:-}" ] || XDG_STATE_HOME="$SUITE_STATE" lab -C "$P" -q vm down --all >/dev/null 2>&1
-		rm -rf "$TRASH"' EXIT
+		test_remove_trash' EXIT
 }
 
 # test_node_lab: the path of a lab for Slurm's nodes (engine: lab:): this
