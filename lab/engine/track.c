@@ -104,7 +104,8 @@ void track_series(const struct track *t, struct result_set *const *runs, double 
 			}
 		}
 	}
-	qsort(b, nb, sizeof(*b), by_commit); /* ties: any order, a commit's boots are alike */
+	if (nb) /* qsort of NULL is undefined, even of none */
+		qsort(b, nb, sizeof(*b), by_commit); /* ties: any order, a commit's boots are alike */
 	*ret_value = xcalloc(nb + 1, sizeof(double));
 	*ret_commit = xcalloc(nb + 1, sizeof(size_t));
 	for (size_t j = 0; j < nb; j++) {
