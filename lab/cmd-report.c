@@ -3,14 +3,17 @@
  * lab report RUN_ID [--format text|md|html|json] [--all]: the comparison of
  * a stored run (RUN_ID under the results folder, or the path of a run
  * folder), refused when its runs' environments differ in what matters
- * unless --allow-mixed. lab ls: the stored runs from the index (--reindex
+ * unless --allow-mixed; of a track (lab track), the robot's report of its
+ * change points instead. lab ls: the stored runs from the index (--reindex
  * in lab gc rebuilds it). lab compare is cmd-compare.c.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd.h"
+#include "engine/track-report.h"
 #include "result/compare.h"
 #include "result/report.h"
 #include "result/reproduction.h"
@@ -20,6 +23,7 @@
 #include "util/alloc.h"
 #include "util/json.h"
 #include "util/path.h"
+#include "util/escape.h"
 #include "util/table.h"
 #include "util/banned.h"
 
@@ -111,6 +115,36 @@ static void repro_of(const char *dir, const struct result_set *rs, const struct 
 	ret->r = reproduction_build(ret->rs, ret->c, rs, c);
 }
 
+/* A track's folder (track.json in it): the robot's report of each change
+ * point (engine/track-report.h); what it names and cannot read (a
+ * comparison, a bisect) is left out, and the report says so. */
+static int report_track(struct lab_ctx *ctx, const char *dir, const char *format)
+{
+	_cleanup_free_ char *root = path_dirname(dir);
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, raw = STRBUF_INIT;
+	_cleanup_diags_ struct diags d = { 0 };
+	struct track_report r;
+	int ret = track_report_load(root, dir, &r, &d);
+
+	if (ret < 0) {
+		cmd_report_diags(ctx, &d);
+		return cmd_exit_of(ret);
+	}
+	if (streq(format, "json")) {
+		track_report_format_json(&r, &out);
+	} else if (streq(format, "html")) {
+		track_report_format_html(&r, &out);
+	} else if (streq(format, "md")) {
+		track_report_format_md(&r, &out);
+	} else {
+		track_report_format_text(&r, &raw);
+		term_escape_lines(&out, raw.buf ? raw.buf : "");
+	}
+	cmd_write(&out);
+	track_report_release(&r);
+	return EXIT_OK;
+}
+
 int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_(repro_of_release) struct repro_of orig = { 0 };
@@ -130,6 +164,12 @@ int cmd_report(struct lab_ctx *ctx, int argc, char **argv)
 		return cmd_options_exit(first);
 	if (!(dir = cmd_stored_run(ctx, "report", argc - first, argv + first)))
 		return EXIT_USAGE;
+	{
+		_cleanup_free_ char *tf = path_join(dir, TRACK_FILE);
+
+		if (access(tf, F_OK) == 0)
+			return report_track(ctx, dir, format);
+	}
 	if ((r = store_load(dir, &rs, &d)) < 0) {
 		cmd_report_diags(ctx, &d);
 		return cmd_exit_of(r);

@@ -3,6 +3,8 @@
  * lab site DIR [--all] [--allow-mixed]: static pages for the whole result
  * store, for any web server: DIR/index.html lists every stored run (newest
  * first) with its verdicts and a link to its report (DIR/runs/<id>.html),
+ * a track's is its timeline (the robot's report: the series over commits,
+ * change points, culprits, accepted trade-offs marked),
  * DIR/exp/<experiment>.html charts each declared metric across runs
  * (store/site-build.h writes them, result/site.h draws them). DIR/.lab-site
  * lists what lab wrote, the only files a rebuild removes; a DIR in the
@@ -11,7 +13,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "cmd.h"
+#include "engine/track-report.h"
 #include "store/site-build.h"
 #include "util/alloc.h"
 #include "util/clock.h"
@@ -55,6 +59,23 @@ static void summary_json(const char *dir, const struct site_summary *s, double s
 	json_finish(&j);
 }
 
+/* A track's folder (track.json in it): its timeline, the robot's report in
+ * HTML (engine/track-report.h), is its page. */
+static int track_page(const char *root, const char *dir, struct strbuf *html, struct diags *d)
+{
+	_cleanup_free_ char *tf = path_join(dir, TRACK_FILE);
+	struct track_report r;
+	int ret;
+
+	if (access(tf, F_OK) < 0)
+		return 0;
+	if ((ret = track_report_load(root, dir, &r, d)) < 0)
+		return ret;
+	track_report_format_html(&r, html);
+	track_report_release(&r);
+	return 1;
+}
+
 int cmd_site(struct lab_ctx *ctx, int argc, char **argv)
 {
 	_cleanup_free_ char *root = NULL;
@@ -76,7 +97,7 @@ int cmd_site(struct lab_ctx *ctx, int argc, char **argv)
 	dir = argv[first];
 	if (!(root = cmd_results_root(ctx)))
 		return EXIT_USAGE;
-	so = (struct site_opts){ .all = o.all, .allow_mixed = o.allow_mixed };
+	so = (struct site_opts){ .all = o.all, .allow_mixed = o.allow_mixed, .own_page = track_page };
 	if ((r = site_build(root, dir, &so, &s, &d)) < 0) {
 		cmd_report_diags(ctx, &d);
 		return r == -ENOTDIR || r == -EINVAL ? EXIT_USAGE : EXIT_FAILED;

@@ -53,7 +53,7 @@ const struct cli_command commands[] = {
 	  "whole series, each bisected to its culprit",
 	  track_options, NULL },
 	{ "ls", cmd_ls, 0, 0, "", "List stored runs (from the result index)" },
-	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|html|json] [--all] [--allow-mixed]", "Compare the variants of a stored run", report_options, NULL },
+	{ "report", cmd_report, 0, -1, "RUN_ID [--format text|md|html|json] [--all] [--allow-mixed]", "Compare the variants of a stored run (of a track: the robot's report)", report_options, NULL },
 	{ "site", cmd_site, 0, -1, "DIR [--all] [--allow-mixed]",
 	  "Write static pages for every stored run into DIR: an index, each run's report, each experiment's "
 	  "declared metrics over time", site_options, NULL },

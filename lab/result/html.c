@@ -741,18 +741,7 @@ void report_format_html(const struct comparison *c, const struct report_opts *o,
 	size_t start = out->len;
 	struct xml x;
 
-	strbuf_addstr(out, "<!DOCTYPE html>\n");
-	xml_init(&x, out);
-	xml_open(&x, "html");
-	xml_attr(&x, "lang", "en");
-	xml_open(&x, "head");
-	xml_empty(&x, "meta", "charset", "utf-8", NULL);
-	xml_empty(&x, "meta", "name", "viewport", "content", "width=device-width, initial-scale=1", NULL);
-	xml_element(&x, "title", title);
-	xml_element(&x, "style", css);
-	xml_close(&x);
-	xml_open(&x, "body");
-	xml_element(&x, "h1", title);
+	report_page_begin(&x, out, title, css);
 	{
 		_cleanup_strv_ struct strv h = STRV_INIT;
 

@@ -137,6 +137,9 @@ struct forest_row {
 size_t report_forest_rows(const struct comparison *c, size_t k, size_t top, struct forest_row **ret);
 /* What a row is: verdict_name(), "smaller than declared", or "flagged". */
 const char *forest_row_word(const struct forest_row *r);
+/* An HTML page's head (a viewport for phones, its title and inline css)
+ * and its body opened with the title as <h1> (svg.c); close body and html. */
+void report_page_begin(struct xml *x, struct strbuf *out, const char *title, const char *css);
 /* Inline SVG (svg.c), below the HTML report and the forest plot. */
 /* An inline picture's <svg>: its size, viewBox, font and white background (close it). */
 void report_svg_open(struct xml *x, double width, double height);

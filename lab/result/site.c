@@ -220,18 +220,7 @@ void site_format_number(double v, double step, struct strbuf *out)
 /* The page's head and the start of its body. */
 static void page_begin(struct xml *x, struct strbuf *out, const char *title)
 {
-	strbuf_addstr(out, "<!DOCTYPE html>\n");
-	xml_init(x, out);
-	xml_open(x, "html");
-	xml_attr(x, "lang", "en");
-	xml_open(x, "head");
-	xml_empty(x, "meta", "charset", "utf-8", NULL);
-	xml_empty(x, "meta", "name", "viewport", "content", "width=device-width, initial-scale=1", NULL);
-	xml_element(x, "title", title);
-	xml_element(x, "style", css);
-	xml_close(x);
-	xml_open(x, "body");
-	xml_element(x, "h1", title);
+	report_page_begin(x, out, title, css);
 }
 
 static void page_end(struct xml *x)

@@ -1,14 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Inline SVG for the HTML pages: the picture's frame, lines, text and an
- * axis's step. The HTML report and the forest plot draw with them; they
- * call nothing of either.
+ * What every HTML page lab writes shares: its head (report_page_begin),
+ * and inline SVG: the picture's frame, lines, text and an axis's step.
+ * The HTML report, the forest plot, the site and a track's report draw
+ * with them; they call nothing of any.
  */
 #include <math.h>
 #include <stdio.h>
 #include "../util/xml.h"
 #include "report.h"
 #include "../util/banned.h"
+
+void report_page_begin(struct xml *x, struct strbuf *out, const char *title, const char *css)
+{
+	strbuf_addstr(out, "<!DOCTYPE html>\n");
+	xml_init(x, out);
+	xml_open(x, "html");
+	xml_attr(x, "lang", "en");
+	xml_open(x, "head");
+	xml_empty(x, "meta", "charset", "utf-8", NULL);
+	xml_empty(x, "meta", "name", "viewport", "content", "width=device-width, initial-scale=1", NULL);
+	xml_element(x, "title", title);
+	xml_element(x, "style", css);
+	xml_close(x);
+	xml_open(x, "body");
+	xml_element(x, "h1", title);
+}
 
 double report_nice_step(double x)
 {

@@ -178,11 +178,25 @@ static char *first_error(struct diags *bad)
 	return strbuf_detach(&sb, NULL);
 }
 
-/* Run `id`: loaded, compared, its report written; its summary in *ret either way. */
+/* runs/<id>.html */
+static int write_run_page(struct site_dir *runs, const char *id, const struct strbuf *html, struct site_run *ret,
+			  struct diags *d)
+{
+	_cleanup_free_ char *file = site_file_name(id), *page = xasprintf("%s.html", file);
+	int r = write_page(runs, page, html, d);
+
+	if (r < 0)
+		return r;
+	ret->report = true;
+	return 0;
+}
+
+/* Run `id`: loaded, compared, its report (or its own page) written; its
+ * summary in *ret either way (a folder with its own page: no verdicts). */
 static int build_run(const char *root, const char *id, const struct site_opts *o, struct site_dir *runs,
 		     struct site_run *ret, struct diags *d)
 {
-	_cleanup_free_ char *dir = path_join(root, id), *file = NULL, *page = NULL;
+	_cleanup_free_ char *dir = path_join(root, id);
 	_cleanup_result_set_ struct result_set *rs = NULL;
 	_cleanup_comparison_ struct comparison *c = NULL;
 	_cleanup_strbuf_ struct strbuf html = STRBUF_INIT;
@@ -201,6 +215,21 @@ static int build_run(const char *root, const char *id, const struct site_opts *o
 	}
 	c = compare_build(rs);
 	mixed = env_pairs_matter(c->env, c->nenv) && !o->allow_mixed;
+	if (o->own_page) {
+		_cleanup_diags_ struct diags why = { 0 };
+
+		r = o->own_page(root, dir, &html, &why);
+		if (r != 0)
+			site_run_from(c, false, ret);
+		if (r < 0) {
+			_cleanup_free_ char *e = first_error(&why);
+
+			ret->error = xstrdup(*e ? e : "its page cannot be drawn");
+			return 0;
+		}
+		if (r > 0)
+			return write_run_page(runs, id, &html, ret, d);
+	}
 	site_run_from(c, !mixed, ret);
 	if (mixed) {
 		ret->error = xstrdup("its runs' environments differ in what matters (lab site --allow-mixed reports it)");
@@ -211,12 +240,7 @@ static int build_run(const char *root, const char *id, const struct site_opts *o
 		ro.calib = rec.c;
 	report_format_html(c, &ro, &html);
 	calib_record_release(&rec);
-	file = site_file_name(id);
-	page = xasprintf("%s.html", file);
-	if ((r = write_page(runs, page, &html, d)) < 0)
-		return r;
-	ret->report = true;
-	return 0;
+	return write_run_page(runs, id, &html, ret, d);
 }
 
 static int cmp_newest_first(const void *a, const void *b)

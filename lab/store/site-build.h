@@ -4,7 +4,9 @@
  * root, written into DIR (result/site.h draws the pages):
  *
  *   DIR/index.html          every stored run, newest first
- *   DIR/runs/<id>.html      each run's HTML report (report_format_html)
+ *   DIR/runs/<id>.html      each run's HTML report (report_format_html),
+ *                           or its own page (site_opts.own_page: a track's
+ *                           timeline)
  *   DIR/exp/<name>.html     each experiment's declared metrics over time
  *
  * The run folders are the truth: each is loaded and compared as `lab
@@ -26,11 +28,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "../util/diag.h"
+#include "../util/strbuf.h"
 #include "../util/strv.h"
 
 struct site_opts {
 	bool all;         /* reports with every row, as lab report --all */
 	bool allow_mixed; /* report runs whose environments differ in what matters */
+	/* A run folder's page of its own instead of its comparison's report
+	 * (a track's timeline, which the store cannot draw itself): 1 with
+	 * the page in html, 0 when the folder has none, negative with why in
+	 * d when it has one that cannot be drawn. NULL: none ever. */
+	int (*own_page)(const char *root, const char *dir, struct strbuf *html, struct diags *d);
 };
 
 struct site_summary {

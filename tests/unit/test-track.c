@@ -5,9 +5,14 @@
 #include <math.h>
 #include "unit.h"
 #include "engine/track.h"
+#include "engine/track-report.h"
+#include "util/json-read.h"
 #include "result/result.h"
 #include "util/alloc.h"
+#include "util/fs.h"
+#include "util/path.h"
 #include "util/strbuf.h"
+#include "store/store.h"
 
 /* 4 tracked commits, the change between the second and the third. */
 static void setup(struct track *t)
@@ -250,13 +255,207 @@ static void test_accepted(void **state)
 	strbuf_release(&text);
 }
 
-int main(void)
+/* The robot's report of a track with one change point and its bisect, in
+ * the four formats against golden files; hostile stored text (a subject
+ * with a fence, markup and a control) stays text in each. */
+static void report_fixture(struct track_report *r)
 {
+	struct result_set *runs[3];
+	struct strbuf bj = STRBUF_INIT;
+	char *err = NULL;
+
+	memset(r, 0, sizeof(*r));
+	setup(&r->t);
+	runs[0] = pair_runs(&r->t, 0, 100, 100);
+	runs[1] = pair_runs(&r->t, 1, 100, 130);
+	runs[2] = pair_runs(&r->t, 2, 130, 130);
+	for (size_t i = 0; i < 3; i++) {
+		r->t.pairs[i].run = xasprintf("20261207-17000%zu-abcd", i);
+		r->t.pairs[i].done = true;
+	}
+	track_series(&r->t, runs, &r->value, &r->commit, &r->n, &r->kept, &r->nkept);
+	for (size_t i = 0; i < 3; i++)
+		result_set_free(runs[i]);
+	r->id = xstrdup("20261207-180000-abcd");
+	r->workload = xstrdup("w reads=1800");
+	r->t.decided = true;
+	r->t.points = xcalloc(1, sizeof(*r->t.points));
+	r->t.points[0] = (struct track_point){ .from = 1, .at = 2, .change = 30.1, .lo = 29.5, .hi = 30.7, .p = 2e-6,
+					       .bisect = xstrdup("20261207-171000-abcd"),
+					       .culprit = xstrdup("c0ffee05" "00000000000000000000000000000005"),
+					       .subject = xstrdup("proc: ```slow``` <script>x</script> reads"),
+					       .author = xstrdup("Dev \x1b[31m <dev@example.org>"),
+					       .outcome = xstrdup("found") };
+	r->t.npoints = 1;
+	r->pts = xcalloc(1, sizeof(*r->pts));
+	assert_true(strbuf_read_file(&bj, "tests/data/bisect/commits-found.json", 1 << 20) >= 0);
+	if (bisect_parse("bisect.json", bj.buf, bj.len, &r->pts[0].b, &err) < 0)
+		fail_msg("%s", err);
+	r->pts[0].have_bisect = true;
+	fingerprint_set(&r->fp, FP_CPU_MODEL, "AMD EPYC");
+	fingerprint_set(&r->fp, FP_CPUS, "2");
+	fingerprint_set(&r->fp, FP_ACCEL, "tcg");
+	fingerprint_set(&r->fp, FP_TIMING, "icount");
+	fingerprint_set(&r->fp, FP_QEMU, "7.2.19");
+	r->have_fp = true;
+	strbuf_release(&bj);
+}
+
+static void test_report(void **state)
+{
+	struct track_report r;
+	struct strbuf text = STRBUF_INIT, md = STRBUF_INIT, js = STRBUF_INIT, html = STRBUF_INIT;
+	struct json_doc *doc = NULL;
+	char *err = NULL;
+
+	(void)state;
+	report_fixture(&r);
+	track_report_format_text(&r, &text);
+	assert_golden("tests/data/track/report.txt", text.buf);
+	/* the robot's line, with the interval, the workload and its parameters */
+	assert_non_null(strstr(text.buf, "FYI: a +30.1% [+29.5, +30.7]% change of w.m (proc, w reads=1800) due to "
+					 "commit c0ffee050000"));
+	/* the series with the change point between commits 1 and 2 */
+	assert_true(strstr(text.buf, "   1. c0ffee030000") < strstr(text.buf, "---- change point 1: +30.1% ----"));
+	assert_true(strstr(text.buf, "---- change point 1: +30.1% ----") < strstr(text.buf, "   2. c0ffee060000"));
+	/* the bisect's steps, the machine, the command on the user's tree */
+	assert_non_null(strstr(text.buf, "first bad commit: "));
+	assert_non_null(strstr(text.buf, "cpu model: AMD EPYC"));
+	assert_non_null(strstr(text.buf, "lab bisect proc --good c0ffee03"));
+	assert_non_null(strstr(text.buf, "--metric w.m --threshold 20% --kernel lin"));
+
+	track_report_format_md(&r, &md);
+	assert_golden("tests/data/track/report.md", md.buf);
+	assert_null(strstr(md.buf, "<script>"));
+	assert_null(strstr(md.buf, "\x1b"));
+
+	track_report_format_json(&r, &js);
+	assert_golden("tests/data/track/report.json", js.buf);
+	if (json_doc_parse_file("report.json", js.buf, js.len, &doc, &err) < 0)
+		fail_msg("the report's JSON does not parse: %s", err);
+	json_doc_free(doc);
+	assert_non_null(strstr(js.buf, "\"kind\": \"news\""));
+
+	track_report_format_html(&r, &html);
+	assert_golden("tests/data/track/report.html", html.buf);
+	assert_null(strstr(html.buf, "<script>"));
+	assert_non_null(strstr(html.buf, "&lt;script&gt;"));
+	assert_non_null(strstr(html.buf, "<svg"));
+	assert_non_null(strstr(html.buf, "stroke-dasharray")); /* the change point's line */
+
+	/* not news: known, then accepted */
+	r.t.points[0].known = xstrdup("20261201-100000-abcd");
+	strbuf_reset(&text);
+	track_report_format_text(&r, &text);
+	assert_non_null(strstr(text.buf, "known: a +30.1% change of w.m (proc, w reads=1800) due to commit c0ffee050000"));
+	assert_non_null(strstr(text.buf, "reported by track 20261201-100000-abcd"));
+	r.t.points[0].accepted = xstrdup("a correct banner");
+	strbuf_reset(&js);
+	track_report_format_json(&r, &js);
+	assert_non_null(strstr(js.buf, "\"kind\": \"accepted\""));
+	/* the timeline marks it so: a blue line, the culprit and "accepted" by it */
+	strbuf_reset(&html);
+	track_report_format_html(&r, &html);
+	assert_non_null(strstr(html.buf, "1: +30.1% c0ffee050000 accepted</text>"));
+	assert_non_null(strstr(html.buf, "stroke='#0072B2' stroke-width='2' stroke-dasharray"));
+	track_report_release(&r);
+	strbuf_release(&text);
+	strbuf_release(&md);
+	strbuf_release(&js);
+	strbuf_release(&html);
+}
+
+/* The shell tests' stored track (t0930's browser check, t0920's site):
+ * test_report's track, its two comparisons and its bisect as stored runs
+ * under root, each written by the store itself (`test-track --write-store
+ * ROOT`, run from the source tree). */
+static void write_runs(const char *dir, struct result_set *rs, const struct fingerprint *fp)
+{
+	struct diags d = { 0 };
+	int f = result_add_fingerprint(rs, fp);
+
+	assert_int_equal(path_mkdir_p(dir, 0755), 0);
+	for (size_t k = 0; k < rs->n; k++) {
+		char *rdir = xasprintf("%s/runs/%s", dir, rs->runs[k].id), *mf = path_join(rdir, "metrics");
+		char *text = xasprintf("w.m %.3f\n", rs->runs[k].m[0].value);
+
+		rs->runs[k].fp = f;
+		assert_int_equal(path_mkdir_p(rdir, 0755), 0);
+		assert_int_equal(fs_write_atomic(mf, text, strlen(text), 0644), 0);
+		free(rdir);
+		free(mf);
+		free(text);
+	}
+	assert_int_equal(store_save(dir, rs, &d), 0);
+	diags_release(&d);
+}
+
+static int write_store(const char *root)
+{
+	struct track_report r;
+	struct strbuf sb = STRBUF_INIT;
+	char *dir;
+
+	report_fixture(&r);
+	for (size_t i = 0; i < 2; i++) {
+		struct result_set *rs = pair_runs(&r.t, i, 100, i ? 130 : 100);
+
+		free(rs->id);
+		rs->id = xstrdup(r.t.pairs[i].run);
+		dir = path_join(root, rs->id);
+		write_runs(dir, rs, &r.fp);
+		free(dir);
+		result_set_free(rs);
+	}
+	/* the third comparison did not build: nothing stored */
+	free(r.t.pairs[2].run);
+	r.t.pairs[2].run = NULL;
+	r.t.pairs[2].failed = xstrdup("lin-gc0ffee090000 does not build: fs/proc/uptime.c:12:31: error: x");
+	{
+		/* the track's folder: a stored run (its first comparison's runs here) and track.json */
+		struct result_set *rs = pair_runs(&r.t, 0, 100, 100);
+
+		free(rs->id);
+		rs->id = xstrdup(r.id);
+		dir = path_join(root, r.id);
+		write_runs(dir, rs, &r.fp);
+		result_set_free(rs);
+		track_format_json(&r.t, &sb);
+		free(dir);
+		dir = xasprintf("%s/%s/%s", root, r.id, TRACK_FILE);
+		assert_int_equal(fs_write_atomic(dir, sb.buf, sb.len, 0644), 0);
+		free(dir);
+	}
+	{
+		/* the point's bisect: a stored run of no runs, and bisect.json */
+		struct result_set *rs = result_set_new(r.t.points[0].bisect, "proc");
+
+		dir = path_join(root, r.t.points[0].bisect);
+		write_runs(dir, rs, &r.fp);
+		result_set_free(rs);
+		strbuf_reset(&sb);
+		bisect_format_json(&r.pts[0].b, &sb);
+		free(dir);
+		dir = xasprintf("%s/%s/%s", root, r.t.points[0].bisect, BISECT_FILE);
+		assert_int_equal(fs_write_atomic(dir, sb.buf, sb.len, 0644), 0);
+		free(dir);
+	}
+	printf("%s\n", r.id);
+	strbuf_release(&sb);
+	track_report_release(&r);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && streq(argv[1], "--write-store"))
+		return write_store(argv[2]) < 0;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_series),
 		cmocka_unit_test(test_json_and_text),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_accepted),
+		cmocka_unit_test(test_report),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,7 @@
 #include "engine/bisect-run.h"
 #include "engine/calibrate-run.h"
 #include "engine/track-run.h"
+#include "engine/track-report.h"
 #include "result/calibrate.h"
 #include "result/result.h"
 #include "spec/spec.h"
@@ -819,6 +820,33 @@ static void test_track(void **state)
 	assert_int_equal(track_session_walk(&y, true, &d), 0);
 	assert_int_equal(f.visited.n, visited);
 	track_session_release(&y);
+
+	/* the robot's report, read from the track's folder and what it names */
+	{
+		_cleanup_free_ char *tdir = path_join(broot, id);
+		_cleanup_strbuf_ struct strbuf rt = STRBUF_INIT, rj = STRBUF_INIT;
+		_cleanup_diags_ struct diags rd = { 0 };
+		_cleanup_free_ char *want = xasprintf("due to commit %.12s (\"proc: slow reads\") by Dev <dev@example.org>",
+						      c[5].buf);
+		struct track_report r;
+
+		assert_int_equal(track_report_load(broot, tdir, &r, &rd), 0);
+		assert_int_equal(rd.n, 0);
+		assert_string_equal(r.id, id);
+		assert_int_equal(r.nkept, 4);            /* every tracked commit has boots */
+		assert_true(r.n >= 8);                   /* 2 boots a side in each of 3 comparisons */
+		assert_true(r.pts[0].have_bisect);       /* the point's bisect, read back */
+		assert_true(r.pts[0].b.nsteps >= 2);
+		assert_int_equal(r.notes.n, 0);          /* every comparison and the bisect read (the fake engine stores no fingerprint) */
+		assert_non_null(r.workload);
+		track_report_format_text(&r, &rt);
+		assert_non_null(strstr(rt.buf, want));
+		assert_non_null(strstr(rt.buf, "first bad commit: "));
+		track_report_format_json(&r, &rj);
+		assert_non_null(strstr(rj.buf, c[5].buf));
+		assert_non_null(strstr(rj.buf, "\"kind\": \"news\""));
+		track_report_release(&r);
+	}
 
 	/* a second track of the same branch: the culprit is not news, it is known. Run ids
 	 * order tracks to the second, and two in one second are not told apart: start the
