@@ -33,22 +33,30 @@ static char *metric_workload(const struct result_set *rs, const char *metric)
 	return NULL;
 }
 
-static void load_bisect(const char *root, const char *id, struct track_report_point *pt, struct strv *notes)
+/* Point p's bisect (id), when it is readable and is p's. */
+static void load_bisect(const char *root, const struct track *t, const struct track_point *p, const char *id,
+			struct track_report_point *pt, struct strv *notes)
 {
-	_cleanup_free_ char *dir = store_find(root, id), *path = NULL, *err = NULL;
+	_cleanup_free_ char *dir = store_find(root, id), *path = NULL, *err = NULL, *why = NULL;
 	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	int r;
 
 	if (!dir) {
 		strv_pushf(notes, "the bisect %s is not in the results folder: its steps are not shown", id);
 		return;
 	}
 	path = path_join(dir, BISECT_FILE);
-	if (strbuf_read_file(&text, path, BISECT_MAX_BYTES) < 0) {
-		strv_pushf(notes, "the bisect %s cannot be read (%s): its steps are not shown", id, strerror(errno));
+	if ((r = strbuf_read_file(&text, path, BISECT_MAX_BYTES)) < 0) {
+		strv_pushf(notes, "the bisect %s cannot be read (%s): its steps are not shown", id, strerror(-r));
 		return;
 	}
 	if (bisect_parse(path, text.buf, text.len, &pt->b, &err) < 0) {
 		strv_pushf(notes, "%s: the bisect's steps are not shown", err ? err : path);
+		return;
+	}
+	if (!track_point_bisect_matches(t, p, &pt->b, &why)) {
+		strv_pushf(notes, "the bisect %s is not this change point's (%s): its steps are not shown", id, why);
+		bisect_release(&pt->b);
 		return;
 	}
 	pt->have_bisect = true;
@@ -99,7 +107,7 @@ int track_report_load(const char *root, const char *dir, struct track_report *re
 	ret->pts = xcalloc(t->npoints + 1, sizeof(*ret->pts));
 	for (size_t i = 0; i < t->npoints; i++)
 		if (t->points[i].bisect)
-			load_bisect(root, t->points[i].bisect, &ret->pts[i], &ret->notes);
+			load_bisect(root, t, &t->points[i], t->points[i].bisect, &ret->pts[i], &ret->notes);
 	return 0;
 }
 

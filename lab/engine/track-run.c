@@ -333,6 +333,16 @@ static int culprit(struct track_session *x, struct track_point *p, struct diags 
 	} else if (bisect_session_open(&b, x->w, x->root, p->bisect, d) < 0) {
 		bisect_session_release(&b);
 		return -1;
+	} else {
+		_cleanup_free_ char *why = NULL;
+
+		if (!track_point_bisect_matches(t, p, &b.b, &why)) {
+			diags_add(d, NULL, "track %s: its change point between %.12s and %.12s names bisect %s, which is "
+					   "not its own: %s",
+				  x->id, t->commits[p->from].id, t->commits[p->at].id, p->bisect, why);
+			bisect_session_release(&b);
+			return -1;
+		}
 	}
 	r = bisect_session_walk(&b, opened, &state, d);
 	if (r == 0) {

@@ -22,6 +22,35 @@ static void point_release(struct track_point *p)
 	free(p->accepted);
 }
 
+bool track_point_bisect_matches(const struct track *t, const struct track_point *p, const struct bisect *b,
+				char **ret_why)
+{
+	unsigned lo, hi, next;
+	_cleanup_free_ char *why = NULL;
+	enum bisect_state state;
+
+	*ret_why = NULL;
+	if (!streq(b->experiment, t->experiment) || !streq(b->metric, t->metric)) {
+		*ret_why = xasprintf("it bisects %s of experiment %s, not %s of %s", b->metric, b->experiment, t->metric,
+				     t->experiment);
+		return false;
+	}
+	if (!b->commits || !streq(b->commits[0].id, t->commits[p->from].id) ||
+	    !streq(b->commits[b->npatches].id, t->commits[p->at].id)) {
+		*ret_why = b->commits ? xasprintf("it bisects %.12s..%.12s, not %.12s..%.12s", b->commits[0].id,
+						  b->commits[b->npatches].id, t->commits[p->from].id,
+						  t->commits[p->at].id) :
+					xstrdup("it bisects a patch series, not commits");
+		return false;
+	}
+	state = bisect_status(b, &lo, &hi, &next, &why);
+	if (state == BISECT_FOUND && p->culprit && !streq(b->commits[hi].id, p->culprit)) {
+		*ret_why = xasprintf("it found %.12s, not the culprit %.12s", b->commits[hi].id, p->culprit);
+		return false;
+	}
+	return true;
+}
+
 void track_release(struct track *t)
 {
 	free(t->experiment);

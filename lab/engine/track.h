@@ -78,6 +78,18 @@ struct result_set;
 void track_series(const struct track *t, struct result_set *const *runs, double **ret_value, size_t **ret_commit,
 		  size_t *ret_n, size_t **ret_kept, size_t *ret_ncommits);
 
+/*
+ * Whether b is point p's bisect: of t's experiment and metric, over the
+ * commits between p's two tracked commits (its good end t's commit
+ * p->from, its bad end p->at), and, when it found its first bad commit
+ * and p names a culprit, that one. Else false, with why (allocated): a
+ * track.json from elsewhere that names another bisect would otherwise
+ * lend it that bisect's culprit.
+ */
+struct bisect;
+bool track_point_bisect_matches(const struct track *t, const struct track_point *p, const struct bisect *b,
+				char **ret_why);
+
 /* track.json, pretty, and back: strict, the first problem in *ret_err. */
 void track_format_json(const struct track *t, struct strbuf *out);
 int track_parse(const char *path, const char *text, size_t len, struct track *ret, char **ret_err);

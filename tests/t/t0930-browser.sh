@@ -153,7 +153,7 @@ plain site-phone site/index.html $SITE --width 390 --mobile
 plain site-exp site/exp/e.html $SITE --captions-above --contains m.tps
 check_as site-run site/runs/$ID.html
 # shellcheck disable=SC2086
-plain track track.html $SITE --captions-above --headline-contains FYI --contains c0ffee050000 \
+plain track track.html $SITE --captions-above --headline-contains FYI --contains c0ffee040000 \
 	--screenshot track.png --dom track.dom.html
 # shellcheck disable=SC2086
 plain track-phone track.html $SITE --width 390 --mobile --screenshot track-phone.png

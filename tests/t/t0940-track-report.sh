@@ -14,18 +14,18 @@ BUILD=${LAB_BUILD:-$SRC_DIR/build/asan}
 mkdir results
 ID=$(cd "$SRC_DIR" && "$BUILD/tests/test-track" --write-store "$TRASH/results") ||
 	test_skip_all "the unit tests are not built ($BUILD/tests/test-track: make test builds them)"
-C1=c0ffee0300000000000000000000000000000003
-C2=c0ffee0600000000000000000000000000000006
-CULPRIT=c0ffee0500000000000000000000000000000005
+C1=c0ffee0000000000000000000000000000000000
+C2=c0ffee0700000000000000000000000000000007
+CULPRIT=c0ffee0400000000000000000000000000000004
 
 test_expect_success 'text: the robot line, the series with its change point, the bisect, the machine, the command' "
 	lab report results/$ID >out 2>err &&
 	test ! -s err &&
-	test_grep -q '^1. FYI: a +30.1% \\[+29.5, +30.7\\]% change of w.m (proc, w) due to commit c0ffee050000' out &&
+	test_grep -q '^1. FYI: a +30.1% \\[+29.5, +30.7\\]% change of w.m (proc, w) due to commit c0ffee040000' out &&
 	# the series: commit 1, the change point, commit 2, then the commit that did not build
-	grep -o 'c0ffee030000 [#.]*\\|---- change point 1: +30.1% ----\\|c0ffee060000 [#.]*\\|c0ffee090000   (no boot)' out |
+	grep -o 'c0ffee000000 [#.]*\\|---- change point 1: +30.1% ----\\|c0ffee070000 [#.]*\\|c0ffee090000   (no boot)' out |
 		head -4 | cut -c1-18 >order &&
-	printf '%s\\n' 'c0ffee030000 .....' '---- change point ' 'c0ffee060000 #####' 'c0ffee090000   (no' >want &&
+	printf '%s\\n' 'c0ffee000000 .....' '---- change point ' 'c0ffee070000 #####' 'c0ffee090000   (no' >want &&
 	test_cmp want order &&
 	test_grep -q 'culprit: $CULPRIT' out &&
 	test_grep -q 'first bad commit: ' out &&
@@ -53,9 +53,9 @@ test_expect_success 'JSON: the points, the commits with their boots, the bisect,
 	r = json.load(open(sys.argv[1]))
 	assert r['format'] == 1 and r['metric'] == 'w.m' and r['workload'] == 'w', r
 	p, = r['points']
-	assert p['kind'] == 'news' and p['culprit'].startswith('c0ffee05'), p
+	assert p['kind'] == 'news' and p['culprit'].startswith('c0ffee04'), p
 	assert p['line'].startswith('FYI: a +30.1% [+29.5, +30.7]% change of w.m'), p
-	assert p['from'].startswith('c0ffee03') and p['at'].startswith('c0ffee06'), p
+	assert p['from'].startswith('c0ffee00') and p['at'].startswith('c0ffee07'), p
 	assert p['bisect']['state'] == 'found' and len(p['bisect']['steps']) >= 2, p
 	assert p['reproduce'][:3] == ['lab', 'bisect', 'proc'], p
 	c = r['commits']
@@ -83,6 +83,17 @@ test_expect_success 'a comparison that is gone: said and left out, the rest repo
 	lab report --format json results/$ID >r3.json &&
 	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert len(r[\"notes\"]) == 1, r' r3.json &&
 	mv gone results/20261207-170001-abcd
+"
+
+test_expect_success 'a bisect of another range than the change point: said, its steps not shown' "
+	cp results/20261207-171000-abcd/bisect.json keepb.json &&
+	sed 's/\"c0ffee0000000000000000000000000000000000\"/\"c0ffee0100000000000000000000000000000099\"/; s/-gc0ffee000000\"/-gc0ffee010000\"/' keepb.json \
+		>results/20261207-171000-abcd/bisect.json &&
+	! cmp -s keepb.json results/20261207-171000-abcd/bisect.json &&
+	lab report results/$ID >out4 &&
+	test_grep -q 'not shown: the bisect 20261207-171000-abcd is not this change point.s (it bisects c0ffee010000..c0ffee070000, not c0ffee000000..c0ffee070000)' out4 &&
+	! grep -q 'first bad commit' out4 &&
+	cp keepb.json results/20261207-171000-abcd/bisect.json
 "
 
 test_expect_success 'a damaged track.json: refused, naming the file' "

@@ -266,6 +266,15 @@ static void report_fixture(struct track_report *r)
 
 	memset(r, 0, sizeof(*r));
 	setup(&r->t);
+	/* the point's bisect is tests/data/bisect/commits-found.json's, over
+	 * c0ffee00..c0ffee07, which found c0ffee04: tracked commits 1 and 2
+	 * are its ends */
+	free(r->t.commits[0].id);
+	free(r->t.commits[1].id);
+	free(r->t.commits[2].id);
+	r->t.commits[0].id = xstrdup("c0ffeeaa" "000000000000000000000000000000aa");
+	r->t.commits[1].id = xstrdup("c0ffee00" "00000000000000000000000000000000");
+	r->t.commits[2].id = xstrdup("c0ffee07" "00000000000000000000000000000007");
 	runs[0] = pair_runs(&r->t, 0, 100, 100);
 	runs[1] = pair_runs(&r->t, 1, 100, 130);
 	runs[2] = pair_runs(&r->t, 2, 130, 130);
@@ -282,7 +291,7 @@ static void report_fixture(struct track_report *r)
 	r->t.points = xcalloc(1, sizeof(*r->t.points));
 	r->t.points[0] = (struct track_point){ .from = 1, .at = 2, .change = 30.1, .lo = 29.5, .hi = 30.7, .p = 2e-6,
 					       .bisect = xstrdup("20261207-171000-abcd"),
-					       .culprit = xstrdup("c0ffee05" "00000000000000000000000000000005"),
+					       .culprit = xstrdup("c0ffee04" "00000000000000000000000000000004"),
 					       .subject = xstrdup("proc: ```slow``` <script>x</script> reads"),
 					       .author = xstrdup("Dev \x1b[31m <dev@example.org>"),
 					       .outcome = xstrdup("found") };
@@ -291,6 +300,8 @@ static void report_fixture(struct track_report *r)
 	assert_true(strbuf_read_file(&bj, "tests/data/bisect/commits-found.json", 1 << 20) >= 0);
 	if (bisect_parse("bisect.json", bj.buf, bj.len, &r->pts[0].b, &err) < 0)
 		fail_msg("%s", err);
+	free(r->pts[0].b.metric);
+	r->pts[0].b.metric = xstrdup("w.m");
 	r->pts[0].have_bisect = true;
 	fingerprint_set(&r->fp, FP_CPU_MODEL, "AMD EPYC");
 	fingerprint_set(&r->fp, FP_CPUS, "2");
@@ -314,14 +325,14 @@ static void test_report(void **state)
 	assert_golden("tests/data/track/report.txt", text.buf);
 	/* the robot's line, with the interval, the workload and its parameters */
 	assert_non_null(strstr(text.buf, "FYI: a +30.1% [+29.5, +30.7]% change of w.m (proc, w reads=1800) due to "
-					 "commit c0ffee050000"));
+					 "commit c0ffee040000"));
 	/* the series with the change point between commits 1 and 2 */
-	assert_true(strstr(text.buf, "   1. c0ffee030000") < strstr(text.buf, "---- change point 1: +30.1% ----"));
-	assert_true(strstr(text.buf, "---- change point 1: +30.1% ----") < strstr(text.buf, "   2. c0ffee060000"));
+	assert_true(strstr(text.buf, "   1. c0ffee000000") < strstr(text.buf, "---- change point 1: +30.1% ----"));
+	assert_true(strstr(text.buf, "---- change point 1: +30.1% ----") < strstr(text.buf, "   2. c0ffee070000"));
 	/* the bisect's steps, the machine, the command on the user's tree */
 	assert_non_null(strstr(text.buf, "first bad commit: "));
 	assert_non_null(strstr(text.buf, "cpu model: AMD EPYC"));
-	assert_non_null(strstr(text.buf, "lab bisect proc --good c0ffee03"));
+	assert_non_null(strstr(text.buf, "lab bisect proc --good c0ffee00"));
 	assert_non_null(strstr(text.buf, "--metric w.m --threshold 20% --kernel lin"));
 
 	track_report_format_md(&r, &md);
@@ -343,11 +354,36 @@ static void test_report(void **state)
 	assert_non_null(strstr(html.buf, "<svg"));
 	assert_non_null(strstr(html.buf, "stroke-dasharray")); /* the change point's line */
 
+	/* the bisect is the point's: its ends, its experiment and metric, its culprit */
+	{
+		char *why = NULL;
+		struct track_point other = r.t.points[0];
+
+		assert_true(track_point_bisect_matches(&r.t, &r.t.points[0], &r.pts[0].b, &why));
+		assert_null(why);
+		other.from = 0;
+		assert_false(track_point_bisect_matches(&r.t, &other, &r.pts[0].b, &why));
+		assert_string_equal(why, "it bisects c0ffee000000..c0ffee070000, not c0ffeeaa0000..c0ffee070000");
+		free(why);
+		other = r.t.points[0];
+		other.culprit = (char *)"c0ffee0500000000000000000000000000000005";
+		assert_false(track_point_bisect_matches(&r.t, &other, &r.pts[0].b, &why));
+		assert_string_equal(why, "it found c0ffee040000, not the culprit c0ffee050000");
+		free(why);
+		free(r.pts[0].b.metric);
+		r.pts[0].b.metric = xstrdup("other.metric");
+		assert_false(track_point_bisect_matches(&r.t, &r.t.points[0], &r.pts[0].b, &why));
+		assert_string_equal(why, "it bisects other.metric of experiment proc, not w.m of proc");
+		free(why);
+		free(r.pts[0].b.metric);
+		r.pts[0].b.metric = xstrdup("w.m");
+	}
+
 	/* not news: known, then accepted */
 	r.t.points[0].known = xstrdup("20261201-100000-abcd");
 	strbuf_reset(&text);
 	track_report_format_text(&r, &text);
-	assert_non_null(strstr(text.buf, "known: a +30.1% change of w.m (proc, w reads=1800) due to commit c0ffee050000"));
+	assert_non_null(strstr(text.buf, "known: a +30.1% change of w.m (proc, w reads=1800) due to commit c0ffee040000"));
 	assert_non_null(strstr(text.buf, "reported by track 20261201-100000-abcd"));
 	r.t.points[0].accepted = xstrdup("a correct banner");
 	strbuf_reset(&js);
@@ -356,7 +392,7 @@ static void test_report(void **state)
 	/* the timeline marks it so: a blue line, the culprit and "accepted" by it */
 	strbuf_reset(&html);
 	track_report_format_html(&r, &html);
-	assert_non_null(strstr(html.buf, "1: +30.1% c0ffee050000 accepted</text>"));
+	assert_non_null(strstr(html.buf, "1: +30.1% c0ffee040000 accepted</text>"));
 	assert_non_null(strstr(html.buf, "stroke='#0072B2' stroke-width='2' stroke-dasharray"));
 	track_report_release(&r);
 	strbuf_release(&text);

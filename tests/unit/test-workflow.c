@@ -739,6 +739,20 @@ static void test_bisect_commits(void **state)
  * track resumes that comparison alone; resumed once it is done, nothing
  * runs again.
  */
+/* The first `from` in file path replaced by `to` (which must be there). */
+static void replace_in_file(const char *path, const char *from, const char *to)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT, out = STRBUF_INIT;
+	const char *at;
+
+	assert_true(strbuf_read_file(&sb, path, 1 << 20) >= 0);
+	assert_non_null(at = strstr(sb.buf, from));
+	strbuf_add(&out, sb.buf, (size_t)(at - sb.buf));
+	strbuf_addstr(&out, to);
+	strbuf_addstr(&out, at + strlen(from));
+	assert_int_equal(fs_write_atomic(path, out.buf, out.len, 0644), 0);
+}
+
 static void test_track(void **state)
 {
 	_cleanup_spec_ struct spec *s = NULL;
@@ -846,6 +860,31 @@ static void test_track(void **state)
 		assert_non_null(strstr(rj.buf, c[5].buf));
 		assert_non_null(strstr(rj.buf, "\"kind\": \"news\""));
 		track_report_release(&r);
+	}
+
+	/* a track.json whose point names a bisect that is not its own (here the
+	 * point's bisect made to bisect another metric) is refused on resume,
+	 * not lent that bisect's culprit */
+	{
+		_cleanup_free_ char *tj = xasprintf("%s/%s/track.json", broot, id), *bdir = NULL, *bj = NULL;
+		_cleanup_strbuf_ struct strbuf keep_t = STRBUF_INIT, keep_b = STRBUF_INIT;
+		_cleanup_diags_ struct diags td = { 0 };
+
+		assert_int_equal(track_session_open(&y, &w, broot, id, &d), 0);
+		bdir = path_join(broot, y.t.points[0].bisect);
+		bj = path_join(bdir, "bisect.json");
+		track_session_release(&y);
+		assert_true(strbuf_read_file(&keep_t, tj, 1 << 20) >= 0);
+		assert_true(strbuf_read_file(&keep_b, bj, 1 << 20) >= 0);
+		replace_in_file(tj, "\"outcome\": \"found\"", "\"outcome\": null");
+		replace_in_file(bj, "\"metric\": \"w.m\"", "\"metric\": \"w.other\"");
+		assert_int_equal(track_session_open(&y, &w, broot, id, &td), 0);
+		assert_int_equal(track_session_walk(&y, true, &td), -1);
+		assert_true(td.n > 0);
+		assert_non_null(strstr(td.v[td.n - 1].msg, "which is not its own: it bisects w.other of experiment proc"));
+		track_session_release(&y);
+		assert_int_equal(fs_write_atomic(tj, keep_t.buf, keep_t.len, 0644), 0);
+		assert_int_equal(fs_write_atomic(bj, keep_b.buf, keep_b.len, 0644), 0);
 	}
 
 	/* a second track of the same branch: the culprit is not news, it is known. Run ids
