@@ -62,12 +62,48 @@ static void load_bisect(const char *root, const struct track *t, const struct tr
 	pt->have_bisect = true;
 }
 
+/* Each comparison's runs from its own folder under root (NULL: cannot be
+ * read); how many that ran cannot be. */
+static size_t load_pairs(const char *root, const struct track *t, struct result_set **runs)
+{
+	size_t missing = 0;
+
+	for (size_t i = 0; i + 1 < t->ncommits; i++) {
+		_cleanup_free_ char *rdir = t->pairs[i].run ? store_find(root, t->pairs[i].run) : NULL;
+		_cleanup_diags_ struct diags ld = { 0 };
+
+		if (!t->pairs[i].run)
+			continue;
+		if (!rdir || store_load(rdir, &runs[i], &ld) < 0) {
+			runs[i] = NULL;
+			missing++;
+		}
+	}
+	return missing;
+}
+
+/* The track's folder's own runs (every comparison's, gathered), or NULL. */
+static struct result_set *own_runs(const char *dir)
+{
+	_cleanup_diags_ struct diags ld = { 0 };
+	struct result_set *rs = NULL;
+
+	if (store_load(dir, &rs, &ld) < 0)
+		return NULL;
+	if (!rs->n) {
+		result_set_free(rs);
+		return NULL;
+	}
+	return rs;
+}
+
 int track_report_load(const char *root, const char *dir, struct track_report *ret, struct diags *d)
 {
 	_cleanup_free_ char *path = path_join(dir, TRACK_FILE), *err = NULL;
 	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
-	struct result_set **runs;
+	struct result_set **runs, *own = NULL;
 	struct track *t = &ret->t;
+	size_t missing;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
@@ -81,28 +117,37 @@ int track_report_load(const char *root, const char *dir, struct track_report *re
 	}
 	ret->id = path_basename(dir);
 	runs = xcalloc(t->ncommits, sizeof(*runs));
-	for (size_t i = 0; i + 1 < t->ncommits; i++) {
-		_cleanup_free_ char *rdir = t->pairs[i].run ? store_find(root, t->pairs[i].run) : NULL;
-		_cleanup_diags_ struct diags ld = { 0 };
-
-		if (!t->pairs[i].run)
-			continue;
-		if (!rdir || store_load(rdir, &runs[i], &ld) < 0) {
-			strv_pushf(&ret->notes, "the comparison %s cannot be read: its boots are not in the series",
-				   t->pairs[i].run);
-			runs[i] = NULL;
-			continue;
+	missing = load_pairs(root, t, runs);
+	if (missing && (own = own_runs(dir))) {
+		/* a bundle, or a results folder without some comparisons: the
+		 * track's own folder holds every comparison's runs (runs_gather);
+		 * all of them or none, or a boot would count twice */
+		strv_pushf(&ret->notes, "%zu of the comparisons %s not in the results folder: the series is the track's "
+					"own folder's runs",
+			   missing, missing == 1 ? "is" : "are");
+		for (size_t i = 0; i + 1 < t->ncommits; i++) {
+			result_set_free(runs[i]);
+			runs[i] = t->pairs[i].run ? own : NULL;
 		}
-		if (!ret->workload)
+	} else {
+		for (size_t i = 0; i + 1 < t->ncommits; i++)
+			if (t->pairs[i].run && !runs[i])
+				strv_pushf(&ret->notes, "the comparison %s cannot be read: its boots are not in the series",
+					   t->pairs[i].run);
+	}
+	for (size_t i = 0; i + 1 < t->ncommits; i++) {
+		if (runs[i] && !ret->workload)
 			ret->workload = metric_workload(runs[i], t->metric);
-		if (!ret->have_fp && runs[i]->nfps) {
+		if (runs[i] && !ret->have_fp && runs[i]->nfps) {
 			fingerprint_copy(&ret->fp, &runs[i]->fps[0]);
 			ret->have_fp = true;
 		}
 	}
 	track_series(t, runs, &ret->value, &ret->commit, &ret->n, &ret->kept, &ret->nkept);
 	for (size_t i = 0; i < t->ncommits; i++)
-		result_set_free(runs[i]);
+		if (runs[i] != own)
+			result_set_free(runs[i]);
+	result_set_free(own);
 	free(runs);
 	ret->pts = xcalloc(t->npoints + 1, sizeof(*ret->pts));
 	for (size_t i = 0; i < t->npoints; i++)

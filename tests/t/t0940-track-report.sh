@@ -75,14 +75,42 @@ test_expect_success 'Markdown: the line, the series in a block, the bisect, the 
 	test_grep -q '^| cpu model | AMD EPYC |' page.md
 "
 
-test_expect_success 'a comparison that is gone: said and left out, the rest reported' "
+test_expect_success 'a comparison that is gone: the series from the track folder itself, said' "
 	mv results/20261207-170001-abcd gone &&
 	lab report results/$ID >out2 2>err2 &&
-	test_grep -q 'not shown: the comparison 20261207-170001-abcd cannot be read' out2 &&
+	test_grep -q 'not shown: 1 of the comparisons is not in the results folder: the series is the track.s own folder.s runs' out2 &&
 	test_grep -q 'FYI: a +30.1%' out2 &&
 	lab report --format json results/$ID >r3.json &&
-	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert len(r[\"notes\"]) == 1, r' r3.json &&
+	python3 - r.json r3.json <<-'PY' &&
+	import json, sys
+	a, b = (json.load(open(p)) for p in sys.argv[1:])
+	# the same boots at every commit, from the gathered runs
+	assert [x['boots'] for x in a['commits']] == [x['boots'] for x in b['commits']], (a, b)
+	assert len(b['notes']) == 1, b
+	PY
+	# and when the track's own runs cannot be read either: said, left out
+	cp results/$ID/run.json own.json &&
+	echo '{' >results/$ID/run.json &&
+	lab report results/$ID >out5 &&
+	test_grep -q 'not shown: the comparison 20261207-170001-abcd cannot be read' out5 &&
+	test_grep -q 'c0ffee070000   (no boot)' out5 &&
+	cp own.json results/$ID/run.json &&
 	mv gone results/20261207-170001-abcd
+"
+
+test_expect_success 'a bundle of the track alone, fetched elsewhere: the same series' "
+	lab bundle results/$ID -o track.tar.zst >/dev/null &&
+	mkdir -p elsewhere/results &&
+	tar --zstd -xf track.tar.zst -C elsewhere/results &&
+	lab report --format json elsewhere/results/$ID >r4.json &&
+	python3 - r.json r4.json <<-'PY'
+	import json, sys
+	a, b = (json.load(open(p)) for p in sys.argv[1:])
+	assert [x['boots'] for x in a['commits']] == [x['boots'] for x in b['commits']], (a, b)
+	assert any('the series is the track' in n for n in b['notes']), b
+	assert any('bisect 20261207-171000-abcd is not in the results folder' in n for n in b['notes']), b
+	assert b['points'][0]['line'] == a['points'][0]['line'], (a, b)
+	PY
 "
 
 test_expect_success 'a bisect of another range than the change point: said, its steps not shown' "

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include "unit.h"
+#include "engine/bisect.h"
 #include "engine/track.h"
 #include "engine/track-report.h"
 #include "util/json-read.h"
@@ -448,14 +449,17 @@ static int write_store(const char *root)
 	r.t.pairs[2].run = NULL;
 	r.t.pairs[2].failed = xstrdup("lin-gc0ffee090000 does not build: fs/proc/uptime.c:12:31: error: x");
 	{
-		/* the track's folder: a stored run (its first comparison's runs here) and track.json */
-		struct result_set *rs = pair_runs(&r.t, 0, 100, 100);
+		/* the track's folder: every comparison's runs gathered as lab track
+		 * gathers them, and track.json */
+		const char *ids[3] = { r.t.pairs[0].run, r.t.pairs[1].run, NULL };
+		char *first = track_kernel_name(&r.t, 0);
+		struct diags d = { 0 };
 
-		free(rs->id);
-		rs->id = xstrdup(r.id);
 		dir = path_join(root, r.id);
-		write_runs(dir, rs, &r.fp);
-		result_set_free(rs);
+		assert_int_equal(path_mkdir_p(dir, 0755), 0);
+		assert_int_equal(runs_gather("proc", first, ids, 3, root, dir, r.id, &d), 0);
+		free(first);
+		diags_release(&d);
 		track_format_json(&r.t, &sb);
 		free(dir);
 		dir = xasprintf("%s/%s/%s", root, r.id, TRACK_FILE);
