@@ -285,15 +285,7 @@ static void argv_free(char **argv)
 	free(argv);
 }
 
-/* The command as a shell line: each word quoted when it needs it. */
-static void argv_shell(char **argv, struct strbuf *out)
-{
-	for (size_t i = 0; argv[i]; i++) {
-		if (i)
-			strbuf_addch(out, ' ');
-		shell_quote(out, argv[i]);
-	}
-}
+
 
 /* The machine's fields a reader of the report needs. */
 static const enum fp_field machine_fields[] = { FP_HOST, FP_CPU_MODEL, FP_CPUS, FP_HOST_KERNEL, FP_QEMU, FP_LIBVIRT,
@@ -432,7 +424,7 @@ void track_report_format_text(const struct track_report *r, struct strbuf *out)
 							   p->outcome);
 		}
 		strbuf_addstr(out, "  reproduce on your tree: ");
-		argv_shell(argv, out);
+		shell_quote_argv(out, (const char *const *)argv);
 		strbuf_addch(out, '\n');
 		argv_free(argv);
 	}
@@ -472,7 +464,7 @@ static void point_md(const struct track_report *r, size_t i, struct strbuf *out)
 		md_block(out, b.buf ? b.buf : "");
 		strbuf_addch(out, '\n');
 	}
-	argv_shell(argv, &cmd);
+	shell_quote_argv(&cmd, (const char *const *)argv);
 	strbuf_addstr(out, "Reproduce on your tree:\n\n");
 	md_block(out, cmd.buf);
 	argv_free(argv);
@@ -880,7 +872,7 @@ static void point_html(const struct track_report *r, size_t i, struct xml *x)
 		xml_element(x, "p", bt);
 		bisect_table(&r->pts[i].b, x);
 	}
-	argv_shell(argv, &cmd);
+	shell_quote_argv(&cmd, (const char *const *)argv);
 	xml_element(x, "p", "Reproduce on your tree:");
 	xml_element(x, "pre", cmd.buf);
 	argv_free(argv);

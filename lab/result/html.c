@@ -631,11 +631,7 @@ static void command_item(struct xml *x, const char *const *argv, const char *wha
 {
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
 
-	for (size_t i = 0; argv[i]; i++) {
-		if (i)
-			strbuf_addch(&cmd, ' ');
-		shell_quote(&cmd, argv[i]);
-	}
+	shell_quote_argv(&cmd, argv);
 	xml_open(x, "li");
 	xml_element(x, "code", cmd.buf);
 	xml_element(x, "span", what);

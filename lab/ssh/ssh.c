@@ -50,11 +50,7 @@ static void via_option(struct command *c, const struct ssh_target *via)
 	common_options(&p, via);
 	command_argf(&p, "-p%u", via->port ? via->port : 22);
 	command_args(&p, "-W", "%h:%p", "--", dest, NULL);
-	for (size_t i = 0; p.argv.v[i]; i++) {
-		if (i)
-			strbuf_addch(&sb, ' ');
-		shell_quote(&sb, p.argv.v[i]);
-	}
+	shell_quote_argv(&sb, (const char *const *)p.argv.v);
 	/* ssh expands %-tokens in ProxyCommand: every '%' but %h:%p's is doubled */
 	for (const char *q = sb.buf; *q; q++) {
 		if (str_startswith(q, "%h:%p")) {

@@ -92,6 +92,15 @@ void shell_quote(struct strbuf *sb, const char *word)
 	strbuf_addch(sb, '\'');
 }
 
+void shell_quote_argv(struct strbuf *sb, const char *const *argv)
+{
+	for (size_t i = 0; argv[i]; i++) {
+		if (i)
+			strbuf_addch(sb, ' ');
+		shell_quote(sb, argv[i]);
+	}
+}
+
 char *command_to_string(const struct command *c)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -108,11 +117,8 @@ char *command_to_string(const struct command *c)
 		shell_quote(&sb, eq + 1);
 		strbuf_addch(&sb, ' ');
 	}
-	for (size_t i = 0; i < c->argv.n; i++) {
-		if (i)
-			strbuf_addch(&sb, ' ');
-		shell_quote(&sb, c->argv.v[i]);
-	}
+	if (c->argv.n)
+		shell_quote_argv(&sb, (const char *const *)c->argv.v);
 	return strbuf_detach(&sb, NULL);
 }
 

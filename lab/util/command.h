@@ -74,6 +74,8 @@ int command_exec(struct command *c);
 char *command_to_string(const struct command *c);
 /* Quote one word for a POSIX shell: 'it'\''s'. */
 void shell_quote(struct strbuf *sb, const char *word);
+/* A NULL-terminated argv as one shell line: each word quoted, a space between. */
+void shell_quote_argv(struct strbuf *sb, const char *const *argv);
 
 /* Test hook: when set, command_run calls it instead of running anything. */
 typedef int (*command_hook_t)(struct command *c, void *userdata);
